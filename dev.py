@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Set up and run DOMINUS on a fresh machine that has only Python 3.11+.
+
+    python3 dev.py demo     set up, migrate the default SQLite database, run the demo job batch
+    python3 dev.py test     set up (with test tools) and run lint, type checks and the whole test suite
+    python3 dev.py bench    set up a separate benchmark environment (with huey) and run bench/run.py
+    python3 dev.py lock     regenerate the pinned lock files from pyproject.toml
+
+Each environment is a virtualenv inside the checkout, installed from a pinned lock file and
+reinstalled only when that lock file changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+LOCKS = ROOT / "requirements"
+
+
+def _run(*command: str | Path, env: dict[str, str] | None = None) -> None:
+    printable = " ".join(str(part) for part in command)
+    print(f"+ {printable}", flush=True)
+    completed = subprocess.run([str(part) for part in command], cwd=ROOT, env=env, check=False)
+    if completed.returncode != 0:
+        sys.exit(completed.returncode)
+
+
+def _environment(name: str, lock_files: list[str]) -> Path:
+    """Create (or reuse) the virtualenv `name` with exactly the pinned packages installed."""
+    if sys.version_info < (3, 11):
+        sys.exit("DOMINUS needs Python 3.11 or newer; run this script with python3.11")
+    env_dir = ROOT / name
+    python = env_dir / "bin" / "python"
+    stamp = env_dir / ".installed-locks"
+    digest = hashlib.sha256()
+    for lock in lock_files:
+        digest.update((LOCKS / lock).read_bytes())
+    digest.update((ROOT / "pyproject.toml").read_bytes())
+    wanted = digest.hexdigest()
+    if python.exists() and stamp.exists() and stamp.read_text() == wanted:
+        return python
+    if not python.exists():
+        print(f"creating virtualenv {env_dir}", flush=True)
+        venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    requirement_args: list[str | Path] = []
+    for lock in lock_files:
+        requirement_args += ["-r", LOCKS / lock]
+    _run(python, "-m", "pip", "install", "--quiet", *requirement_args)
+    _run(python, "-m", "pip", "install", "--quiet", "--no-deps", "-e", ROOT)
+    stamp.write_text(wanted)
+    return python
+
+
+def demo(args: list[str]) -> None:
+    python = _environment(".venv", ["runtime.lock"])
+    dominus = python.parent / "dominus"
+    _run(dominus, "db", "upgrade")
+    _run(dominus, "demo", *args)
+
+
+def test(args: list[str]) -> None:
+    python = _environment(".venv", ["runtime.lock", "dev.lock"])
+    bin_dir = python.parent
+    _run(bin_dir / "ruff", "check", "src", "tests", "bench", "dev.py")
+    _run(bin_dir / "ruff", "format", "--check", "src", "tests", "bench", "dev.py")
+    _run(bin_dir / "mypy")
+    _run(python, "-m", "pytest", *args)
+
+
+def bench(args: list[str]) -> None:
+    python = _environment(".venv-bench", ["runtime.lock", "bench.lock"])
+    _run(python, ROOT / "bench" / "run.py", *args)
+
+
+def lock(_args: list[str]) -> None:
+    """Regenerate the lock files (needs network access to PyPI)."""
+    tools = _environment(".venv-lock", ["tools.lock"])
+    compile_cmd = [
+        tools.parent / "pip-compile",
+        "--quiet",
+        "--strip-extras",
+        "--no-header",
+        "--no-emit-index-url",
+        "--no-emit-find-links",
+    ]
+    _run(*compile_cmd, "--output-file", LOCKS / "runtime.lock", ROOT / "pyproject.toml")
+    _run(
+        *compile_cmd,
+        "--extra",
+        "dev",
+        "--constraint",
+        LOCKS / "runtime.lock",
+        "--output-file",
+        LOCKS / "dev.lock",
+        ROOT / "pyproject.toml",
+    )
+    _run(
+        *compile_cmd,
+        "--constraint",
+        LOCKS / "runtime.lock",
+        "--output-file",
+        LOCKS / "bench.lock",
+        LOCKS / "bench.in",
+    )
+
+
+COMMANDS = {"demo": demo, "test": test, "bench": bench, "lock": lock}
+
+
+def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
+        print(__doc__)
+        sys.exit(2)
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    COMMANDS[sys.argv[1]](sys.argv[2:])
+
+
+if __name__ == "__main__":
+    main()

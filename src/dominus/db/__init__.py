@@ -1,0 +1,1 @@
+"""Database access: engine factory, schema (SQLAlchemy Core tables) and Alembic migrations."""

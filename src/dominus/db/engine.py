@@ -1,0 +1,100 @@
+"""Engine factory for the two supported backends: SQLite (default, embedded) and PostgreSQL.
+
+SQLite is opened in WAL mode with `synchronous=NORMAL`: a committed transaction survives a crash
+of the process (the WAL is written before COMMIT returns; only a power loss can roll back the
+last transactions). Write transactions start with `BEGIN IMMEDIATE`, so a writer waits for the
+write lock up front (honouring `busy_timeout`) instead of failing half-way when it tries to
+upgrade a read lock. Read-only work goes through `read_only(engine)`, which starts a deferred
+transaction that never blocks a writer.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from dominus.errors import ConfigurationError
+
+SQLITE_BUSY_TIMEOUT_MS = 5000
+READ_ONLY_OPTION = "dominus_read_only"
+
+
+def create_database_engine(url: str, *, busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_MS) -> Engine:
+    """Create the engine for `url` (a `sqlite:///path` or `postgresql+psycopg://...` URL)."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as error:
+        raise ConfigurationError(f"DATABASE_URL is not a valid database URL: {url!r}") from error
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return _create_sqlite_engine(url, busy_timeout_ms)
+    if backend == "postgresql":
+        if parsed.drivername != "postgresql+psycopg":
+            url = parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    raise ConfigurationError(
+        f"DATABASE_URL must be a sqlite:/// or postgresql+psycopg:// URL, got backend {backend!r}"
+    )
+
+
+def sqlite_path(engine: Engine) -> Path | None:
+    """The database file of a SQLite engine, or None for other backends."""
+    if engine.dialect.name != "sqlite" or not engine.url.database:
+        return None
+    return Path(engine.url.database)
+
+
+def read_only(engine: Engine) -> Engine:
+    """The same engine (same pool) whose transactions are read-only on SQLite (plain BEGIN)."""
+    return engine.execution_options(**{READ_ONLY_OPTION: True})
+
+
+def _create_sqlite_engine(url: str, busy_timeout_ms: int) -> Engine:
+    parsed = make_url(url)
+    database = parsed.database or ""
+    if database in ("", ":memory:") or database.startswith("file::memory:"):
+        raise ConfigurationError(
+            "an in-memory SQLite database cannot be shared by the worker and its callers; "
+            "use a file path such as sqlite:///./data/dominus.db"
+        )
+    Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(
+        url,
+        connect_args={
+            # The driver's own transaction handling is switched off: SQLAlchemy's begin event
+            # below emits BEGIN / BEGIN IMMEDIATE itself.
+            "isolation_level": None,
+            "timeout": busy_timeout_ms / 1000,
+            "check_same_thread": False,
+        },
+        pool_size=8,
+        max_overflow=16,
+    )
+    event.listen(engine, "connect", _configure_sqlite_connection)
+    event.listen(engine, "begin", _begin_sqlite_transaction)
+    return engine
+
+
+def _configure_sqlite_connection(dbapi_connection: DBAPIConnection, _: ConnectionPoolEntry) -> None:
+    assert isinstance(dbapi_connection, sqlite3.Connection)
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+    finally:
+        cursor.close()
+
+
+def _begin_sqlite_transaction(connection: Connection) -> None:
+    options: Mapping[str, Any] = connection.get_execution_options()
+    statement = "BEGIN" if options.get(READ_ONLY_OPTION) else "BEGIN IMMEDIATE"
+    connection.exec_driver_sql(statement)

@@ -1,0 +1,58 @@
+"""Apply and check Alembic migrations from code (no alembic.ini needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine
+
+from dominus.db.engine import read_only
+from dominus.errors import SchemaNotMigratedError
+
+MIGRATIONS_DIRECTORY = Path(__file__).resolve().parent / "migrations"
+
+
+def _alembic_config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIRECTORY))
+    return config
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(_alembic_config()).get_current_head()
+    assert head is not None, "the migrations directory has no revisions"
+    return head
+
+
+def current_revision(engine: Engine) -> str | None:
+    with read_only(engine).connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Bring the schema up to `revision` (the newest by default) in one transaction."""
+    config = _alembic_config()
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+
+
+def ensure_migrated(engine: Engine) -> None:
+    """Refuse to work on a database whose schema is behind (or ahead of) this code."""
+    current = current_revision(engine)
+    head = head_revision()
+    if current == head:
+        return
+    if current is None:
+        raise SchemaNotMigratedError(
+            f"the database at {engine.url.render_as_string(hide_password=True)} has no DOMINUS "
+            "schema yet; run `dominus db upgrade` first"
+        )
+    raise SchemaNotMigratedError(
+        f"the database schema is at revision {current} but this DOMINUS expects {head}; "
+        "run `dominus db upgrade` (or upgrade DOMINUS if the database is newer)"
+    )

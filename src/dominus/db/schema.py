@@ -1,0 +1,142 @@
+"""The tables, as SQLAlchemy Core objects. Alembic migrations create them; this module describes
+what the code expects to find (the newest migration and these definitions must agree, which
+`tests/integration/test_migrations.py` checks)."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+
+from dominus.db.types import UTCDateTime
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+# BIGINT on PostgreSQL, INTEGER PRIMARY KEY (the rowid alias) on SQLite.
+Identifier = BigInteger().with_variant(Integer(), "sqlite")
+# SQL NULL (not the JSON text 'null') for Python None, on both backends.
+Document = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+
+JOB_STATUSES = ("pending", "running", "completed", "failed", "cancelled")
+
+job_queue = Table(
+    "job_queue",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column("job_type", String(200), nullable=False),
+    Column("payload", Document, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("priority", Integer, nullable=False, server_default=text("0")),
+    Column("attempts", Integer, nullable=False, server_default=text("0")),
+    Column("max_attempts", Integer, nullable=False, server_default=text("3")),
+    # Failed attempts over the job's whole life; unlike `attempts` it survives a DLQ requeue.
+    Column("failure_count", Integer, nullable=False, server_default=text("0")),
+    Column("run_at", UTCDateTime, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("started_at", UTCDateTime),
+    Column("finished_at", UTCDateTime),
+    Column("heartbeat_at", UTCDateTime),
+    Column("cancel_requested_at", UTCDateTime),
+    Column("locked_by", String(200)),
+    Column("result", Document),
+    Column("last_error", Text),
+    Column("progress", Document),
+    Column("dedupe_key", String(300)),
+    Column("timeout_seconds", Float),
+    CheckConstraint(
+        "status IN ('pending', 'running', 'completed', 'failed', 'cancelled')", name="status"
+    ),
+    CheckConstraint("max_attempts >= 1", name="max_attempts"),
+)
+
+# The claim query walks this index in order and stops after LIMIT rows; finished jobs are not in
+# it, so a table full of history does not slow claiming down.
+Index(
+    "ix_job_queue_claim",
+    job_queue.c.priority.desc(),
+    job_queue.c.run_at,
+    job_queue.c.id,
+    sqlite_where=job_queue.c.status == "pending",
+    postgresql_where=job_queue.c.status == "pending",
+)
+Index(
+    "ix_job_queue_running",
+    job_queue.c.locked_by,
+    job_queue.c.heartbeat_at,
+    sqlite_where=job_queue.c.status == "running",
+    postgresql_where=job_queue.c.status == "running",
+)
+# Dedupe is enforced by the database: one active (pending or running) job per key.
+Index(
+    "ux_job_queue_dedupe_key",
+    job_queue.c.dedupe_key,
+    unique=True,
+    sqlite_where=text("dedupe_key IS NOT NULL AND status IN ('pending', 'running')"),
+    postgresql_where=text("dedupe_key IS NOT NULL AND status IN ('pending', 'running')"),
+)
+Index("ix_job_queue_status_job_type", job_queue.c.status, job_queue.c.job_type)
+
+job_events = Table(
+    "job_events",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column("job_id", Identifier, ForeignKey("job_queue.id", ondelete="CASCADE"), nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    Column("attempt", Integer),
+    Column("worker_id", String(200)),
+    Column("message", Text),
+    Column("details", Document),
+)
+Index("ix_job_events_job_id", job_events.c.job_id, job_events.c.id)
+
+dead_letter_jobs = Table(
+    "dead_letter_jobs",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column("job_id", Identifier, ForeignKey("job_queue.id", ondelete="CASCADE"), nullable=False),
+    Column("job_type", String(200), nullable=False),
+    Column("payload", Document, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("errors", Document, nullable=False),
+    Column("last_error", Text),
+    Column("failed_at", UTCDateTime, nullable=False),
+    Column("requeued_at", UTCDateTime),
+)
+Index("ix_dead_letter_jobs_job_id", dead_letter_jobs.c.job_id)
+Index("ix_dead_letter_jobs_failed_at", dead_letter_jobs.c.failed_at)
+
+workers = Table(
+    "workers",
+    metadata,
+    Column("id", String(200), primary_key=True),
+    Column("hostname", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("concurrency", Integer, nullable=False),
+    Column("job_types", Document, nullable=False),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("last_seen_at", UTCDateTime, nullable=False),
+    Column("stopped_at", UTCDateTime),
+)

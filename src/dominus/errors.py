@@ -1,0 +1,85 @@
+"""The exception tree. Every error DOMINUS raises on purpose derives from `DominusError`.
+
+    DominusError
+    ├── ConfigurationError          a setting is missing or out of range
+    ├── DatabaseError               the database could not be reached or used (driver error kept
+    │   │                           as __cause__)
+    │   ├── DatabaseBusyError       the database stayed locked (SQLITE_BUSY) or a lock timed out
+    │   └── SchemaNotMigratedError  the database is behind the code's migrations
+    └── JobError                    something about a job or its queue
+        ├── UnknownJobTypeError     no handler is registered for that job type
+        ├── InvalidPayloadError     the payload does not match the job type's payload model
+        ├── InvalidJobOptionError   an enqueue option is out of range (priority, attempts, ...)
+        ├── QueueFullError          JOB_QUEUE_MAX_DEPTH pending+running jobs already exist
+        ├── JobNotFoundError        no job (or dead-letter entry) with that id
+        ├── InvalidTransitionError  the job's state does not allow that operation
+        ├── DuplicateJobTypeError   a job type was registered twice
+        └── JobAbortedError         raised inside a handler when its abort signal is set
+
+The class docstring is the default message, so `raise QueueFullError()` still says something useful.
+"""
+
+from __future__ import annotations
+
+
+class DominusError(Exception):
+    """DOMINUS failed."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or (self.__doc__ or "").strip())
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class ConfigurationError(DominusError):
+    """A setting is missing or out of its allowed range."""
+
+
+class DatabaseError(DominusError):
+    """The database could not be reached or used."""
+
+
+class DatabaseBusyError(DatabaseError):
+    """The database stayed locked by another writer for longer than the busy timeout."""
+
+
+class SchemaNotMigratedError(DatabaseError):
+    """The database schema is not up to date; run `dominus db upgrade`."""
+
+
+class JobError(DominusError):
+    """A job operation failed."""
+
+
+class UnknownJobTypeError(JobError):
+    """No handler is registered for that job type."""
+
+
+class InvalidPayloadError(JobError):
+    """The payload does not match the job type's payload model."""
+
+
+class InvalidJobOptionError(JobError):
+    """An enqueue option is out of its allowed range."""
+
+
+class QueueFullError(JobError):
+    """The job queue is full (JOB_QUEUE_MAX_DEPTH pending and running jobs); try again later."""
+
+
+class JobNotFoundError(JobError):
+    """No job with that id."""
+
+
+class InvalidTransitionError(JobError):
+    """The job's current state does not allow that operation."""
+
+
+class DuplicateJobTypeError(JobError):
+    """That job type is already registered."""
+
+
+class JobAbortedError(JobError):
+    """The job was asked to stop (cancelled, timed out, or the worker is shutting down)."""

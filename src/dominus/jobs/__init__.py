@@ -1,0 +1,58 @@
+"""The DOMINUS job engine. It knows nothing of domains: handlers depend on it, never the reverse.
+
+Public surface:
+
+    JobQueue, EnqueueRequest        enqueue (also inside your own transaction), cancel, retry
+    HandlerRegistry, JobType        job type → handler, payload model and defaults
+    JobContext, AbortSignal         what a handler receives
+    Worker, WorkerConfig            the worker loop (`run()`, or `run_once(now)` in tests)
+    SqlJobStore, JobStore           the store (contract and SQL implementation)
+    RetryPolicy                     exponential backoff with jitter
+    Job, JobStatus, ...             the model
+"""
+
+from dominus.jobs.abort import AbortReason, AbortSignal
+from dominus.jobs.client import EnqueueRequest, JobQueue, utc_now
+from dominus.jobs.context import JobContext
+from dominus.jobs.model import (
+    Claim,
+    DeadLetterEntry,
+    EnqueueResult,
+    EventKind,
+    Job,
+    JobEvent,
+    JobStatus,
+    QueueStats,
+    WorkerInfo,
+)
+from dominus.jobs.registry import HandlerRegistry, JobType
+from dominus.jobs.retry import RetryPolicy
+from dominus.jobs.sql import SqlJobStore
+from dominus.jobs.store import JobStore
+from dominus.jobs.worker import Worker, WorkerConfig, drain
+
+__all__ = [
+    "AbortReason",
+    "AbortSignal",
+    "Claim",
+    "DeadLetterEntry",
+    "EnqueueRequest",
+    "EnqueueResult",
+    "EventKind",
+    "HandlerRegistry",
+    "Job",
+    "JobContext",
+    "JobEvent",
+    "JobQueue",
+    "JobStatus",
+    "JobStore",
+    "JobType",
+    "QueueStats",
+    "RetryPolicy",
+    "SqlJobStore",
+    "Worker",
+    "WorkerConfig",
+    "WorkerInfo",
+    "drain",
+    "utc_now",
+]

@@ -1,0 +1,174 @@
+"""The caller's side of the engine: validate and enqueue jobs, cancel and retry them.
+
+Validation happens before anything is written: an unknown job type, a payload that fails the
+type's pydantic model or an option out of range raises, naming the field, and the whole batch
+is refused.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from sqlalchemy import Connection
+
+from dominus.errors import InvalidJobOptionError, InvalidPayloadError
+from dominus.jobs.model import EnqueueResult, Job, NewJob
+from dominus.jobs.registry import HandlerRegistry
+from dominus.jobs.store import JobStore
+
+PRIORITY_RANGE = (-1000, 1000)
+MAX_ATTEMPTS_RANGE = (1, 1000)
+DEDUPE_KEY_MAX_LENGTH = 300
+MAX_TIMEOUT_SECONDS = 7 * 86_400
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class EnqueueRequest:
+    """One job to enqueue; None means "the job type's default"."""
+
+    job_type: str
+    payload: dict[str, Any] | BaseModel | None = None
+    priority: int | None = None
+    max_attempts: int | None = None
+    run_at: datetime | None = None
+    dedupe_key: str | None = None
+    timeout_seconds: float | None = None
+
+
+@dataclass
+class JobQueue:
+    """Enqueue and manage jobs. Thread-safe; share one per process."""
+
+    store: JobStore
+    registry: HandlerRegistry
+    max_depth: int = 0
+    clock: Callable[[], datetime] = utc_now
+    _listeners: list[Callable[[], None]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def subscribe(self, listener: Callable[[], None]) -> None:
+        """Call `listener()` after each enqueue (a worker in this process wakes at once)."""
+        with self._lock:
+            self._listeners.append(listener)
+
+    def enqueue_job(
+        self,
+        job_type: str,
+        payload: dict[str, Any] | BaseModel | None = None,
+        *,
+        priority: int | None = None,
+        max_attempts: int | None = None,
+        run_at: datetime | None = None,
+        dedupe_key: str | None = None,
+        timeout_seconds: float | None = None,
+        connection: Connection | None = None,
+    ) -> EnqueueResult:
+        """Enqueue one job. With `connection`, the insert joins the caller's transaction."""
+        request = EnqueueRequest(
+            job_type, payload, priority, max_attempts, run_at, dedupe_key, timeout_seconds
+        )
+        return self.enqueue_jobs([request], connection=connection)[0]
+
+    def enqueue_jobs(
+        self, requests: Iterable[EnqueueRequest], *, connection: Connection | None = None
+    ) -> list[EnqueueResult]:
+        """Enqueue a batch atomically: all jobs or, if any is invalid, none."""
+        now = self.clock()
+        jobs = [self.build(request, now, index) for index, request in enumerate(requests)]
+        results = self.store.enqueue(jobs, now, max_depth=self.max_depth, connection=connection)
+        self._notify()
+        return results
+
+    def build(self, request: EnqueueRequest, now: datetime, index: int | None = None) -> NewJob:
+        """Validate one request into a row-ready job (raises; writes nothing)."""
+        where = "" if index is None else f"job #{index + 1}: "
+        job_type = self.registry.get(request.job_type)
+        payload = _validated_payload(job_type.payload_model, request.payload, where + job_type.name)
+        priority = job_type.priority if request.priority is None else request.priority
+        max_attempts = (
+            job_type.max_attempts if request.max_attempts is None else request.max_attempts
+        )
+        timeout = (
+            job_type.timeout_seconds if request.timeout_seconds is None else request.timeout_seconds
+        )
+        _check_range(where, "priority", priority, PRIORITY_RANGE)
+        _check_range(where, "max_attempts", max_attempts, MAX_ATTEMPTS_RANGE)
+        if timeout is not None and not 0 < timeout <= MAX_TIMEOUT_SECONDS:
+            raise InvalidJobOptionError(
+                f"{where}timeout must be between 0 and {MAX_TIMEOUT_SECONDS} seconds, got {timeout}"
+            )
+        if request.run_at is not None and request.run_at.tzinfo is None:
+            raise InvalidJobOptionError(f"{where}run_at must include a UTC offset")
+        if (
+            request.dedupe_key is not None
+            and not 0 < len(request.dedupe_key) <= DEDUPE_KEY_MAX_LENGTH
+        ):
+            raise InvalidJobOptionError(
+                f"{where}dedupe_key must be 1 to {DEDUPE_KEY_MAX_LENGTH} characters"
+            )
+        return NewJob(
+            job_type=request.job_type,
+            payload=payload,
+            priority=priority,
+            max_attempts=max_attempts,
+            run_at=now if request.run_at is None else request.run_at.astimezone(UTC),
+            dedupe_key=request.dedupe_key,
+            timeout_seconds=timeout,
+        )
+
+    def get(self, job_id: int) -> Job:
+        return self.store.get_job(job_id)
+
+    def cancel(self, job_id: int) -> Job:
+        job = self.store.request_cancel(job_id, self.clock())
+        self._notify()
+        return job
+
+    def retry(self, job_id: int) -> Job:
+        job = self.store.retry_job(job_id, self.clock())
+        self._notify()
+        return job
+
+    def requeue_dead_letter(self, entry_id: int) -> Job:
+        job = self.store.requeue_dead_letter(entry_id, self.clock())
+        self._notify()
+        return job
+
+    def _notify(self) -> None:
+        for listener in tuple(self._listeners):
+            listener()
+
+
+def _validated_payload(
+    model: type[BaseModel], payload: dict[str, Any] | BaseModel | None, job_type: str
+) -> dict[str, Any]:
+    if isinstance(payload, BaseModel):
+        payload = payload.model_dump(mode="json")
+    try:
+        validated = model.model_validate(payload if payload is not None else {})
+    except ValidationError as error:
+        raise InvalidPayloadError(_describe_payload_error(job_type, error)) from None
+    return validated.model_dump(mode="json")
+
+
+def _describe_payload_error(job_type: str, error: ValidationError) -> str:
+    problems = []
+    for issue in error.errors():
+        field_name = ".".join(str(part) for part in issue["loc"]) or "payload"
+        problems.append(f"{field_name}: {issue['msg']}")
+    return f"invalid payload for {job_type}: " + "; ".join(problems)
+
+
+def _check_range(where: str, name: str, value: int, bounds: Sequence[int]) -> None:
+    low, high = bounds
+    if not low <= value <= high:
+        raise InvalidJobOptionError(f"{where}{name} must be between {low} and {high}, got {value}")

@@ -1,0 +1,171 @@
+"""Running handlers: the thread pool, one attempt's bookkeeping, and how an attempt's ending
+becomes an outcome for the store."""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from dominus.jobs.abort import AbortReason, AbortSignal
+from dominus.jobs.context import JobContext, ProgressReporter
+from dominus.jobs.model import AttemptOutcome, Claim, Job, OutcomeKind
+from dominus.jobs.registry import JobType
+
+log = logging.getLogger("dominus.worker")
+
+
+@dataclass
+class RunningJob:
+    """One attempt this worker is running (or has finished but not yet recorded)."""
+
+    job: Job
+    job_type: JobType[Any]
+    abort: AbortSignal
+    reporter: ProgressReporter
+    started_at: datetime
+    deadline: datetime | None
+    finished: bool = False
+
+    @property
+    def claim(self) -> Claim:
+        return self.job.claim
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What the handler thread saw: a return value or an exception."""
+
+    running: RunningJob
+    value: Any = None
+    error: str | None = None
+    traceback: str | None = None
+    finished_at: datetime | None = field(default=None)
+
+
+class HandlerPool:
+    """A fixed set of daemon threads that run handlers.
+
+    Daemon threads, because Python cannot kill a thread: a handler that ignores its abort signal
+    must not keep the process alive after a graceful shutdown has recorded its job as cancelled.
+    """
+
+    def __init__(self, size: int, execute: Callable[[RunningJob], None], name: str) -> None:
+        self._inbox: queue.SimpleQueue[RunningJob | None] = queue.SimpleQueue()
+        self._execute = execute
+        self._threads = [
+            threading.Thread(target=self._serve, name=f"{name}-handler-{index}", daemon=True)
+            for index in range(size)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, running: RunningJob) -> None:
+        self._inbox.put(running)
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._inbox.put(None)
+
+    def _serve(self) -> None:
+        while True:
+            running = self._inbox.get()
+            if running is None:
+                return
+            self._execute(running)
+
+
+def run_handler(running: RunningJob, clock: Callable[[], datetime]) -> Finished:
+    """Run one attempt in the calling (pool) thread. Never raises."""
+    job = running.job
+    context = JobContext(
+        job=job,
+        abort=running.abort,
+        logger=logging.LoggerAdapter(
+            logging.getLogger(f"dominus.job.{job.job_type}"), {"job_id": job.id}
+        ),
+        progress_reporter=running.reporter,
+    )
+    try:
+        payload = running.job_type.payload_model.model_validate(job.payload)
+        value = running.job_type.handler(payload, context)
+        return Finished(running, value=_jsonable(value), finished_at=clock())
+    except Exception as error:  # noqa: BLE001 - any handler error is the attempt's failure
+        return Finished(
+            running,
+            error=describe_exception(error),
+            traceback=traceback.format_exc(),
+            finished_at=clock(),
+        )
+
+
+def describe_exception(error: BaseException) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"the handler's result is not JSON serializable: {error}") from error
+    return value
+
+
+def outcome_of(
+    finished: Finished, *, shutdown_requeue: bool, retry_at: Callable[[RunningJob], datetime]
+) -> AttemptOutcome:
+    """Turn what the handler did into what the store records.
+
+    The abort reason decides first: a cancelled job is cancelled even if its handler ignored the
+    signal and returned a result (which is dropped); a job stopped by shutdown is interrupted; a
+    timed-out attempt is a failure. A lost claim needs no special case: the store's fence
+    rejects the outcome and records that it was dropped.
+    """
+    running = finished.running
+    claim = running.claim
+    progress = running.reporter.unwritten()
+    reason = running.abort.reason
+    if reason is AbortReason.CANCELLED:
+        return AttemptOutcome(
+            claim, OutcomeKind.CANCELLED, result=finished.value, progress=progress
+        )
+    if reason is AbortReason.SHUTDOWN:
+        return AttemptOutcome(
+            claim, OutcomeKind.INTERRUPTED, requeue=shutdown_requeue, progress=progress
+        )
+    if reason is AbortReason.TIMEOUT:
+        timeout = running.job.timeout_seconds
+        message = f"timed out after {timeout:g} s"
+        if finished.error:
+            message += f" ({finished.error})"
+        return AttemptOutcome(
+            claim,
+            OutcomeKind.FAILED,
+            error=message,
+            traceback=finished.traceback,
+            retry_at=retry_at(running),
+            progress=progress,
+        )
+    if finished.error is not None:
+        return AttemptOutcome(
+            claim,
+            OutcomeKind.FAILED,
+            error=finished.error,
+            traceback=finished.traceback,
+            retry_at=retry_at(running),
+            progress=progress,
+        )
+    return AttemptOutcome(claim, OutcomeKind.COMPLETED, result=finished.value, progress=progress)

@@ -1,0 +1,208 @@
+"""What a job is, in memory: its states, its row, its history and its dead-letter entry.
+
+State machine (who moves a job out of each state):
+
+    pending   → running     a worker claims it (attempts + 1)
+              → cancelled   a user cancels it
+    running   → completed   the owning worker, when the handler returns
+              → pending     the owning worker after a failed attempt with attempts left
+                            (run_at = now + backoff), a reaper reclaiming a stale job, or a
+                            worker shutting down with WORKER_SHUTDOWN_REQUEUE
+              → failed      the owning worker (or a reaper) when the last attempt failed; a
+                            dead-letter entry is written in the same transaction
+              → cancelled   the owning worker, after a cancel request or at shutdown
+    failed    → pending     `dlq requeue` / `jobs retry` (same id, attempts reset)
+    cancelled → pending     `jobs retry`
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+JsonObject = dict[str, Any]
+
+
+class JobStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in (JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED)
+
+
+ACTIVE_STATUSES = (JobStatus.PENDING, JobStatus.RUNNING)
+
+
+class EventKind(StrEnum):
+    """Transitions off the happy path, recorded in `job_events`."""
+
+    FAILED = "failed"  # an attempt raised or timed out (message + traceback)
+    RETRY_SCHEDULED = "retry_scheduled"  # back to pending, not before details.run_at
+    RECLAIMED = "reclaimed"  # a stale running job was taken back from a silent worker
+    CANCEL_REQUESTED = "cancel_requested"  # a running job was asked to stop
+    CANCELLED = "cancelled"  # the job ended cancelled
+    DEAD_LETTERED = "dead_lettered"  # attempts exhausted: failed + DLQ entry
+    REQUEUED = "requeued"  # back to pending from the DLQ (`dlq requeue`)
+    RETRIED = "retried"  # back to pending by `jobs retry`
+    RELEASED = "released"  # returned to pending at worker shutdown, attempt not spent
+    LOST = "lost"  # a worker finished an attempt it no longer owned; its outcome was dropped
+
+
+# Events after which a new "round" of attempts starts; dead-letter entries collect the errors
+# of the current round only.
+ROUND_START_EVENTS = (EventKind.REQUEUED, EventKind.RETRIED)
+ATTEMPT_ERROR_EVENTS = (EventKind.FAILED, EventKind.RECLAIMED)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    id: int
+    job_type: str
+    payload: JsonObject
+    status: JobStatus
+    priority: int
+    attempts: int
+    max_attempts: int
+    failure_count: int
+    run_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    heartbeat_at: datetime | None = None
+    cancel_requested_at: datetime | None = None
+    locked_by: str | None = None
+    result: Any = None
+    last_error: str | None = None
+    progress: JsonObject | None = None
+    dedupe_key: str | None = None
+    timeout_seconds: float | None = None
+
+    @property
+    def claim(self) -> Claim:
+        """The fence token of the attempt that is (or last was) running."""
+        assert self.locked_by is not None, f"job {self.id} was never claimed"
+        return Claim(job_id=self.id, worker_id=self.locked_by, attempt=self.attempts)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Who runs which attempt of a job. Every write a worker makes about a running job is
+    conditional on the row still carrying this claim, so a worker whose job was reclaimed
+    cannot overwrite the newer attempt."""
+
+    job_id: int
+    worker_id: str
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class NewJob:
+    """A validated job, ready to insert."""
+
+    job_type: str
+    payload: JsonObject
+    priority: int
+    max_attempts: int
+    run_at: datetime
+    dedupe_key: str | None = None
+    timeout_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueueResult:
+    job_id: int
+    created: bool  # False when an active job with the same dedupe key was returned instead
+
+
+@dataclass(frozen=True, slots=True)
+class JobEvent:
+    id: int
+    job_id: int
+    kind: EventKind
+    at: datetime
+    attempt: int | None = None
+    worker_id: str | None = None
+    message: str | None = None
+    details: JsonObject | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptError:
+    attempt: int | None
+    message: str
+    traceback: str | None
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetterEntry:
+    id: int
+    job_id: int
+    job_type: str
+    payload: JsonObject
+    attempts: int
+    errors: list[AttemptError]
+    last_error: str | None
+    failed_at: datetime
+    requeued_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    id: str
+    hostname: str
+    pid: int
+    concurrency: int
+    job_types: list[str]
+    started_at: datetime
+    last_seen_at: datetime
+    stopped_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    by_status: dict[str, int]
+    by_type: dict[str, dict[str, int]]
+    dead_letter: int
+    oldest_pending_age_seconds: float | None
+    workers_alive: int
+
+
+class OutcomeKind(StrEnum):
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"  # a user's cancel request was honoured (or ignored; same result)
+    INTERRUPTED = "interrupted"  # stopped by worker shutdown
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptOutcome:
+    """How one attempt ended, as the owning worker reports it to the store."""
+
+    claim: Claim
+    kind: OutcomeKind
+    result: Any = None
+    error: str | None = None
+    traceback: str | None = None
+    # For failures: when to run again if attempts remain (computed from the retry policy).
+    retry_at: datetime | None = None
+    # For interruptions: True puts the job back to pending without spending the attempt.
+    requeue: bool = False
+    progress: JsonObject | None = field(default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class ReclaimedJob:
+    job_id: int
+    job_type: str
+    from_worker: str | None
+    attempt: int
+    dead_lettered: bool

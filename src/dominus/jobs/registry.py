@@ -1,0 +1,92 @@
+"""The handler registry: job type → handler, payload model and defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from dominus.errors import DuplicateJobTypeError, UnknownJobTypeError
+from dominus.jobs.context import JobContext
+from dominus.jobs.retry import RetryPolicy
+
+PayloadT = TypeVar("PayloadT", bound=BaseModel)
+Handler = Callable[[PayloadT, JobContext], Any]
+
+DEFAULT_MAX_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class JobType(Generic[PayloadT]):
+    """A registered job type and its defaults (each can be overridden per job at enqueue)."""
+
+    name: str
+    handler: Handler[PayloadT]
+    payload_model: type[PayloadT]
+    priority: int = 0
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    timeout_seconds: float | None = None
+    # None: the worker's default policy (JOB_RETRY_BASE_MS / JOB_RETRY_MAX_MS).
+    retry_policy: RetryPolicy | None = None
+
+
+class HandlerRegistry:
+    def __init__(self, job_types: Iterable[JobType[Any]] = ()) -> None:
+        self._types: dict[str, JobType[Any]] = {}
+        for job_type in job_types:
+            self.add(job_type)
+
+    def add(self, job_type: JobType[Any]) -> None:
+        if job_type.name in self._types:
+            raise DuplicateJobTypeError(f"job type {job_type.name!r} is already registered")
+        if job_type.max_attempts < 1:
+            raise ValueError(f"job type {job_type.name!r}: max_attempts must be at least 1")
+        self._types[job_type.name] = job_type
+
+    def register(
+        self,
+        name: str,
+        handler: Handler[PayloadT],
+        payload_model: type[PayloadT],
+        *,
+        priority: int = 0,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        timeout_seconds: float | None = None,
+        retry_policy: RetryPolicy | None = None,
+    ) -> JobType[PayloadT]:
+        job_type = JobType(
+            name=name,
+            handler=handler,
+            payload_model=payload_model,
+            priority=priority,
+            max_attempts=max_attempts,
+            timeout_seconds=timeout_seconds,
+            retry_policy=retry_policy,
+        )
+        self.add(job_type)
+        return job_type
+
+    def get(self, name: str) -> JobType[Any]:
+        try:
+            return self._types[name]
+        except KeyError:
+            known = ", ".join(sorted(self._types)) or "none"
+            raise UnknownJobTypeError(f"unknown job type {name!r} (registered: {known})") from None
+
+    def names(self) -> list[str]:
+        return sorted(self._types)
+
+    def restricted_to(self, names: Iterable[str]) -> HandlerRegistry:
+        """A registry with only `names` (each must be registered here)."""
+        return HandlerRegistry(self.get(name) for name in names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._types
+
+    def __iter__(self) -> Iterator[JobType[Any]]:
+        return iter(self._types.values())
+
+    def __len__(self) -> int:
+        return len(self._types)

@@ -1,0 +1,229 @@
+"""Claiming jobs and keeping claims alive: claim, heartbeat, cancel requests, progress, reclaim."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection, and_, bindparam, case, literal, select, text, update
+
+from dominus.db.schema import job_queue, workers
+from dominus.db.types import UTCDateTime
+from dominus.jobs.model import Claim, EventKind, Job, ReclaimedJob
+from dominus.jobs.sql.history import dead_letter, record_event, record_retry_scheduled
+from dominus.jobs.sql.predicates import IS_PENDING, IS_RUNNING
+from dominus.jobs.sql.rows import JOB_COLUMNS, job_from_row
+from dominus.jobs.store import RetryDelay
+
+_RETURNED_COLUMNS = ", ".join(column.name for column in JOB_COLUMNS)
+
+# SQLite: the whole claim runs under BEGIN IMMEDIATE, so no other writer can interleave. The
+# literal 'pending' lets the planner match the partial claim index, and INDEXED BY keeps it from
+# preferring the (status, job_type) index and sorting every pending row: walking the claim index
+# in order stops after LIMIT rows, however many jobs wait or have finished.
+_SQLITE_CLAIM = (
+    text(
+        f"""
+        UPDATE job_queue
+           SET status = 'running', locked_by = :worker_id, attempts = attempts + 1,
+               started_at = :now, heartbeat_at = :now, updated_at = :now
+         WHERE id IN (
+               SELECT id FROM job_queue INDEXED BY ix_job_queue_claim
+                WHERE status = 'pending' AND run_at <= :now AND job_type IN :job_types
+                ORDER BY priority DESC, run_at, id
+                LIMIT :limit)
+        RETURNING {_RETURNED_COLUMNS}
+        """
+    )
+    .bindparams(
+        bindparam("job_types", expanding=True),
+        bindparam("now", type_=UTCDateTime),
+    )
+    .columns(*JOB_COLUMNS)
+)
+
+# PostgreSQL: rows another worker is claiming at this moment are skipped, not waited for.
+_POSTGRES_CLAIM = (
+    update(job_queue)
+    .where(
+        job_queue.c.id.in_(
+            select(job_queue.c.id)
+            .where(
+                IS_PENDING,
+                job_queue.c.run_at <= bindparam("now"),
+                job_queue.c.job_type.in_(bindparam("job_types", expanding=True)),
+            )
+            .order_by(job_queue.c.priority.desc(), job_queue.c.run_at, job_queue.c.id)
+            .limit(bindparam("limit"))
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+    )
+    .values(
+        status="running",
+        locked_by=bindparam("worker_id"),
+        attempts=job_queue.c.attempts + 1,
+        started_at=bindparam("now"),
+        heartbeat_at=bindparam("now"),
+        updated_at=bindparam("now"),
+    )
+    .returning(*JOB_COLUMNS)
+)
+
+
+def claim_jobs(
+    connection: Connection, worker_id: str, job_types: Sequence[str], limit: int, now: datetime
+) -> list[Job]:
+    if limit <= 0 or not job_types:
+        return []
+    statement = _SQLITE_CLAIM if connection.dialect.name == "sqlite" else _POSTGRES_CLAIM
+    rows = connection.execute(
+        statement,
+        {"worker_id": worker_id, "now": now, "limit": limit, "job_types": list(job_types)},
+    )
+    jobs = [job_from_row(row) for row in rows]
+    # UPDATE ... RETURNING does not promise an order; hand jobs out in claim order.
+    jobs.sort(key=lambda job: (-job.priority, job.run_at, job.id))
+    return jobs
+
+
+def fenced(claim: Claim) -> Any:
+    """The WHERE clause that makes a write conditional on the claim still holding."""
+    return and_(
+        job_queue.c.id == claim.job_id,
+        job_queue.c.locked_by == claim.worker_id,
+        job_queue.c.attempts == claim.attempt,
+        IS_RUNNING,
+    )
+
+
+def heartbeat(connection: Connection, worker_id: str, now: datetime) -> list[tuple[Claim, bool]]:
+    connection.execute(update(workers).where(workers.c.id == worker_id).values(last_seen_at=now))
+    rows = connection.execute(
+        update(job_queue)
+        .where(job_queue.c.locked_by == worker_id, IS_RUNNING)
+        .values(heartbeat_at=now)
+        .returning(job_queue.c.id, job_queue.c.attempts, job_queue.c.cancel_requested_at)
+    )
+    return [
+        (Claim(row.id, worker_id, row.attempts), row.cancel_requested_at is not None)
+        for row in rows
+    ]
+
+
+def cancel_requests(connection: Connection, worker_id: str) -> list[Claim]:
+    rows = connection.execute(
+        select(job_queue.c.id, job_queue.c.attempts).where(
+            job_queue.c.locked_by == worker_id,
+            IS_RUNNING,
+            job_queue.c.cancel_requested_at.is_not(None),
+        )
+    )
+    return [Claim(row.id, worker_id, row.attempts) for row in rows]
+
+
+def record_progress(
+    connection: Connection, claim: Claim, progress: dict[str, Any], now: datetime
+) -> bool:
+    result = connection.execute(
+        update(job_queue).where(fenced(claim)).values(progress=progress, updated_at=now)
+    )
+    return result.rowcount == 1
+
+
+def reclaim_stale(
+    connection: Connection, now: datetime, max_age_seconds: float, retry_delay: RetryDelay
+) -> list[ReclaimedJob]:
+    cutoff = now - timedelta(seconds=max_age_seconds)
+    stale = connection.execute(
+        select(
+            job_queue.c.id,
+            job_queue.c.locked_by,
+            job_queue.c.attempts,
+            job_queue.c.heartbeat_at,
+            job_queue.c.job_type,
+        )
+        .where(IS_RUNNING, job_queue.c.heartbeat_at < cutoff)
+        .order_by(job_queue.c.id)
+        .limit(500)
+    ).all()
+    reclaimed = []
+    for row in stale:
+        claim = Claim(row.id, row.locked_by, row.attempts)
+        retry_at = now + timedelta(seconds=retry_delay(row.job_type, row.attempts))
+        outcome = _reclaim_one(
+            connection,
+            claim,
+            last_heartbeat=row.heartbeat_at,
+            cutoff=cutoff,
+            now=now,
+            retry_at=retry_at,
+        )
+        if outcome is not None:
+            reclaimed.append(outcome)
+    return reclaimed
+
+
+def _reclaim_one(
+    connection: Connection,
+    claim: Claim,
+    *,
+    last_heartbeat: datetime | None,
+    cutoff: datetime,
+    now: datetime,
+    retry_at: datetime,
+) -> ReclaimedJob | None:
+    message = (
+        f"worker {claim.worker_id} stopped heartbeating during attempt {claim.attempt} "
+        f"(last heartbeat {last_heartbeat.isoformat() if last_heartbeat else 'never'})"
+    )
+    exhausted = job_queue.c.attempts >= job_queue.c.max_attempts
+    row = connection.execute(
+        update(job_queue)
+        .where(fenced(claim), job_queue.c.heartbeat_at < cutoff)
+        .values(
+            status=case((exhausted, "failed"), else_="pending"),
+            finished_at=case((exhausted, literal(now, UTCDateTime)), else_=None),
+            run_at=case((exhausted, job_queue.c.run_at), else_=literal(retry_at, UTCDateTime)),
+            locked_by=case((exhausted, job_queue.c.locked_by), else_=None),
+            failure_count=job_queue.c.failure_count + 1,
+            last_error=message,
+            updated_at=now,
+        )
+        .returning(
+            job_queue.c.status, job_queue.c.job_type, job_queue.c.payload, job_queue.c.attempts
+        )
+    ).one_or_none()
+    if row is None:
+        return None  # the worker heartbeated or finished in the meantime
+    record_event(
+        connection,
+        claim.job_id,
+        EventKind.RECLAIMED,
+        now,
+        attempt=claim.attempt,
+        worker_id=claim.worker_id,
+        message=message,
+    )
+    dead = row.status == "failed"
+    if dead:
+        dead_letter(
+            connection,
+            job_id=claim.job_id,
+            job_type=row.job_type,
+            payload=row.payload,
+            attempts=row.attempts,
+            last_error=message,
+            now=now,
+            worker_id=None,
+        )
+    else:
+        record_retry_scheduled(connection, claim.job_id, claim.attempt, retry_at, now)
+    return ReclaimedJob(
+        job_id=claim.job_id,
+        job_type=row.job_type,
+        from_worker=claim.worker_id,
+        attempt=claim.attempt,
+        dead_lettered=dead,
+    )

@@ -1,0 +1,192 @@
+"""`SqlJobStore`: the store contract on SQLAlchemy Core, for SQLite and PostgreSQL.
+
+Each public method is one transaction. Write transactions on SQLite start with BEGIN IMMEDIATE
+(see `dominus.db.engine`); reads use a deferred transaction and never block a writer. Driver
+errors leave as `DatabaseError` (or `DatabaseBusyError` when the database stayed locked), the
+original kept as `__cause__`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from dominus.db.engine import read_only
+from dominus.errors import DatabaseBusyError, DatabaseError
+from dominus.jobs.model import (
+    AttemptOutcome,
+    Claim,
+    DeadLetterEntry,
+    EnqueueResult,
+    EventKind,
+    Job,
+    JobEvent,
+    JobStatus,
+    NewJob,
+    QueueStats,
+    ReclaimedJob,
+    WorkerInfo,
+)
+from dominus.jobs.sql import admin, claiming, inserting, settling
+from dominus.jobs.store import RetryDelay
+
+T = TypeVar("T")
+
+_SQLITE_BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED (and their extended codes' low byte)
+_POSTGRES_BUSY_STATES = {"40001", "40P01", "55P03"}  # serialization, deadlock, lock not available
+
+
+def is_busy_error(error: BaseException) -> bool:
+    """True for 'the database is locked by someone else' errors, worth retrying after a pause."""
+    original = getattr(error, "orig", error)
+    if isinstance(original, sqlite3.Error):
+        code = getattr(original, "sqlite_errorcode", None)
+        if code is not None:
+            return code & 0xFF in _SQLITE_BUSY_CODES
+        return "locked" in str(original) or "busy" in str(original)
+    return getattr(original, "sqlstate", None) in _POSTGRES_BUSY_STATES
+
+
+@contextmanager
+def _translated_errors() -> Iterator[None]:
+    try:
+        yield
+    except DBAPIError as error:
+        if is_busy_error(error):
+            raise DatabaseBusyError(f"database busy: {error.orig}") from error
+        raise DatabaseError(f"database error: {error.orig}") from error
+    except SQLAlchemyError as error:
+        raise DatabaseError(f"database error: {error}") from error
+
+
+class SqlJobStore:
+    """The job store on a SQLAlchemy engine (SQLite or PostgreSQL)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._reader = read_only(engine)
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    @property
+    def backend(self) -> str:
+        return self._engine.dialect.name
+
+    def _write(self, work: Callable[[Connection], T]) -> T:
+        with _translated_errors(), self._engine.begin() as connection:
+            return work(connection)
+
+    def _read(self, work: Callable[[Connection], T]) -> T:
+        with _translated_errors(), self._reader.begin() as connection:
+            return work(connection)
+
+    # --- callers -------------------------------------------------------------------------
+    def enqueue(
+        self,
+        jobs: Sequence[NewJob],
+        now: datetime,
+        *,
+        max_depth: int = 0,
+        connection: Connection | None = None,
+    ) -> list[EnqueueResult]:
+        if not jobs:
+            return []
+        if connection is not None:
+            with _translated_errors():
+                return inserting.insert_jobs(connection, jobs, now, max_depth)
+        return self._write(lambda conn: inserting.insert_jobs(conn, jobs, now, max_depth))
+
+    def get_job(self, job_id: int) -> Job:
+        return self._read(lambda conn: admin.get_job(conn, job_id))
+
+    def list_jobs(
+        self, *, status: JobStatus | None = None, job_type: str | None = None, limit: int = 50
+    ) -> list[Job]:
+        return self._read(lambda conn: admin.list_jobs(conn, status, job_type, limit))
+
+    def job_events(self, job_id: int) -> list[JobEvent]:
+        return self._read(lambda conn: admin.job_events_of(conn, job_id))
+
+    def request_cancel(self, job_id: int, now: datetime) -> Job:
+        return self._write(lambda conn: admin.request_cancel(conn, job_id, now))
+
+    def retry_job(self, job_id: int, now: datetime) -> Job:
+        return self._write(
+            lambda conn: admin.restart_job(
+                conn, admin.get_job(conn, job_id, for_update=True), now, EventKind.RETRIED
+            )
+        )
+
+    # --- dead-letter queue ---------------------------------------------------------------
+    def list_dead_letters(
+        self, *, include_requeued: bool = False, limit: int = 100
+    ) -> list[DeadLetterEntry]:
+        return self._read(lambda conn: admin.list_dead_letters(conn, include_requeued, limit))
+
+    def get_dead_letter(self, entry_id: int) -> DeadLetterEntry:
+        return self._read(lambda conn: admin.get_dead_letter(conn, entry_id))
+
+    def requeue_dead_letter(self, entry_id: int, now: datetime) -> Job:
+        return self._write(lambda conn: admin.requeue_dead_letter(conn, entry_id, now))
+
+    def purge_dead_letters(self, older_than: datetime | None = None) -> int:
+        return self._write(lambda conn: admin.purge_dead_letters(conn, older_than))
+
+    # --- workers -------------------------------------------------------------------------
+    def register_worker(self, worker: WorkerInfo) -> None:
+        self._write(lambda conn: admin.register_worker(conn, worker))
+
+    def mark_worker_stopped(self, worker_id: str, now: datetime) -> None:
+        self._write(lambda conn: admin.mark_worker_stopped(conn, worker_id, now))
+
+    def list_workers(self, *, alive_since: datetime | None = None) -> list[WorkerInfo]:
+        return self._read(lambda conn: admin.list_workers(conn, alive_since))
+
+    def claim(
+        self, worker_id: str, job_types: Sequence[str], limit: int, now: datetime
+    ) -> list[Job]:
+        return self._write(lambda conn: claiming.claim_jobs(conn, worker_id, job_types, limit, now))
+
+    def settle(
+        self,
+        outcomes: Sequence[AttemptOutcome],
+        now: datetime,
+        *,
+        claim_for: tuple[str, Sequence[str], int] | None = None,
+    ) -> tuple[list[bool], list[Job]]:
+        def work(connection: Connection) -> tuple[list[bool], list[Job]]:
+            accepted = settling.settle_outcomes(connection, outcomes, now) if outcomes else []
+            claimed: list[Job] = []
+            if claim_for is not None:
+                worker_id, job_types, limit = claim_for
+                claimed = claiming.claim_jobs(connection, worker_id, job_types, limit, now)
+            return accepted, claimed
+
+        return self._write(work)
+
+    def heartbeat(self, worker_id: str, now: datetime) -> list[tuple[Claim, bool]]:
+        return self._write(lambda conn: claiming.heartbeat(conn, worker_id, now))
+
+    def cancel_requests(self, worker_id: str) -> list[Claim]:
+        return self._read(lambda conn: claiming.cancel_requests(conn, worker_id))
+
+    def record_progress(self, claim: Claim, progress: dict[str, Any], now: datetime) -> bool:
+        return self._write(lambda conn: claiming.record_progress(conn, claim, progress, now))
+
+    def reclaim_stale(
+        self, now: datetime, max_running_age_seconds: float, retry_delay: RetryDelay
+    ) -> list[ReclaimedJob]:
+        return self._write(
+            lambda conn: claiming.reclaim_stale(conn, now, max_running_age_seconds, retry_delay)
+        )
+
+    def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats:
+        return self._read(lambda conn: admin.queue_stats(conn, now, alive_since))

@@ -1,0 +1,142 @@
+"""The store contract: every operation the engine needs from a backend, one method per
+transition (in the manner of Oban's engine callbacks and River's driver interface).
+
+`tests/contract/` exercises this contract only, so each backend proves the same guarantees.
+Methods that depend on time take `now` (timezone-aware UTC); nothing here reads the clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from sqlalchemy import Connection
+
+from dominus.jobs.model import (
+    AttemptOutcome,
+    Claim,
+    DeadLetterEntry,
+    EnqueueResult,
+    Job,
+    JobEvent,
+    JobStatus,
+    NewJob,
+    QueueStats,
+    ReclaimedJob,
+    WorkerInfo,
+)
+
+# (job_type, attempt number that failed) -> seconds to wait before the next attempt
+RetryDelay = Callable[[str, int], float]
+
+
+class JobStore(Protocol):
+    """Durable job state. Implementations: `dominus.jobs.sql.SqlJobStore`."""
+
+    @property
+    def backend(self) -> str:
+        """'sqlite' or 'postgresql'."""
+        ...
+
+    # --- callers -------------------------------------------------------------------------
+    def enqueue(
+        self,
+        jobs: Sequence[NewJob],
+        now: datetime,
+        *,
+        max_depth: int = 0,
+        connection: Connection | None = None,
+    ) -> list[EnqueueResult]:
+        """Insert `jobs` atomically (all or none). A job whose dedupe key is held by an active
+        (pending/running) job yields that job's id with created=False. Raises QueueFullError when
+        max_depth > 0 and the active jobs would exceed it. With `connection`, runs inside the
+        caller's transaction (transactional enqueue) and leaves commit to the caller."""
+        ...
+
+    def get_job(self, job_id: int) -> Job:
+        """Raises JobNotFoundError."""
+        ...
+
+    def list_jobs(
+        self, *, status: JobStatus | None = None, job_type: str | None = None, limit: int = 50
+    ) -> list[Job]:
+        """Newest first."""
+        ...
+
+    def job_events(self, job_id: int) -> list[JobEvent]:
+        """Oldest first."""
+        ...
+
+    def request_cancel(self, job_id: int, now: datetime) -> Job:
+        """pending → cancelled at once; running → cancel_requested_at set (the owning worker
+        aborts it). Raises InvalidTransitionError for finished jobs, JobNotFoundError."""
+        ...
+
+    def retry_job(self, job_id: int, now: datetime) -> Job:
+        """failed | cancelled → pending with attempts reset (same id)."""
+        ...
+
+    # --- dead-letter queue ---------------------------------------------------------------
+    def list_dead_letters(
+        self, *, include_requeued: bool = False, limit: int = 100
+    ) -> list[DeadLetterEntry]: ...
+
+    def get_dead_letter(self, entry_id: int) -> DeadLetterEntry: ...
+
+    def requeue_dead_letter(self, entry_id: int, now: datetime) -> Job:
+        """The entry's job (same id) → pending with attempts reset; entry.requeued_at = now."""
+        ...
+
+    def purge_dead_letters(self, older_than: datetime | None = None) -> int:
+        """Delete entries (failed before `older_than`, if given). Returns how many."""
+        ...
+
+    # --- workers -------------------------------------------------------------------------
+    def register_worker(self, worker: WorkerInfo) -> None: ...
+
+    def mark_worker_stopped(self, worker_id: str, now: datetime) -> None: ...
+
+    def list_workers(self, *, alive_since: datetime | None = None) -> list[WorkerInfo]: ...
+
+    def claim(
+        self, worker_id: str, job_types: Sequence[str], limit: int, now: datetime
+    ) -> list[Job]:
+        """pending & due → running for up to `limit` jobs of `job_types`, highest priority first,
+        then oldest run_at, in one statement. Never hands the same attempt to two workers."""
+        ...
+
+    def settle(
+        self,
+        outcomes: Sequence[AttemptOutcome],
+        now: datetime,
+        *,
+        claim_for: tuple[str, Sequence[str], int] | None = None,
+    ) -> tuple[list[bool], list[Job]]:
+        """Record finished attempts (fenced on their claims) and, in the same transaction,
+        claim up to `claim_for=(worker_id, job_types, limit)` new jobs. Returns whether each
+        outcome was accepted (False: the claim was lost) and the newly claimed jobs."""
+        ...
+
+    def heartbeat(self, worker_id: str, now: datetime) -> list[tuple[Claim, bool]]:
+        """Refresh heartbeat_at of every job this worker runs and the worker's last_seen_at.
+        Returns the claims the database still gives this worker, each with whether a cancel
+        was requested."""
+        ...
+
+    def cancel_requests(self, worker_id: str) -> list[Claim]:
+        """Running jobs of this worker with a pending cancel request."""
+        ...
+
+    def record_progress(self, claim: Claim, progress: dict[str, Any], now: datetime) -> bool:
+        """Store progress if the claim still holds. Returns False if it does not."""
+        ...
+
+    def reclaim_stale(
+        self, now: datetime, max_running_age_seconds: float, retry_delay: RetryDelay
+    ) -> list[ReclaimedJob]:
+        """Running jobs whose heartbeat is older than the max age → pending (not before the
+        retry delay), or → failed + dead-letter entry when that was their last attempt."""
+        ...
+
+    def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats: ...

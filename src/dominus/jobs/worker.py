@@ -1,0 +1,562 @@
+"""The worker: poll, claim up to the free slots, dispatch to handlers, heartbeat, reclaim,
+record outcomes, shut down gracefully.
+
+Everything the worker writes goes through its loop thread (`run_once`), except progress, which
+a handler's own thread writes (fenced, throttled). `run_once(now)` does one tick and never
+sleeps, so tests step the loop with any clock; `run()` is the loop around it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from dominus.errors import DatabaseBusyError, DatabaseError
+from dominus.jobs.abort import AbortReason, AbortSignal
+from dominus.jobs.backoff import DatabaseBackoff
+from dominus.jobs.client import utc_now
+from dominus.jobs.context import ProgressReporter
+from dominus.jobs.execution import (
+    Finished,
+    HandlerPool,
+    RunningJob,
+    outcome_of,
+    run_handler,
+)
+from dominus.jobs.model import AttemptOutcome, Claim, Job, OutcomeKind, WorkerInfo
+from dominus.jobs.registry import HandlerRegistry
+from dominus.jobs.retry import RetryPolicy
+from dominus.jobs.store import JobStore
+from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher
+
+log = logging.getLogger("dominus.worker")
+
+# How many times the final settle at shutdown is tried before the rows are left to liveness.
+FINAL_SETTLE_TRIES = 3
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    concurrency: int = 2
+    poll_interval_seconds: float = 5.0
+    max_running_age_seconds: float = 300.0
+    heartbeat_interval_seconds: float = 15.0
+    graceful_shutdown_timeout_seconds: float = 30.0
+    shutdown_requeue: bool = False
+    retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
+    # How often running jobs are checked for cancel requests (cancel latency).
+    cancel_check_interval_seconds: float = 0.5
+    # How often the change watcher is read while the worker has free slots (pickup latency).
+    change_check_interval_seconds: float = 0.005
+    # After aborting at shutdown, how long handlers get to stop before their jobs are recorded.
+    abort_grace_seconds: float = 5.0
+    progress_interval_seconds: float = 1.0
+    burst: bool = False
+
+    @property
+    def reclaim_interval_seconds(self) -> float:
+        return max(self.heartbeat_interval_seconds, self.max_running_age_seconds / 10)
+
+
+@dataclass(frozen=True)
+class TickReport:
+    claimed: int = 0
+    settled: int = 0
+    failed: bool = False
+
+
+def new_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+class Worker:
+    def __init__(
+        self,
+        store: JobStore,
+        registry: HandlerRegistry,
+        config: WorkerConfig | None = None,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        watcher: ChangeWatcher | None = None,
+        worker_id: str | None = None,
+    ) -> None:
+        if len(registry) == 0:
+            raise ValueError("a worker needs at least one registered job type")
+        self.id = worker_id or new_worker_id()
+        self._store = store
+        self._registry = registry
+        self._types = registry.names()
+        self._config = config or WorkerConfig()
+        self._clock = clock
+        self._watcher = watcher or NoChangeWatcher()
+        self._backoff = DatabaseBackoff(self._config.poll_interval_seconds)
+        self._running: dict[Claim, RunningJob] = {}
+        self._finished: queue.SimpleQueue[Finished] = queue.SimpleQueue()
+        self._unsettled: list[AttemptOutcome] = []
+        self._wake = threading.Event()
+        self._pool: HandlerPool | None = None
+        self._registered = False
+        self._accepting = True
+        self._claim_wanted = True
+        self._stop_requested = threading.Event()
+        self._drain_deadline: datetime | None = None
+        self._abort_deadline: datetime | None = None
+        self._backoff_until: datetime | None = None
+        self._retry_horizon: datetime | None = None
+        self._last_claim_at: datetime | None = None
+        self._last_claim_was_full = True
+        epoch = datetime.min.replace(tzinfo=UTC)
+        self._next_poll_at = epoch
+        self._next_heartbeat_at = epoch
+        self._next_cancel_check_at = epoch
+        self._next_reclaim_at = epoch
+
+    # --- control from other threads ----------------------------------------------------
+    def wake(self) -> None:
+        """Look for work now (called after an enqueue in this process)."""
+        self._claim_wanted = True
+        self._wake.set()
+
+    def request_shutdown(self) -> None:
+        """Stop claiming, let running jobs finish (up to the graceful timeout), then stop."""
+        self._stop_requested.set()
+        self._wake.set()
+
+    @property
+    def running_count(self) -> int:
+        return sum(1 for running in self._running.values() if not running.finished)
+
+    # --- the loop ------------------------------------------------------------------------
+    def run(self) -> None:
+        """Run until shut down (or, in burst mode, until nothing is due). Never raises for
+        database trouble: it logs, backs off and carries on."""
+        log.info(
+            "worker %s started: concurrency %d, types %s, poll every %g s",
+            self.id,
+            self._config.concurrency,
+            ",".join(self._types),
+            self._config.poll_interval_seconds,
+        )
+        try:
+            while True:
+                self._wake.clear()
+                now = self._clock()
+                self.run_once(now)
+                if self._config.burst and self._burst_finished():
+                    log.info("burst: nothing left to do")
+                    self.request_shutdown()
+                    continue
+                if self._shutdown_finished():
+                    break
+                self._sleep(now)
+        finally:
+            self._close()
+
+    def run_once(self, now: datetime) -> TickReport:
+        """One tick: record finished attempts, enforce timeouts, heartbeat, check cancels,
+        reclaim stale jobs, claim for free slots. Database errors are logged and back off."""
+        self._ensure_pool()
+        self._collect_finished()
+        self._enforce_timeouts(now)
+        self._advance_shutdown(now)
+        if self._backoff_until is not None and now < self._backoff_until:
+            return TickReport(failed=True)
+        try:
+            self._register(now)
+            self._maybe_heartbeat(now)
+            self._maybe_check_cancels(now)
+            self._maybe_reclaim(now)
+            report = self._settle_and_claim(now)
+        except Exception as error:  # noqa: BLE001 - the loop survives anything, and logs it
+            self._back_off(now, error)
+            return TickReport(failed=True)
+        self._backoff.succeeded()
+        self._backoff_until = None
+        return report
+
+    def wait_until_idle(self, timeout: float) -> bool:
+        """Test helper: block until every dispatched handler has returned (not yet recorded)."""
+        give_up = time.monotonic() + timeout
+        while time.monotonic() < give_up:
+            self._collect_finished()
+            if self.running_count == 0:
+                return True
+            time.sleep(0.002)
+        return False
+
+    @property
+    def idle(self) -> bool:
+        """Nothing running and nothing waiting to be recorded."""
+        return not self._running and not self._unsettled
+
+    # --- tick steps ----------------------------------------------------------------------
+    def _ensure_pool(self) -> None:
+        if self._pool is None:
+            self._pool = HandlerPool(self._config.concurrency, self._execute, "dominus")
+
+    def _register(self, now: datetime) -> None:
+        if self._registered:
+            return
+        self._store.register_worker(
+            WorkerInfo(
+                id=self.id,
+                hostname=socket.gethostname(),
+                pid=os.getpid(),
+                concurrency=self._config.concurrency,
+                job_types=list(self._types),
+                started_at=now,
+                last_seen_at=now,
+            )
+        )
+        self._registered = True
+
+    def _collect_finished(self) -> None:
+        while True:
+            try:
+                finished = self._finished.get_nowait()
+            except queue.Empty:
+                return
+            if finished.running.finished:
+                continue  # given up on at shutdown and already recorded as interrupted
+            finished.running.finished = True
+            self._unsettled.append(
+                outcome_of(
+                    finished,
+                    shutdown_requeue=self._config.shutdown_requeue,
+                    retry_at=self._retry_at,
+                )
+            )
+
+    def _retry_at(self, running: RunningJob) -> datetime:
+        policy = running.job_type.retry_policy or self._config.retry_policy
+        delay = policy.delay_seconds(running.job.attempts)
+        return self._clock() + timedelta(seconds=delay)
+
+    def _retry_delay(self, job_type: str, failed_attempt: int) -> float:
+        policy = self._config.retry_policy
+        if job_type in self._registry:
+            policy = self._registry.get(job_type).retry_policy or policy
+        return policy.delay_seconds(failed_attempt)
+
+    def _enforce_timeouts(self, now: datetime) -> None:
+        for running in self._running.values():
+            if running.finished or running.deadline is None or now < running.deadline:
+                continue
+            if running.abort.set(AbortReason.TIMEOUT):
+                log.warning(
+                    "job %d %s timed out after %g s; aborting",
+                    running.job.id,
+                    running.job.job_type,
+                    running.job.timeout_seconds,
+                )
+
+    def _maybe_heartbeat(self, now: datetime) -> None:
+        if now < self._next_heartbeat_at:
+            return
+        held = dict(self._store.heartbeat(self.id, now))
+        self._next_heartbeat_at = now + timedelta(seconds=self._config.heartbeat_interval_seconds)
+        for claim, running in self._running.items():
+            if running.finished:
+                continue
+            if claim not in held:
+                if running.abort.set(AbortReason.LOST):
+                    log.warning(
+                        "job %d: this worker lost its claim (reclaimed elsewhere); aborting",
+                        claim.job_id,
+                    )
+            elif held[claim]:
+                self._abort_cancelled(running)
+
+    def _maybe_check_cancels(self, now: datetime) -> None:
+        if self.running_count == 0 or now < self._next_cancel_check_at:
+            return
+        self._next_cancel_check_at = now + timedelta(
+            seconds=self._config.cancel_check_interval_seconds
+        )
+        for claim in self._store.cancel_requests(self.id):
+            running = self._running.get(claim)
+            if running is not None and not running.finished:
+                self._abort_cancelled(running)
+
+    @staticmethod
+    def _abort_lost(abort: AbortSignal) -> None:
+        abort.set(AbortReason.LOST)
+
+    def _abort_cancelled(self, running: RunningJob) -> None:
+        if running.abort.set(AbortReason.CANCELLED):
+            log.info("job %d %s: cancel requested; aborting", running.job.id, running.job.job_type)
+
+    def _maybe_reclaim(self, now: datetime) -> None:
+        if now < self._next_reclaim_at:
+            return
+        reclaimed = self._store.reclaim_stale(
+            now, self._config.max_running_age_seconds, self._retry_delay
+        )
+        self._next_reclaim_at = now + timedelta(seconds=self._config.reclaim_interval_seconds)
+        for job in reclaimed:
+            log.warning(
+                "job %d %s reclaimed from silent worker %s (attempt %d)%s",
+                job.job_id,
+                job.job_type,
+                job.from_worker,
+                job.attempt,
+                "; attempts exhausted, dead-lettered" if job.dead_lettered else "",
+            )
+        if reclaimed:
+            self._claim_wanted = True
+
+    def _settle_and_claim(self, now: datetime) -> TickReport:
+        outcomes = list(self._unsettled)
+        free = self._config.concurrency - self.running_count
+        claim_due = self._claim_wanted or now >= self._next_poll_at
+        want_claim = self._accepting and free > 0 and claim_due
+        if not outcomes and not want_claim:
+            return TickReport()
+        claim_for = (self.id, self._types, free) if want_claim else None
+        accepted, claimed = self._store.settle(outcomes, now, claim_for=claim_for)
+        self._unsettled.clear()
+        for outcome, was_accepted in zip(outcomes, accepted, strict=True):
+            self._after_settle(outcome, was_accepted)
+        if want_claim:
+            self._last_claim_at = now
+            self._last_claim_was_full = len(claimed) == free
+            self._claim_wanted = self._last_claim_was_full
+            self._next_poll_at = now + timedelta(seconds=self._config.poll_interval_seconds)
+            for job in claimed:
+                self._dispatch(job, now)
+        return TickReport(claimed=len(claimed), settled=len(outcomes))
+
+    def _after_settle(self, outcome: AttemptOutcome, accepted: bool) -> None:
+        running = self._running.pop(outcome.claim, None)
+        if running is None:
+            return
+        job = running.job
+        if not accepted:
+            log.warning(
+                "job %d %s: attempt %d finished after its claim was lost; outcome dropped",
+                job.id,
+                job.job_type,
+                job.attempts,
+            )
+            return
+        attempt = f"attempt {job.attempts}/{job.max_attempts}"
+        if outcome.kind is OutcomeKind.COMPLETED:
+            log.info("job %d %s completed (%s)", job.id, job.job_type, attempt)
+        elif outcome.kind is OutcomeKind.FAILED:
+            if job.attempts >= job.max_attempts:
+                log.error(
+                    "job %d %s failed (%s): %s; dead-lettered",
+                    job.id,
+                    job.job_type,
+                    attempt,
+                    outcome.error,
+                )
+                return
+            assert outcome.retry_at is not None
+            log.warning(
+                "job %d %s failed (%s): %s; retry not before %s",
+                job.id,
+                job.job_type,
+                attempt,
+                outcome.error,
+                outcome.retry_at.isoformat(timespec="milliseconds"),
+            )
+            self._expect_retry_at(outcome.retry_at)
+        elif outcome.kind is OutcomeKind.CANCELLED:
+            log.info("job %d %s cancelled (%s)", job.id, job.job_type, attempt)
+        else:
+            verb = "returned to pending" if outcome.requeue else "cancelled"
+            log.info("job %d %s interrupted by shutdown: %s", job.id, job.job_type, verb)
+
+    def _expect_retry_at(self, retry_at: datetime) -> None:
+        """Look again when a retry becomes due, rather than at the next regular poll."""
+        self._next_poll_at = min(self._next_poll_at, retry_at)
+        if self._retry_horizon is None or retry_at > self._retry_horizon:
+            self._retry_horizon = retry_at
+
+    def _dispatch(self, job: Job, now: datetime) -> None:
+        abort = AbortSignal()
+        deadline = now + timedelta(seconds=job.timeout_seconds) if job.timeout_seconds else None
+        running = RunningJob(
+            job=job,
+            job_type=self._registry.get(job.job_type),
+            abort=abort,
+            reporter=ProgressReporter(
+                job.claim,
+                self._store.record_progress,
+                self._clock,
+                self._config.progress_interval_seconds,
+                on_lost=lambda: self._abort_lost(abort),
+            ),
+            started_at=now,
+            deadline=deadline,
+        )
+        self._running[job.claim] = running
+        assert self._pool is not None
+        self._pool.submit(running)
+
+    def _execute(self, running: RunningJob) -> None:
+        """In a pool thread: run the handler, hand the result to the loop, wake it."""
+        job = running.job
+        log.info(
+            "job %d %s started (attempt %d/%d)",
+            job.id,
+            job.job_type,
+            job.attempts,
+            job.max_attempts,
+        )
+        self._finished.put(run_handler(running, self._clock))
+        self._wake.set()
+
+    def _back_off(self, now: datetime, error: Exception) -> None:
+        delay = self._backoff.failed()
+        self._backoff_until = now + timedelta(seconds=delay)
+        failures = self._backoff.consecutive_failures
+        if isinstance(error, DatabaseBusyError):
+            log.warning("database busy (%d in a row); next try in %.2f s", failures, delay)
+        elif isinstance(error, DatabaseError):
+            log.error("%s (%d in a row); next try in %.2f s", error, failures, delay)
+        else:
+            log.exception("worker tick failed (%d in a row); next try in %.2f s", failures, delay)
+
+    # --- shutdown ------------------------------------------------------------------------
+    def _advance_shutdown(self, now: datetime) -> None:
+        if not self._stop_requested.is_set():
+            return
+        if self._drain_deadline is None:
+            self._accepting = False
+            grace = self._config.graceful_shutdown_timeout_seconds
+            self._drain_deadline = now + timedelta(seconds=grace)
+            if self.running_count:
+                log.info(
+                    "shutting down: waiting up to %g s for %d running job(s)",
+                    grace,
+                    self.running_count,
+                )
+        if self._abort_deadline is None and now >= self._drain_deadline and self.running_count:
+            log.warning("graceful timeout over; aborting %d running job(s)", self.running_count)
+            for running in self._running.values():
+                if not running.finished:
+                    running.abort.set(AbortReason.SHUTDOWN)
+            self._abort_deadline = now + timedelta(seconds=self._config.abort_grace_seconds)
+        if self._abort_deadline is not None and now >= self._abort_deadline:
+            self._give_up_on_running()
+
+    def _give_up_on_running(self) -> None:
+        """Handlers that ignored the abort: record their jobs as interrupted without waiting."""
+        for running in self._running.values():
+            if running.finished:
+                continue
+            running.finished = True
+            log.warning(
+                "job %d %s did not stop within %g s of its abort; recording it anyway",
+                running.job.id,
+                running.job.job_type,
+                self._config.abort_grace_seconds,
+            )
+            self._unsettled.append(
+                AttemptOutcome(
+                    running.claim,
+                    OutcomeKind.INTERRUPTED,
+                    requeue=self._config.shutdown_requeue,
+                    progress=running.reporter.unwritten(),
+                )
+            )
+
+    def _shutdown_finished(self) -> bool:
+        return (
+            self._stop_requested.is_set()
+            and self._drain_deadline is not None
+            and not self._running
+            and not self._unsettled
+        )
+
+    def _burst_finished(self) -> bool:
+        return (
+            self._accepting
+            and not self._running
+            and not self._unsettled
+            and not self._last_claim_was_full
+            and self._last_claim_at is not None
+            and (self._retry_horizon is None or self._last_claim_at >= self._retry_horizon)
+        )
+
+    def _close(self) -> None:
+        for _ in range(FINAL_SETTLE_TRIES):
+            if not self._unsettled:
+                break
+            try:
+                accepted, _ = self._store.settle(self._unsettled, self._clock())
+            except DatabaseError as error:
+                log.error("could not record the last outcomes: %s", error)
+                continue
+            for outcome, was_accepted in zip(self._unsettled, accepted, strict=True):
+                self._after_settle(outcome, was_accepted)
+            self._unsettled.clear()
+        try:
+            if self._registered:
+                self._store.mark_worker_stopped(self.id, self._clock())
+        except DatabaseError as error:
+            log.error("could not mark worker %s stopped: %s", self.id, error)
+        if self._pool is not None:
+            self._pool.close()
+        self._watcher.close()
+        log.info("worker %s stopped", self.id)
+
+    def _sleep(self, now: datetime) -> None:
+        """Wait until the next duty is due, waking early for finished handlers, local enqueues,
+        shutdown requests and (while slots are free) changes seen by the watcher."""
+        timeout = max(0.0, (self._next_duty(now) - now).total_seconds())
+        watch = self._accepting and self.running_count < self._config.concurrency
+        if not watch:
+            self._wake.wait(timeout)
+            return
+        slice_seconds = self._config.change_check_interval_seconds
+        while timeout > 0:
+            if self._wake.wait(min(timeout, slice_seconds)):
+                return
+            if self._watcher.changed():
+                self._claim_wanted = True
+                return
+            timeout -= slice_seconds
+
+    def _next_duty(self, now: datetime) -> datetime:
+        duties = [self._next_heartbeat_at, self._next_reclaim_at]
+        if self._accepting and self.running_count < self._config.concurrency:
+            duties.append(self._next_poll_at)
+        if self.running_count:
+            duties.append(self._next_cancel_check_at)
+            duties.extend(
+                running.deadline
+                for running in self._running.values()
+                if running.deadline is not None and not running.finished
+            )
+        if self._backoff_until is not None:
+            duties.append(self._backoff_until)
+        if self._drain_deadline is not None:
+            duties.append(self._abort_deadline or self._drain_deadline)
+        return max(now, min(duties))
+
+
+def drain(worker: Worker, *, clock: Callable[[], datetime] = utc_now, timeout: float = 30) -> int:
+    """Testing helper: step `worker` until a tick finds nothing to claim and nothing is left
+    running or unrecorded. Returns how many jobs it claimed."""
+    claimed = 0
+    while True:
+        worker.wake()
+        report = worker.run_once(clock())
+        if report.failed:
+            raise RuntimeError("worker tick failed; see the log")
+        claimed += report.claimed
+        if not worker.wait_until_idle(timeout):
+            raise TimeoutError("handlers still running after the drain timeout")
+        if report.claimed == 0 and report.settled == 0 and worker.idle:
+            return claimed
