@@ -83,14 +83,18 @@ class JobQueue:
     ) -> list[EnqueueResult]:
         """Enqueue a batch atomically: all jobs or, if any is invalid, none."""
         now = self.clock()
-        jobs = [self.build(request, now, index) for index, request in enumerate(requests)]
+        batch = list(requests)
+        jobs = [
+            self.build(request, now, f"job #{index + 1}: " if len(batch) > 1 else "")
+            for index, request in enumerate(batch)
+        ]
         results = self.store.enqueue(jobs, now, max_depth=self.max_depth, connection=connection)
         self._notify()
         return results
 
-    def build(self, request: EnqueueRequest, now: datetime, index: int | None = None) -> NewJob:
-        """Validate one request into a row-ready job (raises; writes nothing)."""
-        where = "" if index is None else f"job #{index + 1}: "
+    def build(self, request: EnqueueRequest, now: datetime, where: str = "") -> NewJob:
+        """Validate one request into a row-ready job (raises; writes nothing). `where` prefixes
+        error messages, e.g. "line 7: "."""
         job_type = self.registry.get(request.job_type)
         payload = _validated_payload(job_type.payload_model, request.payload, where + job_type.name)
         priority = job_type.priority if request.priority is None else request.priority

@@ -8,6 +8,7 @@ sleeps, so tests step the loop with any clock; `run()` is the loop around it.
 
 from __future__ import annotations
 
+import heapq
 import logging
 import os
 import queue
@@ -111,6 +112,8 @@ class Worker:
         self._abort_deadline: datetime | None = None
         self._backoff_until: datetime | None = None
         self._retry_horizon: datetime | None = None
+        # When retries this worker scheduled become due (a min-heap): it looks again then.
+        self._retries_due: list[datetime] = []
         self._last_claim_at: datetime | None = None
         self._last_claim_was_full = True
         epoch = datetime.min.replace(tzinfo=UTC)
@@ -316,22 +319,28 @@ class Worker:
     def _settle_and_claim(self, now: datetime) -> TickReport:
         outcomes = list(self._unsettled)
         free = self._config.concurrency - self.running_count
-        claim_due = self._claim_wanted or now >= self._next_poll_at
+        claim_due = (
+            self._claim_wanted
+            or now >= self._next_poll_at
+            or (bool(self._retries_due) and now >= self._retries_due[0])
+        )
         want_claim = self._accepting and free > 0 and claim_due
         if not outcomes and not want_claim:
             return TickReport()
         claim_for = (self.id, self._types, free) if want_claim else None
         accepted, claimed = self._store.settle(outcomes, now, claim_for=claim_for)
         self._unsettled.clear()
-        for outcome, was_accepted in zip(outcomes, accepted, strict=True):
-            self._after_settle(outcome, was_accepted)
         if want_claim:
             self._last_claim_at = now
             self._last_claim_was_full = len(claimed) == free
             self._claim_wanted = self._last_claim_was_full
             self._next_poll_at = now + timedelta(seconds=self._config.poll_interval_seconds)
-            for job in claimed:
-                self._dispatch(job, now)
+            while self._retries_due and self._retries_due[0] <= now:
+                heapq.heappop(self._retries_due)
+        for outcome, was_accepted in zip(outcomes, accepted, strict=True):
+            self._after_settle(outcome, was_accepted)
+        for job in claimed:
+            self._dispatch(job, now)
         return TickReport(claimed=len(claimed), settled=len(outcomes))
 
     def _after_settle(self, outcome: AttemptOutcome, accepted: bool) -> None:
@@ -378,7 +387,7 @@ class Worker:
 
     def _expect_retry_at(self, retry_at: datetime) -> None:
         """Look again when a retry becomes due, rather than at the next regular poll."""
-        self._next_poll_at = min(self._next_poll_at, retry_at)
+        heapq.heappush(self._retries_due, retry_at)
         if self._retry_horizon is None or retry_at > self._retry_horizon:
             self._retry_horizon = retry_at
 
@@ -532,6 +541,8 @@ class Worker:
         duties = [self._next_heartbeat_at, self._next_reclaim_at]
         if self._accepting and self.running_count < self._config.concurrency:
             duties.append(self._next_poll_at)
+            if self._retries_due:
+                duties.append(self._retries_due[0])
         if self.running_count:
             duties.append(self._next_cancel_check_at)
             duties.extend(

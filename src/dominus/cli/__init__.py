@@ -1,0 +1,1 @@
+"""The `dominus` command line (Typer): one module per command group."""

@@ -1,0 +1,146 @@
+"""`dominus enqueue`: add one job, or one job per line of a JSON-lines file."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+from sqlalchemy import Engine
+
+from dominus.cli.output import console, errors, print_json
+from dominus.cli.runtime import open_runtime
+from dominus.errors import InvalidJobOptionError, InvalidPayloadError
+from dominus.jobs.client import EnqueueRequest
+from dominus.jobs.documents import job_document
+from dominus.jobs.model import NewJob
+from dominus.jobs.store import JobStore
+
+FILE_BATCH_SIZE = 1000
+
+
+def enqueue(
+    job_type: str = typer.Argument(..., help="The job type, e.g. diag.noop."),
+    payload: str | None = typer.Option(None, "--payload", help="The payload as a JSON object."),
+    from_file: Path | None = typer.Option(
+        None, "--from-file", help="A JSON-lines file: one payload object per line, one job each."
+    ),
+    priority: int | None = typer.Option(None, "--priority", help="Higher runs first."),
+    max_attempts: int | None = typer.Option(None, "--max-attempts", help="Runs before the DLQ."),
+    run_at: str | None = typer.Option(
+        None, "--run-at", help="Not before this ISO 8601 time (with a UTC offset)."
+    ),
+    dedupe_key: str | None = typer.Option(
+        None, "--dedupe-key", help="Return the active job with this key instead of a new one."
+    ),
+    timeout: float | None = typer.Option(None, "--timeout", help="Seconds before it is aborted."),
+    diagnostic_jobs: bool = typer.Option(
+        False, "--diagnostic-jobs", help="Accept the diag.* job types [DOMINUS_DIAGNOSTIC_JOBS]."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the job as JSON."),
+) -> None:
+    """Enqueue a job and print its id (or the job, with --json)."""
+    if payload is not None and from_file is not None:
+        raise InvalidPayloadError("give either --payload or --from-file, not both")
+    if from_file is not None and dedupe_key is not None:
+        raise InvalidJobOptionError(
+            "--dedupe-key applies to one job; it cannot go with --from-file"
+        )
+    runtime = open_runtime()
+    queue = runtime.queue(runtime.registry(diagnostic_jobs=diagnostic_jobs))
+    template = EnqueueRequest(
+        job_type=job_type,
+        priority=priority,
+        max_attempts=max_attempts,
+        run_at=_parse_time(run_at),
+        dedupe_key=dedupe_key,
+        timeout_seconds=timeout,
+    )
+    if from_file is not None:
+        requests = [
+            (f"line {number}: ", _replace_payload(template, item))
+            for number, item in _read_payloads(from_file)
+        ]
+        now = queue.clock()
+        jobs = [queue.build(request, now, where) for where, request in requests]
+        created = _insert_in_batches(runtime.store, runtime.engine, jobs, now, queue.max_depth)
+        if as_json:
+            print_json({"enqueued": created, "deduplicated": len(jobs) - created})
+        else:
+            console.print(created)
+        return
+    result = queue.enqueue_jobs([_replace_payload(template, _parse_payload(payload))])[0]
+    if as_json:
+        print_json(job_document(queue.get(result.job_id)) | {"created": result.created})
+    else:
+        console.print(result.job_id)
+        if not result.created:
+            errors.print(f"an active job with dedupe key {dedupe_key!r} exists: {result.job_id}")
+
+
+def _replace_payload(template: EnqueueRequest, payload: dict[str, Any]) -> EnqueueRequest:
+    return EnqueueRequest(
+        job_type=template.job_type,
+        payload=payload,
+        priority=template.priority,
+        max_attempts=template.max_attempts,
+        run_at=template.run_at,
+        dedupe_key=template.dedupe_key,
+        timeout_seconds=template.timeout_seconds,
+    )
+
+
+def _parse_payload(text: str | None, where: str = "--payload") -> dict[str, Any]:
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidPayloadError(f"{where} is not valid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise InvalidPayloadError(f"{where} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidJobOptionError(f"--run-at is not an ISO 8601 time: {text!r}") from None
+    if value.tzinfo is None:
+        raise InvalidJobOptionError(f"--run-at needs a UTC offset (e.g. {text}Z): {text!r}")
+    return value
+
+
+def _read_payloads(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise InvalidPayloadError(f"cannot read {path}: {error.strerror}") from None
+    payloads = []
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            payloads.append((number, _parse_payload(line, f"{path} line {number}")))
+    return payloads
+
+
+def _insert_in_batches(
+    store: JobStore, engine: Engine, jobs: list[NewJob], now: datetime, max_depth: int
+) -> int:
+    """All lines in one transaction (all or nothing), written in batches with progress."""
+    created = 0
+    show_progress = len(jobs) > FILE_BATCH_SIZE
+    with engine.begin() as connection:
+        for start in range(0, len(jobs), FILE_BATCH_SIZE):
+            chunk = jobs[start : start + FILE_BATCH_SIZE]
+            results = store.enqueue(chunk, now, max_depth=max_depth, connection=connection)
+            created += sum(1 for result in results if result.created)
+            if show_progress:
+                errors.print(f"enqueued {start + len(chunk)}/{len(jobs)}", end="\r")
+    if show_progress:
+        errors.print()
+    return created

@@ -1,0 +1,56 @@
+"""The `dominus` command. Errors DOMINUS raises on purpose become one line on stderr and an exit
+code: 2 for bad input (unknown type or id, invalid payload or option, un-migrated database,
+invalid settings), 75 when the queue is full (try again later), 1 for database failures."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from dominus.cli import db, dlq, jobs, queue
+from dominus.cli.demo import demo
+from dominus.cli.enqueue import enqueue
+from dominus.cli.worker import worker
+from dominus.errors import DatabaseError, DominusError, QueueFullError, SchemaNotMigratedError
+
+EXIT_BAD_INPUT = 2
+EXIT_TRY_LATER = 75  # EX_TEMPFAIL
+EXIT_FAILURE = 1
+
+app = typer.Typer(
+    name="dominus",
+    help="DOMINUS: decision support for domain-name investors, on a durable job engine.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(db.app, name="db")
+app.add_typer(jobs.app, name="jobs")
+app.add_typer(dlq.app, name="dlq")
+app.add_typer(queue.app, name="queue")
+app.command("worker")(worker)
+app.command("enqueue")(enqueue)
+app.command("demo")(demo)
+
+
+def exit_code_for(error: DominusError) -> int:
+    if isinstance(error, QueueFullError):
+        return EXIT_TRY_LATER
+    if isinstance(error, SchemaNotMigratedError):
+        return EXIT_BAD_INPUT
+    if isinstance(error, DatabaseError):
+        return EXIT_FAILURE
+    return EXIT_BAD_INPUT
+
+
+def main() -> None:
+    try:
+        app()
+    except DominusError as error:
+        sys.stderr.write(f"error: {error}\n")
+        sys.exit(exit_code_for(error))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""`dominus worker`: run a worker until SIGTERM/SIGINT (or, with --burst, until nothing is due)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from types import FrameType
+
+import typer
+
+from dominus.cli.runtime import Runtime, open_runtime
+from dominus.errors import UnknownJobTypeError
+from dominus.jobs.registry import HandlerRegistry
+from dominus.jobs.retry import RetryPolicy
+from dominus.jobs.worker import Worker, WorkerConfig
+
+log = logging.getLogger("dominus.worker")
+
+
+def worker(
+    concurrency: int | None = typer.Option(
+        None, "--concurrency", min=1, max=256, help="Parallel jobs [WORKER_CONCURRENCY]."
+    ),
+    poll_interval_ms: int | None = typer.Option(
+        None, "--poll-interval-ms", min=10, help="Poll interval [JOB_QUEUE_POLL_INTERVAL_MS]."
+    ),
+    types: str | None = typer.Option(
+        None, "--types", help="Comma-separated job types to run (default: every registered one)."
+    ),
+    diagnostic_jobs: bool = typer.Option(
+        False, "--diagnostic-jobs", help="Register the diag.* job types [DOMINUS_DIAGNOSTIC_JOBS]."
+    ),
+    burst: bool = typer.Option(
+        False, "--burst", help="Drain what is due, then exit 0 when nothing is left to do."
+    ),
+) -> None:
+    """Run jobs. Stops gracefully on SIGTERM/SIGINT; a second signal exits at once."""
+    runtime = open_runtime()
+    registry = _registry(runtime, diagnostic_jobs, types)
+    config = worker_config(runtime, concurrency, poll_interval_ms, burst)
+    the_worker = Worker(runtime.store, registry, config, watcher=runtime.change_watcher())
+    _install_signal_handlers(the_worker)
+    the_worker.run()
+    raise typer.Exit(0)
+
+
+def worker_config(
+    runtime: Runtime, concurrency: int | None, poll_interval_ms: int | None, burst: bool
+) -> WorkerConfig:
+    settings = runtime.settings
+    poll_ms = poll_interval_ms or settings.JOB_QUEUE_POLL_INTERVAL_MS
+    return WorkerConfig(
+        concurrency=concurrency or settings.WORKER_CONCURRENCY,
+        poll_interval_seconds=poll_ms / 1000,
+        max_running_age_seconds=settings.JOB_MAX_RUNNING_AGE_MS / 1000,
+        heartbeat_interval_seconds=settings.JOB_HEARTBEAT_INTERVAL_MS / 1000,
+        graceful_shutdown_timeout_seconds=settings.WORKER_GRACEFUL_SHUTDOWN_TIMEOUT_MS / 1000,
+        shutdown_requeue=settings.WORKER_SHUTDOWN_REQUEUE,
+        retry_policy=RetryPolicy(
+            base_seconds=settings.JOB_RETRY_BASE_MS / 1000,
+            max_seconds=settings.JOB_RETRY_MAX_MS / 1000,
+        ),
+        burst=burst,
+    )
+
+
+def _registry(runtime: Runtime, diagnostic_jobs: bool, types: str | None) -> HandlerRegistry:
+    registry = runtime.registry(diagnostic_jobs=diagnostic_jobs)
+    if types:
+        registry = registry.restricted_to(name.strip() for name in types.split(",") if name.strip())
+    if len(registry) == 0:
+        raise UnknownJobTypeError(
+            "no job types to run: none are registered yet (pass --diagnostic-jobs for the diag.* "
+            "types)"
+        )
+    return registry
+
+
+def _install_signal_handlers(the_worker: Worker) -> None:
+    received: list[int] = []
+
+    def handle(signum: int, _frame: FrameType | None) -> None:
+        name = signal.Signals(signum).name
+        if received:
+            log.warning("%s again: exiting at once; running jobs will be reclaimed", name)
+            os._exit(128 + signum)
+        received.append(signum)
+        log.info("%s received: shutting down gracefully (send it again to exit at once)", name)
+        the_worker.request_shutdown()
+
+    signal.signal(signal.SIGTERM, handle)
+    signal.signal(signal.SIGINT, handle)
