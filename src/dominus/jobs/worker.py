@@ -107,6 +107,8 @@ class Worker:
         self._registered = False
         self._accepting = True
         self._claim_wanted = True
+        self._poll_requested_at: datetime | None = None
+        self._poll_request_lock = threading.Lock()
         self._stop_requested = threading.Event()
         self._drain_deadline: datetime | None = None
         self._abort_deadline: datetime | None = None
@@ -125,8 +127,21 @@ class Worker:
     # --- control from other threads ----------------------------------------------------
     def wake(self) -> None:
         """Look for work now (called after an enqueue in this process)."""
-        self._claim_wanted = True
+        requested_at = self._clock()
+        with self._poll_request_lock:
+            if self._poll_requested_at is None or requested_at > self._poll_requested_at:
+                self._poll_requested_at = requested_at
         self._wake.set()
+
+    def _take_poll_request(self, now: datetime) -> bool:
+        """Whether a wake asks this tick to claim. The request is dropped only once a tick whose
+        `now` is not older than the request claims: a job enqueued just after this tick read the
+        clock is not due yet at `now`, so the next tick must look again."""
+        with self._poll_request_lock:
+            requested_at = self._poll_requested_at
+            if requested_at is not None and requested_at <= now:
+                self._poll_requested_at = None
+        return requested_at is not None
 
     def request_shutdown(self) -> None:
         """Stop claiming, let running jobs finish (up to the graceful timeout), then stop."""
@@ -319,16 +334,23 @@ class Worker:
     def _settle_and_claim(self, now: datetime) -> TickReport:
         outcomes = list(self._unsettled)
         free = self._config.concurrency - self.running_count
-        claim_due = (
-            self._claim_wanted
+        can_claim = self._accepting and free > 0
+        requested = can_claim and self._take_poll_request(now)
+        want_claim = can_claim and (
+            requested
+            or self._claim_wanted
             or now >= self._next_poll_at
             or (bool(self._retries_due) and now >= self._retries_due[0])
         )
-        want_claim = self._accepting and free > 0 and claim_due
         if not outcomes and not want_claim:
             return TickReport()
         claim_for = (self.id, self._types, free) if want_claim else None
-        accepted, claimed = self._store.settle(outcomes, now, claim_for=claim_for)
+        try:
+            accepted, claimed = self._store.settle(outcomes, now, claim_for=claim_for)
+        except Exception:
+            if requested:
+                self.wake()  # keep the request for the tick after the backoff
+            raise
         self._unsettled.clear()
         if want_claim:
             self._last_claim_at = now

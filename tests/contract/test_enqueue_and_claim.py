@@ -1,0 +1,181 @@
+"""Store contract: enqueue, dedupe, queue depth, transactional enqueue, claim."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import Engine
+
+from dominus.errors import QueueFullError
+from dominus.jobs import JobStatus, JobStore
+from dominus.jobs.model import NewJob
+from tests.conftest import T0
+
+
+def new_job(
+    job_type: str = "diag.noop",
+    *,
+    priority: int = 0,
+    run_at_offset: float = 0,
+    dedupe_key: str | None = None,
+    max_attempts: int = 3,
+) -> NewJob:
+    return NewJob(
+        job_type=job_type,
+        payload={"n": 1},
+        priority=priority,
+        max_attempts=max_attempts,
+        run_at=T0 + timedelta(seconds=run_at_offset),
+        dedupe_key=dedupe_key,
+    )
+
+
+def test_enqueue_creates_pending_jobs_with_their_fields(store: JobStore) -> None:
+    [result] = store.enqueue([new_job(priority=7, max_attempts=5)], T0)
+    assert result.created
+    job = store.get_job(result.job_id)
+    assert job.status is JobStatus.PENDING
+    assert (job.job_type, job.payload, job.priority) == ("diag.noop", {"n": 1}, 7)
+    assert (job.attempts, job.max_attempts, job.failure_count) == (0, 5, 0)
+    assert job.created_at == job.run_at == T0
+    assert job.created_at.utcoffset() == timedelta(0)
+    assert job.locked_by is None and job.started_at is None
+
+
+def test_batch_enqueue_returns_ids_in_order(store: JobStore) -> None:
+    results = store.enqueue([new_job(priority=index) for index in range(50)], T0)
+    ids = [result.job_id for result in results]
+    assert ids == sorted(ids) and len(set(ids)) == 50
+    assert [store.get_job(job_id).priority for job_id in ids] == list(range(50))
+
+
+def test_dedupe_returns_the_active_job(store: JobStore) -> None:
+    [first] = store.enqueue([new_job(dedupe_key="k")], T0)
+    [second] = store.enqueue([new_job(dedupe_key="k")], T0)
+    assert second.job_id == first.job_id and not second.created
+    [other] = store.enqueue([new_job(dedupe_key="other")], T0)
+    assert other.created and other.job_id != first.job_id
+
+
+def test_dedupe_within_one_batch(store: JobStore) -> None:
+    results = store.enqueue([new_job(dedupe_key="k"), new_job(dedupe_key="k")], T0)
+    assert results[0].created and not results[1].created
+    assert results[0].job_id == results[1].job_id
+
+
+def test_dedupe_key_is_free_again_once_the_job_finished(store: JobStore) -> None:
+    [first] = store.enqueue([new_job(dedupe_key="k")], T0)
+    store.request_cancel(first.job_id, T0)
+    [second] = store.enqueue([new_job(dedupe_key="k")], T0)
+    assert second.created and second.job_id != first.job_id
+
+
+def test_dedupe_is_safe_under_concurrent_enqueues(store: JobStore) -> None:
+    ids: list[int] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(8)
+
+    def enqueue() -> None:
+        barrier.wait()
+        for _ in range(20):
+            [result] = store.enqueue([new_job(dedupe_key="race")], T0)
+            with lock:
+                ids.append(result.job_id)
+
+    threads = [threading.Thread(target=enqueue) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(ids)) == 1
+    assert len(store.list_jobs(limit=100)) == 1
+
+
+def test_queue_depth_limit_refuses_whole_batches(store: JobStore) -> None:
+    store.enqueue([new_job(), new_job()], T0, max_depth=3)
+    with pytest.raises(QueueFullError, match="JOB_QUEUE_MAX_DEPTH"):
+        store.enqueue([new_job(), new_job()], T0, max_depth=3)
+    assert len(store.list_jobs()) == 2
+    store.enqueue([new_job()], T0, max_depth=3)
+    with pytest.raises(QueueFullError):
+        store.enqueue([new_job()], T0, max_depth=3)
+
+
+def test_finished_jobs_do_not_count_towards_queue_depth(store: JobStore) -> None:
+    [result] = store.enqueue([new_job()], T0, max_depth=1)
+    store.request_cancel(result.job_id, T0)
+    store.enqueue([new_job()], T0, max_depth=1)
+
+
+def test_transactional_enqueue_commits_and_rolls_back_with_the_caller(
+    store: JobStore, engine: Engine
+) -> None:
+    with engine.begin() as connection:
+        [kept] = store.enqueue([new_job()], T0, connection=connection)
+
+    class CallerFailedError(Exception):
+        pass
+
+    with pytest.raises(CallerFailedError), engine.begin() as connection:
+        store.enqueue([new_job()], T0, connection=connection)
+        raise CallerFailedError
+    assert [job.id for job in store.list_jobs()] == [kept.job_id]
+
+
+def test_claim_orders_by_priority_then_run_at(store: JobStore) -> None:
+    low_old = store.enqueue([new_job(priority=0, run_at_offset=-10)], T0)[0].job_id
+    high_new = store.enqueue([new_job(priority=5, run_at_offset=-1)], T0)[0].job_id
+    high_old = store.enqueue([new_job(priority=5, run_at_offset=-5)], T0)[0].job_id
+    low_new = store.enqueue([new_job(priority=0, run_at_offset=-2)], T0)[0].job_id
+    claimed = store.claim("w1", ["diag.noop"], 10, T0)
+    assert [job.id for job in claimed] == [high_old, high_new, low_old, low_new]
+
+
+def test_claim_takes_at_most_limit_and_only_due_jobs_of_its_types(store: JobStore) -> None:
+    store.enqueue([new_job() for _ in range(5)], T0)
+    store.enqueue([new_job(run_at_offset=60)], T0)
+    store.enqueue([new_job("diag.sleep")], T0)
+    first = store.claim("w1", ["diag.noop"], 3, T0)
+    second = store.claim("w1", ["diag.noop"], 10, T0)
+    assert (len(first), len(second)) == (3, 2)
+    assert store.claim("w1", ["diag.noop"], 10, T0) == []
+    assert len(store.claim("w1", ["diag.noop"], 10, T0 + timedelta(seconds=60))) == 1
+    assert len(store.claim("w1", ["diag.sleep", "diag.noop"], 10, T0)) == 1
+
+
+def test_claim_stamps_the_claim(store: JobStore) -> None:
+    store.enqueue([new_job()], T0)
+    [job] = store.claim("host:1:abc", ["diag.noop"], 1, T0 + timedelta(seconds=1))
+    assert job.status is JobStatus.RUNNING
+    assert job.locked_by == "host:1:abc" and job.attempts == 1
+    assert job.started_at == job.heartbeat_at == T0 + timedelta(seconds=1)
+    assert store.get_job(job.id) == job
+
+
+def test_concurrent_claims_never_hand_out_a_job_twice(store: JobStore) -> None:
+    store.enqueue([new_job() for _ in range(400)], T0)
+    claimed: list[int] = []
+    lock = threading.Lock()
+
+    def claimer(worker_id: str) -> None:
+        while True:
+            jobs = store.claim(worker_id, ["diag.noop"], 7, T0)
+            if not jobs:
+                return
+            with lock:
+                claimed.extend(job.id for job in jobs)
+
+    threads = [threading.Thread(target=claimer, args=(f"w{index}",)) for index in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(claimed) == 400 and len(set(claimed)) == 400
+
+
+def test_claim_with_zero_slots_or_no_types_claims_nothing(store: JobStore) -> None:
+    store.enqueue([new_job()], T0)
+    assert store.claim("w1", ["diag.noop"], 0, T0) == []
+    assert store.claim("w1", [], 5, T0) == []

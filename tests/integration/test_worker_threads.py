@@ -1,0 +1,190 @@
+"""The worker's real loop (`run()`) in a thread: wake-up, shutdown, burst."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dominus.db.engine import create_database_engine
+from dominus.jobs import (
+    EventKind,
+    HandlerRegistry,
+    JobQueue,
+    JobStatus,
+    RetryPolicy,
+    SqlJobStore,
+    Worker,
+    WorkerConfig,
+)
+from dominus.jobs.wakeup import SqliteDataVersionWatcher
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.01)
+
+
+class RunningWorker:
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+        self.thread = threading.Thread(target=worker.run, daemon=True)
+        self.thread.start()
+
+    def stop(self, timeout: float = 15) -> None:
+        self.worker.request_shutdown()
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "worker did not stop"
+
+
+@pytest.fixture
+def start_worker(
+    store: SqlJobStore, registry: HandlerRegistry
+) -> Iterator[Callable[..., RunningWorker]]:
+    started: list[RunningWorker] = []
+
+    def start(watcher: Any = None, **overrides: Any) -> RunningWorker:
+        settings: dict[str, Any] = {
+            "concurrency": 2,
+            "poll_interval_seconds": 60,  # long: anything quicker proves the wake-up path
+            "heartbeat_interval_seconds": 0.2,
+            "max_running_age_seconds": 2,
+            "graceful_shutdown_timeout_seconds": 5,
+            "abort_grace_seconds": 2,
+            "retry_policy": RetryPolicy(base_seconds=0.05, max_seconds=0.1),
+        }
+        settings.update(overrides)
+        running = RunningWorker(Worker(store, registry, WorkerConfig(**settings), watcher=watcher))
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        if running.thread.is_alive():
+            running.stop()
+
+
+@pytest.fixture
+def live_queue(store: SqlJobStore, registry: HandlerRegistry) -> JobQueue:
+    """A queue on the real clock (the shared `queue` fixture runs on a fake one)."""
+    return JobQueue(store, registry)
+
+
+def status_of(store: SqlJobStore, job_id: int) -> JobStatus:
+    return store.get_job(job_id).status
+
+
+def test_an_enqueue_in_the_same_process_wakes_the_worker(
+    store: SqlJobStore, live_queue: JobQueue, start_worker: Callable[..., RunningWorker]
+) -> None:
+    running = start_worker()
+    live_queue.subscribe(running.worker.wake)
+    wait_until(lambda: len(store.list_workers()) == 1)
+    job_id = live_queue.enqueue_job("diag.noop").job_id
+    wait_until(lambda: status_of(store, job_id) is JobStatus.COMPLETED, timeout=5)
+    running.stop()
+
+
+def test_an_enqueue_from_another_connection_is_seen_through_data_version(
+    store: SqlJobStore,
+    database_path: Path,
+    registry: HandlerRegistry,
+    start_worker: Callable[..., RunningWorker],
+) -> None:
+    running = start_worker(watcher=SqliteDataVersionWatcher(database_path))
+    wait_until(lambda: len(store.list_workers()) == 1)
+    time.sleep(0.1)  # let the worker finish its first poll and go idle
+    other_engine = create_database_engine(f"sqlite:///{database_path}")
+    other_queue = JobQueue(SqlJobStore(other_engine), registry)  # no subscription
+    job_id = other_queue.enqueue_job("diag.noop").job_id
+    wait_until(lambda: status_of(store, job_id) is JobStatus.COMPLETED, timeout=5)
+    other_engine.dispose()
+    running.stop()
+
+
+def test_graceful_shutdown_waits_for_running_jobs(
+    store: SqlJobStore, live_queue: JobQueue, start_worker: Callable[..., RunningWorker]
+) -> None:
+    running = start_worker()
+    live_queue.subscribe(running.worker.wake)
+    job_id = live_queue.enqueue_job("diag.sleep", {"seconds": 0.5}).job_id
+    wait_until(lambda: status_of(store, job_id) is JobStatus.RUNNING)
+    running.stop()
+    assert status_of(store, job_id) is JobStatus.COMPLETED
+    [worker] = store.list_workers()
+    assert worker.stopped_at is not None
+
+
+@pytest.mark.parametrize("requeue", [False, True])
+def test_jobs_still_running_after_the_graceful_timeout_are_cancelled_or_requeued(
+    store: SqlJobStore,
+    live_queue: JobQueue,
+    start_worker: Callable[..., RunningWorker],
+    requeue: bool,
+) -> None:
+    running = start_worker(graceful_shutdown_timeout_seconds=0.2, shutdown_requeue=requeue)
+    live_queue.subscribe(running.worker.wake)
+    job_id = live_queue.enqueue_job("diag.sleep", {"seconds": 60}).job_id
+    wait_until(lambda: status_of(store, job_id) is JobStatus.RUNNING)
+    running.stop()
+    job = store.get_job(job_id)
+    if requeue:
+        assert job.status is JobStatus.PENDING and job.attempts == 0
+        assert store.job_events(job_id)[-1].kind is EventKind.RELEASED
+    else:
+        assert job.status is JobStatus.CANCELLED
+        assert "shutdown" in (store.job_events(job_id)[-1].message or "")
+
+
+def test_a_handler_that_ignores_the_shutdown_abort_is_recorded_anyway(
+    store: SqlJobStore, live_queue: JobQueue, start_worker: Callable[..., RunningWorker]
+) -> None:
+    running = start_worker(graceful_shutdown_timeout_seconds=0.1, abort_grace_seconds=0.2)
+    live_queue.subscribe(running.worker.wake)
+    job_id = live_queue.enqueue_job("diag.ignore_abort", {"seconds": 60}).job_id
+    wait_until(lambda: status_of(store, job_id) is JobStatus.RUNNING)
+    started = time.monotonic()
+    running.stop(timeout=5)
+    assert time.monotonic() - started < 5
+    assert status_of(store, job_id) is JobStatus.CANCELLED
+
+
+def test_burst_mode_drains_due_jobs_and_their_retries_then_exits(
+    store: SqlJobStore, live_queue: JobQueue, start_worker: Callable[..., RunningWorker]
+) -> None:
+    ids = [live_queue.enqueue_job("diag.noop").job_id for _ in range(20)]
+    ids.append(live_queue.enqueue_job("diag.fail", {"fail_times": 2}).job_id)
+    running = start_worker(burst=True, concurrency=4)
+    running.thread.join(20)
+    assert not running.thread.is_alive(), "burst worker did not exit"
+    assert {status_of(store, job_id) for job_id in ids} == {JobStatus.COMPLETED}
+
+
+def test_two_workers_share_a_queue_without_running_a_job_twice(
+    store: SqlJobStore,
+    live_queue: JobQueue,
+    database_path: Path,
+    start_worker: Callable[..., RunningWorker],
+) -> None:
+    ids = [live_queue.enqueue_job("diag.noop").job_id for _ in range(300)]
+    workers = [
+        start_worker(watcher=SqliteDataVersionWatcher(database_path), concurrency=3)
+        for _ in range(2)
+    ]
+    for running in workers:
+        running.worker.wake()
+    wait_until(
+        lambda: len(store.list_jobs(status=JobStatus.COMPLETED, limit=1000)) == 300, timeout=30
+    )
+    for running in workers:
+        running.stop()
+    jobs = [store.get_job(job_id) for job_id in ids]
+    assert all(job.attempts == 1 for job in jobs)
+    assert {job.locked_by for job in jobs} <= {running.worker.id for running in workers}
