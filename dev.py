@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -64,7 +65,23 @@ def demo(args: list[str]) -> None:
     _run(dominus, "demo", *args)
 
 
+def _ensure_postgres() -> None:
+    """The suite needs PostgreSQL at 127.0.0.1:5432. Start the local cluster if it is installed
+    but down; if there is none, the PostgreSQL tests fail and say so (they never skip)."""
+    if shutil.which("pg_isready") is None or shutil.which("pg_ctlcluster") is None:
+        print("note: no local PostgreSQL tools found; PostgreSQL tests will fail", flush=True)
+        return
+    ready = subprocess.run(["pg_isready", "-q", "-h", "127.0.0.1", "-p", "5432"], check=False)
+    if ready.returncode == 0:
+        return
+    versions = sorted(Path("/etc/postgresql").glob("*"))
+    if versions:
+        command = ["pg_ctlcluster", "--skip-systemctl-redirect", versions[-1].name, "main", "start"]
+        subprocess.run(command, check=False)
+
+
 def test(args: list[str]) -> None:
+    _ensure_postgres()
     python = _environment(".venv", ["runtime.lock", "dev.lock"])
     bin_dir = python.parent
     _run(bin_dir / "ruff", "check", "src", "tests", "bench", "dev.py")

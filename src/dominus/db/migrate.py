@@ -41,6 +41,14 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
         command.upgrade(config, revision)
 
 
+def downgrade(engine: Engine, revision: str) -> None:
+    """Undo migrations down to `revision` ("base" removes every DOMINUS table)."""
+    config = _alembic_config()
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, revision)
+
+
 def ensure_migrated(engine: Engine) -> None:
     """Refuse to work on a database whose schema is behind (or ahead of) this code."""
     current = current_revision(engine)

@@ -6,42 +6,16 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, case, literal, select, text, update
+from sqlalchemy import Connection, and_, bindparam, case, literal, select, update
 
 from dominus.db.schema import job_queue, workers
 from dominus.db.types import UTCDateTime
 from dominus.jobs.model import Claim, EventKind, Job, ReclaimedJob
+from dominus.jobs.sql import sqlite_driver
 from dominus.jobs.sql.history import dead_letter, record_event, record_retry_scheduled
 from dominus.jobs.sql.predicates import IS_PENDING, IS_RUNNING
 from dominus.jobs.sql.rows import JOB_COLUMNS, job_from_row
 from dominus.jobs.store import RetryDelay
-
-_RETURNED_COLUMNS = ", ".join(column.name for column in JOB_COLUMNS)
-
-# SQLite: the whole claim runs under BEGIN IMMEDIATE, so no other writer can interleave. The
-# literal 'pending' lets the planner match the partial claim index, and INDEXED BY keeps it from
-# preferring the (status, job_type) index and sorting every pending row: walking the claim index
-# in order stops after LIMIT rows, however many jobs wait or have finished.
-_SQLITE_CLAIM = (
-    text(
-        f"""
-        UPDATE job_queue
-           SET status = 'running', locked_by = :worker_id, attempts = attempts + 1,
-               started_at = :now, heartbeat_at = :now, updated_at = :now
-         WHERE id IN (
-               SELECT id FROM job_queue INDEXED BY ix_job_queue_claim
-                WHERE status = 'pending' AND run_at <= :now AND job_type IN :job_types
-                ORDER BY priority DESC, run_at, id
-                LIMIT :limit)
-        RETURNING {_RETURNED_COLUMNS}
-        """
-    )
-    .bindparams(
-        bindparam("job_types", expanding=True),
-        bindparam("now", type_=UTCDateTime),
-    )
-    .columns(*JOB_COLUMNS)
-)
 
 # PostgreSQL: rows another worker is claiming at this moment are skipped, not waited for.
 _POSTGRES_CLAIM = (
@@ -77,9 +51,10 @@ def claim_jobs(
 ) -> list[Job]:
     if limit <= 0 or not job_types:
         return []
-    statement = _SQLITE_CLAIM if connection.dialect.name == "sqlite" else _POSTGRES_CLAIM
+    if connection.dialect.name == "sqlite":
+        return sqlite_driver.claim_jobs(connection, worker_id, job_types, limit, now)
     rows = connection.execute(
-        statement,
+        _POSTGRES_CLAIM,
         {"worker_id": worker_id, "now": now, "limit": limit, "job_types": list(job_types)},
     )
     jobs = [job_from_row(row) for row in rows]

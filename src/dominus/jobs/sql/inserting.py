@@ -12,6 +12,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from dominus.db.schema import job_queue
 from dominus.errors import QueueFullError
 from dominus.jobs.model import ACTIVE_STATUSES, EnqueueResult, NewJob
+from dominus.jobs.sql import sqlite_driver
 
 ACTIVE_DEDUPE_PREDICATE = text("dedupe_key IS NOT NULL AND status IN ('pending', 'running')")
 ACTIVE = [status.value for status in ACTIVE_STATUSES]
@@ -28,15 +29,20 @@ def insert_jobs(
     results: list[EnqueueResult | None] = [None] * len(jobs)
     plain = [index for index, job in enumerate(jobs) if job.dedupe_key is None]
     if plain:
-        rows = [_row(jobs[index], now) for index in plain]
-        statement = insert(job_queue).returning(job_queue.c.id, sort_by_parameter_order=True)
-        ids = connection.execute(statement, rows).scalars().all()
+        ids = _insert_plain(connection, [jobs[index] for index in plain], now)
         for index, job_id in zip(plain, ids, strict=True):
             results[index] = EnqueueResult(job_id=job_id, created=True)
     for index, job in enumerate(jobs):
         if job.dedupe_key is not None:
             results[index] = _insert_deduplicated(connection, job, now)
     return [result for result in results if result is not None]
+
+
+def _insert_plain(connection: Connection, jobs: Sequence[NewJob], now: datetime) -> list[int]:
+    if connection.dialect.name == "sqlite":
+        return sqlite_driver.insert_plain_jobs(connection, jobs, now)
+    statement = insert(job_queue).returning(job_queue.c.id, sort_by_parameter_order=True)
+    return list(connection.execute(statement, [_row(job, now) for job in jobs]).scalars())
 
 
 def _check_depth(connection: Connection, adding: int, max_depth: int) -> None:

@@ -11,6 +11,7 @@ from sqlalchemy import Connection, bindparam, case, func, literal, select, updat
 from dominus.db.schema import Document, job_queue
 from dominus.db.types import UTCDateTime
 from dominus.jobs.model import AttemptOutcome, Claim, EventKind, OutcomeKind
+from dominus.jobs.sql import sqlite_driver
 from dominus.jobs.sql.claiming import fenced
 from dominus.jobs.sql.history import dead_letter, record_event, record_retry_scheduled
 from dominus.jobs.sql.predicates import IS_RUNNING
@@ -56,18 +57,21 @@ def settle_outcomes(
 def _complete(
     connection: Connection, outcomes: Sequence[AttemptOutcome], now: datetime
 ) -> dict[Claim, bool]:
-    parameters = [
-        {
-            "b_id": outcome.claim.job_id,
-            "b_worker": outcome.claim.worker_id,
-            "b_attempt": outcome.claim.attempt,
-            "b_result": outcome.result,
-            "b_progress": outcome.progress,
-            "b_now": now,
-        }
-        for outcome in outcomes
-    ]
-    updated = connection.execute(_complete_many, parameters).rowcount
+    if connection.dialect.name == "sqlite":
+        updated = sqlite_driver.complete_jobs(connection, outcomes, now)
+    else:
+        parameters = [
+            {
+                "b_id": outcome.claim.job_id,
+                "b_worker": outcome.claim.worker_id,
+                "b_attempt": outcome.claim.attempt,
+                "b_result": outcome.result,
+                "b_progress": outcome.progress,
+                "b_now": now,
+            }
+            for outcome in outcomes
+        ]
+        updated = connection.execute(_complete_many, parameters).rowcount
     if updated == len(outcomes):
         return {outcome.claim: True for outcome in outcomes}
     # Some claims were lost (the job was reclaimed while its worker was silent). Rare: find out
