@@ -2,8 +2,8 @@
 """Set up and run DOMINUS on a fresh machine that has only Python 3.11+.
 
     python3 dev.py demo     set up, migrate the default SQLite database, run the demo job batch
-    python3 dev.py test     set up (with test tools) and run lint, type checks and the whole test suite
-    python3 dev.py bench    set up a separate benchmark environment (with huey) and run bench/run.py
+    python3 dev.py test     set up (with test tools); run lint, type checks and the whole suite
+    python3 dev.py bench    set up a separate benchmark environment (with huey); run bench/run.py
     python3 dev.py lock     regenerate the pinned lock files from pyproject.toml
 
 Each environment is a virtualenv inside the checkout, installed from a pinned lock file and
@@ -34,7 +34,7 @@ def _run(*command: str | Path, env: dict[str, str] | None = None) -> None:
 
 def _environment(name: str, lock_files: list[str]) -> Path:
     """Create (or reuse) the virtualenv `name` with exactly the pinned packages installed."""
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - this script runs on whatever python3 is
         sys.exit("DOMINUS needs Python 3.11 or newer; run this script with python3.11")
     env_dir = ROOT / name
     python = env_dir / "bin" / "python"
