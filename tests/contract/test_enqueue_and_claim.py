@@ -179,3 +179,24 @@ def test_claim_with_zero_slots_or_no_types_claims_nothing(store: JobStore) -> No
     store.enqueue([new_job()], T0)
     assert store.claim("w1", ["diag.noop"], 0, T0) == []
     assert store.claim("w1", [], 5, T0) == []
+
+
+def test_batch_and_single_and_deduplicated_inserts_store_the_same_way(store: JobStore) -> None:
+    # The three insert paths (batch, single row, dedupe) must store comparable timestamps: the
+    # claim orders them by run_at, to the microsecond.
+    whole_second = new_job(run_at_offset=-3)
+    with_micros = new_job(run_at_offset=-2.5)
+    deduplicated = new_job(run_at_offset=-2.75, dedupe_key="d")
+    batch = store.enqueue([whole_second, new_job(run_at_offset=-1)], T0)
+    single = store.enqueue([with_micros], T0)
+    dedupe = store.enqueue([deduplicated], T0)
+    claimed = store.claim("w1", ["diag.noop"], 10, T0)
+    assert [job.id for job in claimed] == [
+        batch[0].job_id,
+        dedupe[0].job_id,
+        single[0].job_id,
+        batch[1].job_id,
+    ]
+    assert claimed[0].run_at == T0 - timedelta(seconds=3)
+    assert claimed[2].run_at == T0 - timedelta(seconds=2.5)
+    assert store.get_job(dedupe[0].job_id).run_at == T0 - timedelta(seconds=2.75)

@@ -50,7 +50,7 @@ def driver_connection(connection: Connection) -> sqlite3.Connection:
 
 def stored_time(value: datetime) -> str:
     """A UTC timestamp as SQLAlchemy stores it in SQLite."""
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
 def _time(text: str | None) -> datetime | None:
@@ -86,6 +86,9 @@ def insert_plain_jobs(connection: Connection, jobs: Sequence[NewJob], now: datet
         )
         for job in jobs
     ]
+    if len(rows) == 1:
+        (job_id,) = raw.execute(_INSERT + " RETURNING id", rows[0]).fetchone()
+        return [job_id]
     raw.executemany(_INSERT, rows)
     last_id = raw.execute("SELECT last_insert_rowid()").fetchone()[0]
     first_id = last_id - len(rows) + 1
