@@ -551,13 +551,13 @@ class Worker:
             self._wake.wait(timeout)
             return
         slice_seconds = self._config.change_check_interval_seconds
-        while timeout > 0:
-            if self._wake.wait(min(timeout, slice_seconds)):
+        give_up = time.monotonic() + timeout  # measured, so slow slices do not stretch the sleep
+        while (remaining := give_up - time.monotonic()) > 0:
+            if self._wake.wait(min(remaining, slice_seconds)):
                 return
             if self._watcher.changed():
                 self._claim_wanted = True
                 return
-            timeout -= slice_seconds
 
     def _next_duty(self, now: datetime) -> datetime:
         duties = [self._next_heartbeat_at, self._next_reclaim_at]
