@@ -75,7 +75,11 @@ def requeue(entry_id: int = typer.Argument(..., help="The dead-letter entry id."
 @app.command("purge")
 def purge(
     older_than_days: float | None = typer.Option(
-        None, "--older-than-days", min=0, help="Only entries that failed more than N days ago."
+        None,
+        "--older-than-days",
+        min=0,
+        max=36_500,
+        help="Only entries that failed more than N days ago.",
     ),
 ) -> None:
     """Delete dead-letter entries (the failed jobs themselves stay)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 
 import typer
+from sqlalchemy.exc import SQLAlchemyError
 
 from dominus.cli import db, dlq, jobs, queue
 from dominus.cli.demo import demo
@@ -50,6 +51,9 @@ def main() -> None:
     except DominusError as error:
         sys.stderr.write(f"error: {error}\n")
         sys.exit(exit_code_for(error))
+    except SQLAlchemyError as error:  # a driver error that escaped translation: still one line
+        sys.stderr.write(f"error: database error: {error}\n")
+        sys.exit(EXIT_FAILURE)
 
 
 if __name__ == "__main__":

@@ -65,7 +65,13 @@ def _create_sqlite_engine(url: str, busy_timeout_ms: int) -> Engine:
             "an in-memory SQLite database cannot be shared by the worker and its callers; "
             "use a file path such as sqlite:///./data/dominus.db"
         )
-    Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    directory = Path(database).expanduser().parent
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigurationError(
+            f"DATABASE_URL: cannot create the directory {directory} ({error.strerror})"
+        ) from error
     engine = create_engine(
         url,
         connect_args={

@@ -11,6 +11,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
 from dominus.db.engine import read_only
+from dominus.db.errors import database_errors
 from dominus.errors import SchemaNotMigratedError
 
 MIGRATIONS_DIRECTORY = Path(__file__).resolve().parent / "migrations"
@@ -29,14 +30,14 @@ def head_revision() -> str:
 
 
 def current_revision(engine: Engine) -> str | None:
-    with read_only(engine).connect() as connection:
+    with database_errors(), read_only(engine).connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Bring the schema up to `revision` (the newest by default) in one transaction."""
     config = _alembic_config()
-    with engine.begin() as connection:
+    with database_errors(), engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
 
@@ -44,7 +45,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 def downgrade(engine: Engine, revision: str) -> None:
     """Undo migrations down to `revision` ("base" removes every DOMINUS table)."""
     config = _alembic_config()
-    with engine.begin() as connection:
+    with database_errors(), engine.begin() as connection:
         config.attributes["connection"] = connection
         command.downgrade(config, revision)
 

@@ -110,8 +110,7 @@ class JobQueue:
             raise InvalidJobOptionError(
                 f"{where}timeout must be between 0 and {MAX_TIMEOUT_SECONDS} seconds, got {timeout}"
             )
-        if request.run_at is not None and request.run_at.tzinfo is None:
-            raise InvalidJobOptionError(f"{where}run_at must include a UTC offset")
+        run_at = now if request.run_at is None else _utc(request.run_at, where)
         if (
             request.dedupe_key is not None
             and not 0 < len(request.dedupe_key) <= DEDUPE_KEY_MAX_LENGTH
@@ -124,7 +123,7 @@ class JobQueue:
             payload=payload,
             priority=priority,
             max_attempts=max_attempts,
-            run_at=now if request.run_at is None else request.run_at.astimezone(UTC),
+            run_at=run_at,
             dedupe_key=request.dedupe_key,
             timeout_seconds=timeout,
         )
@@ -170,6 +169,15 @@ def _describe_payload_error(job_type: str, error: ValidationError) -> str:
         field_name = ".".join(str(part) for part in issue["loc"]) or "payload"
         problems.append(f"{field_name}: {issue['msg']}")
     return f"invalid payload for {job_type}: " + "; ".join(problems)
+
+
+def _utc(value: datetime, where: str) -> datetime:
+    if value.tzinfo is None:
+        raise InvalidJobOptionError(f"{where}run_at must include a UTC offset")
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise InvalidJobOptionError(f"{where}run_at is out of range: {value.isoformat()}") from None
 
 
 def _check_range(where: str, name: str, value: int, bounds: Sequence[int]) -> None:

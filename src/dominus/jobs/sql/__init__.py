@@ -1,5 +1,6 @@
 """The job store on SQL databases (SQLite and PostgreSQL) through SQLAlchemy Core."""
 
-from dominus.jobs.sql.store import SqlJobStore, is_busy_error
+from dominus.db.errors import is_busy_error
+from dominus.jobs.sql.store import SqlJobStore
 
 __all__ = ["SqlJobStore", "is_busy_error"]

@@ -30,8 +30,13 @@ from dominus.jobs.sql.rows import (
     worker_from_row,
 )
 
+# Ids are 64-bit; a larger number cannot name a row (and would overflow the driver).
+MAX_ID = 2**63 - 1
+
 
 def get_job(connection: Connection, job_id: int, *, for_update: bool = False) -> Job:
+    if not 0 < job_id <= MAX_ID:
+        raise JobNotFoundError(f"no job with id {job_id}")
     query = select(*JOB_COLUMNS).where(job_queue.c.id == job_id)
     if for_update:
         query = query.with_for_update()
@@ -142,6 +147,8 @@ def list_dead_letters(
 
 
 def get_dead_letter(connection: Connection, entry_id: int) -> DeadLetterEntry:
+    if not 0 < entry_id <= MAX_ID:
+        raise JobNotFoundError(f"no dead-letter entry with id {entry_id}")
     row = connection.execute(
         select(*DEAD_LETTER_COLUMNS).where(dead_letter_jobs.c.id == entry_id)
     ).first()

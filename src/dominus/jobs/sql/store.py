@@ -8,17 +8,14 @@ original kept as `__cause__`.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from dominus.db.engine import read_only
-from dominus.errors import DatabaseBusyError, DatabaseError
+from dominus.db.errors import database_errors
 from dominus.jobs.model import (
     AttemptOutcome,
     Claim,
@@ -38,32 +35,6 @@ from dominus.jobs.store import RetryDelay
 
 T = TypeVar("T")
 
-_SQLITE_BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED (and their extended codes' low byte)
-_POSTGRES_BUSY_STATES = {"40001", "40P01", "55P03"}  # serialization, deadlock, lock not available
-
-
-def is_busy_error(error: BaseException) -> bool:
-    """True for 'the database is locked by someone else' errors, worth retrying after a pause."""
-    original = getattr(error, "orig", error)
-    if isinstance(original, sqlite3.Error):
-        code = getattr(original, "sqlite_errorcode", None)
-        if code is not None:
-            return code & 0xFF in _SQLITE_BUSY_CODES
-        return "locked" in str(original) or "busy" in str(original)
-    return getattr(original, "sqlstate", None) in _POSTGRES_BUSY_STATES
-
-
-@contextmanager
-def _translated_errors() -> Iterator[None]:
-    try:
-        yield
-    except DBAPIError as error:
-        if is_busy_error(error):
-            raise DatabaseBusyError(f"database busy: {error.orig}") from error
-        raise DatabaseError(f"database error: {error.orig}") from error
-    except SQLAlchemyError as error:
-        raise DatabaseError(f"database error: {error}") from error
-
 
 class SqlJobStore:
     """The job store on a SQLAlchemy engine (SQLite or PostgreSQL)."""
@@ -81,11 +52,11 @@ class SqlJobStore:
         return self._engine.dialect.name
 
     def _write(self, work: Callable[[Connection], T]) -> T:
-        with _translated_errors(), self._engine.begin() as connection:
+        with database_errors(), self._engine.begin() as connection:
             return work(connection)
 
     def _read(self, work: Callable[[Connection], T]) -> T:
-        with _translated_errors(), self._reader.begin() as connection:
+        with database_errors(), self._reader.begin() as connection:
             return work(connection)
 
     # --- callers -------------------------------------------------------------------------
@@ -100,7 +71,7 @@ class SqlJobStore:
         if not jobs:
             return []
         if connection is not None:
-            with _translated_errors():
+            with database_errors():
                 return inserting.insert_jobs(connection, jobs, now, max_depth)
         return self._write(lambda conn: inserting.insert_jobs(conn, jobs, now, max_depth))
 
