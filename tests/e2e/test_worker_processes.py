@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 import time
 from collections import Counter
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -367,3 +370,55 @@ def test_burst_worker_exits_when_everything_due_is_done(
     jobs = [store.get_job(job_id) for job_id in ids]
     assert all(job.status is JobStatus.COMPLETED and job.attempts == 1 for job in jobs)
     assert sorted(job_id for job_id, _, _ in worker.job_lines("completed")) == ids
+
+
+def test_a_second_signal_exits_at_once_and_liveness_reclaims_the_job(
+    dominus_procs: DominusProcesses, store: SqlJobStore, e2e_queue: JobQueue
+) -> None:
+    job_id = e2e_queue.enqueue_job("diag.sleep", {"seconds": 60}).job_id
+    worker = dominus_procs.start_worker(
+        "--concurrency", "1", env={"WORKER_GRACEFUL_SHUTDOWN_TIMEOUT_MS": "60000"}
+    )
+    wait_running_on(store, job_id, worker)
+    worker.send(signal.SIGTERM)  # graceful: would wait up to 60 s for the sleep
+    wait_until(lambda: "shutting down" in worker.stderr(), 10, message=worker.describe)
+    signalled = time.monotonic()
+    worker.send(signal.SIGTERM)
+    code = worker.wait_exit(10)
+    assert time.monotonic() - signalled < 5
+    assert code == 128 + signal.SIGTERM
+    assert store.get_job(job_id).status is JobStatus.RUNNING  # left for liveness
+    rescuer = dominus_procs.start_worker("--concurrency", "1")
+    wait_until(lambda: store.get_job(job_id).locked_by == rescuer.worker_id(), 20)
+    assert "reclaimed" in event_kinds(store, job_id)
+
+
+ENQUEUE_UNTIL_KILLED = """
+import sys
+from dominus.db.engine import create_database_engine
+from dominus.jobs import HandlerRegistry, JobQueue, SqlJobStore
+from dominus.jobs.diagnostic import register_diagnostic_jobs
+
+queue = JobQueue(
+    SqlJobStore(create_database_engine(sys.argv[1])), register_diagnostic_jobs(HandlerRegistry())
+)
+while True:
+    job_id = queue.enqueue_job("diag.noop").job_id
+    print(job_id, flush=True)  # acknowledged: the enqueue has committed
+"""
+
+
+def test_every_acknowledged_enqueue_survives_a_crash_of_the_process(
+    database_url: str, store: SqlJobStore, tmp_path: Path
+) -> None:
+    output = tmp_path / "acknowledged.txt"
+    with output.open("w") as sink:
+        enqueuer = subprocess.Popen(
+            [sys.executable, "-c", ENQUEUE_UNTIL_KILLED, database_url], stdout=sink
+        )
+        wait_until(lambda: len(output.read_text().split()) >= 300, 30)
+        enqueuer.send_signal(signal.SIGKILL)
+        enqueuer.wait(10)
+    acknowledged = [int(line) for line in output.read_text().split()]
+    stored = {job.id for job in store.list_jobs(limit=len(acknowledged) + 10)}
+    assert set(acknowledged) <= stored

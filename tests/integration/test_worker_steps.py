@@ -298,3 +298,32 @@ def test_unexpected_errors_in_a_tick_are_survived(
 def test_diag_registry_is_opt_in() -> None:
     assert len(HandlerRegistry()) == 0
     assert "diag.crash" in register_diagnostic_jobs(HandlerRegistry())
+
+
+def test_the_loop_does_not_spin_while_backing_off_or_past_a_timeout(
+    database_path: Path, registry: HandlerRegistry, clock: FakeClock
+) -> None:
+    engine = create_database_engine(f"sqlite:///{database_path}", busy_timeout_ms=20)
+    store = SqlJobStore(engine)
+    queue = JobQueue(store, registry, clock=clock)
+    queue.enqueue_job("diag.ignore_abort", {"seconds": 0.5}, timeout_seconds=1)
+    worker = make_worker(store, registry, clock, heartbeat_interval_seconds=1)
+    worker.run_once(clock())
+    clock.advance(2)  # past the job's deadline, and its heartbeat is due
+    blocker = sqlite3.connect(database_path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        assert worker.run_once(clock()).failed  # aborts the job, then the database is busy
+        next_tick = worker._next_duty(clock())
+        assert next_tick == worker._backoff_until
+        assert next_tick is not None and next_tick > clock()
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    clock.now = worker._backoff_until  # type: ignore[assignment]
+    worker.run_once(clock())
+    # The job ignores its abort and is still running: its past deadline must not count.
+    assert worker._next_duty(clock()) > clock()
+    assert worker.wait_until_idle(10)
+    worker.run_once(clock())
+    engine.dispose()

@@ -560,6 +560,22 @@ class Worker:
                 return
 
     def _next_duty(self, now: datetime) -> datetime:
+        """When the loop must tick again at the latest. Only duties that a tick at that time
+        will actually perform count, so the loop never spins on a time already past."""
+        if self._backoff_until is not None and self._backoff_until > now:
+            duties = [self._backoff_until]  # nothing touches the database before then
+        else:
+            duties = self._database_duties()
+        duties.extend(
+            running.deadline
+            for running in self._running.values()
+            if running.deadline is not None and not running.finished and not running.abort.is_set()
+        )
+        if self.running_count and self._drain_deadline is not None:
+            duties.append(self._abort_deadline or self._drain_deadline)
+        return max(now, min(duties))
+
+    def _database_duties(self) -> list[datetime]:
         duties = [self._next_heartbeat_at, self._next_reclaim_at]
         if self._accepting and self.running_count < self._config.concurrency:
             duties.append(self._next_poll_at)
@@ -567,16 +583,7 @@ class Worker:
                 duties.append(self._retries_due[0])
         if self.running_count:
             duties.append(self._next_cancel_check_at)
-            duties.extend(
-                running.deadline
-                for running in self._running.values()
-                if running.deadline is not None and not running.finished
-            )
-        if self._backoff_until is not None:
-            duties.append(self._backoff_until)
-        if self._drain_deadline is not None:
-            duties.append(self._abort_deadline or self._drain_deadline)
-        return max(now, min(duties))
+        return duties
 
 
 def drain(worker: Worker, *, clock: Callable[[], datetime] = utc_now, timeout: float = 30) -> int:
