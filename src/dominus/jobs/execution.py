@@ -3,6 +3,7 @@ becomes an outcome for the store."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import queue
@@ -89,9 +90,7 @@ def run_handler(running: RunningJob, clock: Callable[[], datetime]) -> Finished:
     context = JobContext(
         job=job,
         abort=running.abort,
-        logger=logging.LoggerAdapter(
-            logging.getLogger(f"dominus.job.{job.job_type}"), {"job_id": job.id}
-        ),
+        logger=logging.LoggerAdapter(_job_logger(job.job_type), {"job_id": job.id}),
         progress_reporter=running.reporter,
     )
     try:
@@ -105,6 +104,11 @@ def run_handler(running: RunningJob, clock: Callable[[], datetime]) -> Finished:
             traceback=traceback.format_exc(),
             finished_at=clock(),
         )
+
+
+@functools.lru_cache(maxsize=256)
+def _job_logger(job_type: str) -> logging.Logger:
+    return logging.getLogger(f"dominus.job.{job_type}")
 
 
 def describe_exception(error: BaseException) -> str:

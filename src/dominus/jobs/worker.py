@@ -100,6 +100,7 @@ class Worker:
         self._watcher = watcher or NoChangeWatcher()
         self._backoff = DatabaseBackoff(self._config.poll_interval_seconds)
         self._running: dict[Claim, RunningJob] = {}
+        self._unfinished = 0
         self._finished: queue.SimpleQueue[Finished] = queue.SimpleQueue()
         self._unsettled: list[AttemptOutcome] = []
         self._wake = threading.Event()
@@ -150,7 +151,8 @@ class Worker:
 
     @property
     def running_count(self) -> int:
-        return sum(1 for running in self._running.values() if not running.finished)
+        """Handlers dispatched and not yet returned (or given up on at shutdown)."""
+        return self._unfinished
 
     # --- the loop ------------------------------------------------------------------------
     def run(self) -> None:
@@ -245,6 +247,7 @@ class Worker:
             if finished.running.finished:
                 continue  # given up on at shutdown and already recorded as interrupted
             finished.running.finished = True
+            self._unfinished -= 1
             self._unsettled.append(
                 outcome_of(
                     finished,
@@ -431,6 +434,7 @@ class Worker:
             deadline=deadline,
         )
         self._running[job.claim] = running
+        self._unfinished += 1
         assert self._pool is not None
         self._pool.submit(running)
 
@@ -487,6 +491,7 @@ class Worker:
             if running.finished:
                 continue
             running.finished = True
+            self._unfinished -= 1
             log.warning(
                 "job %d %s did not stop within %g s of its abort; recording it anyway",
                 running.job.id,

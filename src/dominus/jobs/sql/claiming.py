@@ -52,7 +52,8 @@ def claim_jobs(
     if limit <= 0 or not job_types:
         return []
     if connection.dialect.name == "sqlite":
-        return sqlite_driver.claim_jobs(connection, worker_id, job_types, limit, now)
+        raw = sqlite_driver.driver_connection(connection)
+        return sqlite_driver.claim_jobs(raw, worker_id, job_types, limit, now)
     rows = connection.execute(
         _POSTGRES_CLAIM,
         {"worker_id": worker_id, "now": now, "limit": limit, "job_types": list(job_types)},

@@ -40,7 +40,9 @@ def insert_jobs(
 
 def _insert_plain(connection: Connection, jobs: Sequence[NewJob], now: datetime) -> list[int]:
     if connection.dialect.name == "sqlite":
-        return sqlite_driver.insert_plain_jobs(connection, jobs, now)
+        return sqlite_driver.insert_plain_jobs(
+            sqlite_driver.driver_connection(connection), jobs, now
+        )
     statement = insert(job_queue).returning(job_queue.c.id, sort_by_parameter_order=True)
     return list(connection.execute(statement, [_row(job, now) for job in jobs]).scalars())
 

@@ -58,7 +58,8 @@ def _complete(
     connection: Connection, outcomes: Sequence[AttemptOutcome], now: datetime
 ) -> dict[Claim, bool]:
     if connection.dialect.name == "sqlite":
-        updated = sqlite_driver.complete_jobs(connection, outcomes, now)
+        raw = sqlite_driver.driver_connection(connection)
+        updated = sqlite_driver.complete_jobs(raw, outcomes, now)
     else:
         parameters = [
             {

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine
 
+from dominus.db.errors import is_busy_error
+from dominus.errors import DatabaseBusyError, DatabaseError
 from dominus.jobs.model import AttemptOutcome, Job, JobStatus, NewJob
 
 JOB_FIELDS = (
@@ -65,13 +68,12 @@ def _encoded(value: Any) -> str | None:
     return None if value is None else json.dumps(value)
 
 
-def insert_plain_jobs(connection: Connection, jobs: Sequence[NewJob], now: datetime) -> list[int]:
+def insert_plain_jobs(raw: sqlite3.Connection, jobs: Sequence[NewJob], now: datetime) -> list[int]:
     """Insert jobs without dedupe keys; returns their ids in order.
 
     The ids come from `last_insert_rowid()`: the table has no AUTOINCREMENT, so SQLite gives each
     new row max(rowid) + 1, and the write lock held by this transaction keeps any other writer
     out in between, which makes the ids of one executemany consecutive. The count is checked."""
-    raw = driver_connection(connection)
     created = stored_time(now)
     rows = [
         (
@@ -117,9 +119,8 @@ def _claim_sql(type_count: int) -> str:
 
 
 def claim_jobs(
-    connection: Connection, worker_id: str, job_types: Sequence[str], limit: int, now: datetime
+    raw: sqlite3.Connection, worker_id: str, job_types: Sequence[str], limit: int, now: datetime
 ) -> list[Job]:
-    raw = driver_connection(connection)
     stamp = stored_time(now)
     rows = raw.execute(
         _claim_sql(len(job_types)), (worker_id, stamp, stamp, stamp, stamp, *job_types, limit)
@@ -155,9 +156,10 @@ def _job(row: tuple[Any, ...]) -> Job:
     )
 
 
-def complete_jobs(connection: Connection, outcomes: Sequence[AttemptOutcome], now: datetime) -> int:
+def complete_jobs(
+    raw: sqlite3.Connection, outcomes: Sequence[AttemptOutcome], now: datetime
+) -> int:
     """Mark completed attempts, fenced on their claims. Returns how many rows changed."""
-    raw = driver_connection(connection)
     stamp = stored_time(now)
     cursor = raw.executemany(
         _COMPLETE,
@@ -175,3 +177,64 @@ def complete_jobs(connection: Connection, outcomes: Sequence[AttemptOutcome], no
         ],
     )
     return cursor.rowcount
+
+
+class LoopConnections:
+    """The worker loop's own connection, held for the thread's life, for its hottest
+    transaction: record a batch of completed attempts and claim the freed slots. Checking a
+    connection out of the pool and through SQLAlchemy's transaction events for every tick cost
+    more than the transaction's SQL (ADR 0003). Each thread gets its own connection, so it is
+    never shared; anything that is not the common case goes back to the general path."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._local = threading.local()
+
+    def settle_completed(
+        self,
+        outcomes: Sequence[AttemptOutcome],
+        now: datetime,
+        claim_for: tuple[str, Sequence[str], int] | None,
+    ) -> list[Job] | None:
+        """Complete every outcome and claim, in one transaction. None (nothing written) when a
+        completion's claim turned out to be lost: the caller then takes the general path, which
+        records that."""
+        raw = self._connection()
+        try:
+            raw.execute("BEGIN IMMEDIATE")
+            try:
+                if outcomes and complete_jobs(raw, outcomes, now) != len(outcomes):
+                    raw.rollback()
+                    return None
+                claimed = claim_jobs(raw, *claim_for, now) if claim_for else []
+                raw.commit()
+            except BaseException:
+                raw.rollback()
+                raise
+        except sqlite3.Error as error:
+            self._forget_if_broken(error)
+            raise _translated(error) from error
+        return claimed
+
+    def _connection(self) -> sqlite3.Connection:
+        pooled = getattr(self._local, "pooled", None)
+        if pooled is None:
+            pooled = self._engine.raw_connection()
+            self._local.pooled = pooled
+        raw = pooled.driver_connection
+        assert isinstance(raw, sqlite3.Connection)
+        return raw
+
+    def _forget_if_broken(self, error: sqlite3.Error) -> None:
+        if is_busy_error(error):
+            return
+        pooled = getattr(self._local, "pooled", None)
+        self._local.pooled = None
+        if pooled is not None:
+            pooled.invalidate()
+
+
+def _translated(error: sqlite3.Error) -> DatabaseError:
+    if is_busy_error(error):
+        return DatabaseBusyError(f"database busy: {error}")
+    return DatabaseError(f"database error: {error}")

@@ -26,11 +26,12 @@ from dominus.jobs.model import (
     JobEvent,
     JobStatus,
     NewJob,
+    OutcomeKind,
     QueueStats,
     ReclaimedJob,
     WorkerInfo,
 )
-from dominus.jobs.sql import admin, claiming, inserting, settling
+from dominus.jobs.sql import admin, claiming, inserting, settling, sqlite_driver
 from dominus.jobs.store import RetryDelay
 
 T = TypeVar("T")
@@ -42,6 +43,9 @@ class SqlJobStore:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._reader = read_only(engine)
+        self._loop_connections = (
+            sqlite_driver.LoopConnections(engine) if engine.dialect.name == "sqlite" else None
+        )
 
     @property
     def engine(self) -> Engine:
@@ -133,6 +137,13 @@ class SqlJobStore:
         *,
         claim_for: tuple[str, Sequence[str], int] | None = None,
     ) -> tuple[list[bool], list[Job]]:
+        if self._loop_connections is not None and all(
+            outcome.kind is OutcomeKind.COMPLETED for outcome in outcomes
+        ):
+            claimed = self._loop_connections.settle_completed(outcomes, now, claim_for)
+            if claimed is not None:
+                return [True] * len(outcomes), claimed
+
         def work(connection: Connection) -> tuple[list[bool], list[Job]]:
             accepted = settling.settle_outcomes(connection, outcomes, now) if outcomes else []
             claimed: list[Job] = []
