@@ -81,8 +81,10 @@ def _create_sqlite_engine(url: str, busy_timeout_ms: int) -> Engine:
             "timeout": busy_timeout_ms / 1000,
             "check_same_thread": False,
         },
+        # Generous: every handler thread may write progress at once, and SQLite connections
+        # are cheap; a small pool would make handlers queue for a connection, not for the lock.
         pool_size=8,
-        max_overflow=16,
+        max_overflow=64,
     )
     event.listen(engine, "connect", _configure_sqlite_connection)
     event.listen(engine, "begin", _begin_sqlite_transaction)
