@@ -6,14 +6,13 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, case, literal, select, update
+from sqlalchemy import Connection, bindparam, select, update
 
 from dominus.db.schema import job_queue, workers
-from dominus.db.types import UTCDateTime
 from dominus.jobs.model import Claim, EventKind, Job, ReclaimedJob
 from dominus.jobs.sql import sqlite_driver
-from dominus.jobs.sql.history import dead_letter, record_event, record_retry_scheduled
-from dominus.jobs.sql.predicates import IS_PENDING, IS_RUNNING
+from dominus.jobs.sql.failures import FailedAttempt, record_failed_attempt
+from dominus.jobs.sql.predicates import IS_PENDING, IS_RUNNING, fenced
 from dominus.jobs.sql.rows import JOB_COLUMNS, job_from_row
 from dominus.jobs.store import RetryDelay
 
@@ -62,16 +61,6 @@ def claim_jobs(
     # UPDATE ... RETURNING does not promise an order; hand jobs out in claim order.
     jobs.sort(key=lambda job: (-job.priority, job.run_at, job.id))
     return jobs
-
-
-def fenced(claim: Claim) -> Any:
-    """The WHERE clause that makes a write conditional on the claim still holding."""
-    return and_(
-        job_queue.c.id == claim.job_id,
-        job_queue.c.locked_by == claim.worker_id,
-        job_queue.c.attempts == claim.attempt,
-        IS_RUNNING,
-    )
 
 
 def heartbeat(connection: Connection, worker_id: str, now: datetime) -> list[tuple[Claim, bool]]:
@@ -154,52 +143,17 @@ def _reclaim_one(
         f"worker {claim.worker_id} stopped heartbeating during attempt {claim.attempt} "
         f"(last heartbeat {last_heartbeat.isoformat() if last_heartbeat else 'never'})"
     )
-    exhausted = job_queue.c.attempts >= job_queue.c.max_attempts
-    row = connection.execute(
-        update(job_queue)
-        .where(fenced(claim), job_queue.c.heartbeat_at < cutoff)
-        .values(
-            status=case((exhausted, "failed"), else_="pending"),
-            finished_at=case((exhausted, literal(now, UTCDateTime)), else_=None),
-            run_at=case((exhausted, job_queue.c.run_at), else_=literal(retry_at, UTCDateTime)),
-            locked_by=case((exhausted, job_queue.c.locked_by), else_=None),
-            failure_count=job_queue.c.failure_count + 1,
-            last_error=message,
-            updated_at=now,
-        )
-        .returning(
-            job_queue.c.status, job_queue.c.job_type, job_queue.c.payload, job_queue.c.attempts
-        )
-    ).one_or_none()
-    if row is None:
-        return None  # the worker heartbeated or finished in the meantime
-    record_event(
-        connection,
-        claim.job_id,
-        EventKind.RECLAIMED,
-        now,
-        attempt=claim.attempt,
-        worker_id=claim.worker_id,
-        message=message,
+    attempt = FailedAttempt(claim, EventKind.RECLAIMED, message, retry_at)
+    # Still stale: the worker may have heartbeated or finished since the candidates were read.
+    recorded = record_failed_attempt(
+        connection, attempt, now, only_if=job_queue.c.heartbeat_at < cutoff
     )
-    dead = row.status == "failed"
-    if dead:
-        dead_letter(
-            connection,
-            job_id=claim.job_id,
-            job_type=row.job_type,
-            payload=row.payload,
-            attempts=row.attempts,
-            last_error=message,
-            now=now,
-            worker_id=None,
-        )
-    else:
-        record_retry_scheduled(connection, claim.job_id, claim.attempt, retry_at, now)
+    if recorded is None:
+        return None
     return ReclaimedJob(
         job_id=claim.job_id,
-        job_type=row.job_type,
+        job_type=recorded.job_type,
         from_worker=claim.worker_id,
         attempt=claim.attempt,
-        dead_lettered=dead,
+        dead_lettered=recorded.dead_lettered,
     )

@@ -3,9 +3,22 @@
 
 from __future__ import annotations
 
-from sqlalchemy import literal_column
+from typing import Any
+
+from sqlalchemy import and_, literal_column
 
 from dominus.db.schema import job_queue
+from dominus.jobs.model import Claim
 
 IS_PENDING = job_queue.c.status == literal_column("'pending'")
 IS_RUNNING = job_queue.c.status == literal_column("'running'")
+
+
+def fenced(claim: Claim) -> Any:
+    """The WHERE clause that makes a write conditional on the claim still holding."""
+    return and_(
+        job_queue.c.id == claim.job_id,
+        job_queue.c.locked_by == claim.worker_id,
+        job_queue.c.attempts == claim.attempt,
+        IS_RUNNING,
+    )

@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import Connection, bindparam, case, func, literal, select, update
+from sqlalchemy import Connection, bindparam, func, literal, select, update
 
 from dominus.db.schema import Document, job_queue
 from dominus.db.types import UTCDateTime
 from dominus.jobs.model import AttemptOutcome, Claim, EventKind, OutcomeKind
 from dominus.jobs.sql import sqlite_driver
-from dominus.jobs.sql.claiming import fenced
-from dominus.jobs.sql.history import dead_letter, record_event, record_retry_scheduled
-from dominus.jobs.sql.predicates import IS_RUNNING
+from dominus.jobs.sql.failures import FailedAttempt, record_failed_attempt
+from dominus.jobs.sql.history import record_event
+from dominus.jobs.sql.predicates import IS_RUNNING, fenced
 
 _complete_many = (
     update(job_queue)
@@ -89,52 +89,15 @@ def _complete(
 
 
 def _fail(connection: Connection, outcome: AttemptOutcome, now: datetime) -> bool:
-    claim = outcome.claim
-    retry_at = outcome.retry_at or now
-    exhausted = job_queue.c.attempts >= job_queue.c.max_attempts
-    row = connection.execute(
-        update(job_queue)
-        .where(fenced(claim))
-        .values(
-            status=case((exhausted, "failed"), else_="pending"),
-            finished_at=case((exhausted, literal(now, UTCDateTime)), else_=None),
-            run_at=case((exhausted, job_queue.c.run_at), else_=literal(retry_at, UTCDateTime)),
-            locked_by=case((exhausted, job_queue.c.locked_by), else_=None),
-            failure_count=job_queue.c.failure_count + 1,
-            last_error=outcome.error,
-            progress=func.coalesce(literal(outcome.progress, Document), job_queue.c.progress),
-            updated_at=now,
-        )
-        .returning(
-            job_queue.c.status, job_queue.c.job_type, job_queue.c.payload, job_queue.c.attempts
-        )
-    ).one_or_none()
-    if row is None:
-        return False
-    record_event(
-        connection,
-        claim.job_id,
-        EventKind.FAILED,
-        now,
-        attempt=claim.attempt,
-        worker_id=claim.worker_id,
-        message=outcome.error,
-        details={"traceback": outcome.traceback} if outcome.traceback else None,
+    attempt = FailedAttempt(
+        claim=outcome.claim,
+        kind=EventKind.FAILED,
+        message=outcome.error or "failed",
+        retry_at=outcome.retry_at or now,
+        traceback=outcome.traceback,
+        progress=outcome.progress,
     )
-    if row.status == "failed":
-        dead_letter(
-            connection,
-            job_id=claim.job_id,
-            job_type=row.job_type,
-            payload=row.payload,
-            attempts=row.attempts,
-            last_error=outcome.error,
-            now=now,
-            worker_id=claim.worker_id,
-        )
-    else:
-        record_retry_scheduled(connection, claim.job_id, claim.attempt, retry_at, now)
-    return True
+    return record_failed_attempt(connection, attempt, now) is not None
 
 
 def _cancel(connection: Connection, outcome: AttemptOutcome, now: datetime, reason: str) -> bool:
