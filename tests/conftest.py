@@ -1,15 +1,24 @@
-"""Shared fixtures. Every test gets its own SQLite database file, copied from one migrated
-template (migrating once per session keeps the suite fast)."""
+"""Shared fixtures. Every test gets its own database: on SQLite a file copied from one migrated
+template; on PostgreSQL a database cloned from a migrated template database (`CREATE DATABASE
+... TEMPLATE`). Migrating once per session keeps the suite fast.
+
+Tests run on SQLite unless they ask for the `backend` fixture to be parametrised (the store
+contract suite runs on both). PostgreSQL tests need the server at DOMINUS_TEST_POSTGRES_URL
+(default postgresql+psycopg://postgres@127.0.0.1:5432/postgres); without it they fail, never skip.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import psycopg
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, make_url
 
 from dominus.db.engine import create_database_engine
 from dominus.db.migrate import upgrade
@@ -17,6 +26,9 @@ from dominus.jobs import HandlerRegistry, JobQueue, SqlJobStore
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 
 T0 = datetime(2030, 1, 1, 12, 0, 0, tzinfo=UTC)
+POSTGRES_URL = os.environ.get(
+    "DOMINUS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
 
 
 class FakeClock:
@@ -43,15 +55,68 @@ def migrated_sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def database_path(migrated_sqlite_template: Path, tmp_path: Path) -> Path:
-    path = tmp_path / "dominus.db"
-    shutil.copyfile(migrated_sqlite_template, path)
-    return path
+def database_path(database_url: str, backend: str) -> Path:
+    """The SQLite file of a SQLite test."""
+    assert backend == "sqlite", "database_path is for SQLite tests"
+    return Path(make_url(database_url).database or "")
+
+
+class PostgresDatabases:
+    """Creates throwaway databases on the test server (and drops them)."""
+
+    def __init__(self, server_url: str) -> None:
+        self._admin = make_url(server_url).set(drivername="postgresql").render_as_string(False)
+        self._server = make_url(server_url)
+
+    def url(self, name: str) -> str:
+        return self._server.set(database=name).render_as_string(hide_password=False)
+
+    def create(self, name: str, template: str | None = None) -> str:
+        with psycopg.connect(self._admin, autocommit=True) as admin:
+            clause = f' TEMPLATE "{template}"' if template else ""
+            admin.execute(f'CREATE DATABASE "{name}"{clause}')
+        return self.url(name)
+
+    def drop(self, name: str) -> None:
+        with psycopg.connect(self._admin, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def postgres_databases() -> PostgresDatabases:
+    return PostgresDatabases(POSTGRES_URL)
+
+
+@pytest.fixture(scope="session")
+def migrated_postgres_template(postgres_databases: PostgresDatabases) -> Iterator[str]:
+    name = f"dominus_template_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    engine = create_database_engine(postgres_databases.create(name))
+    upgrade(engine)
+    engine.dispose()
+    yield name
+    postgres_databases.drop(name)
 
 
 @pytest.fixture
-def database_url(database_path: Path) -> str:
-    return f"sqlite:///{database_path}"
+def backend() -> str:
+    """The database backend of a test; suites that run on both parametrise it."""
+    return "sqlite"
+
+
+@pytest.fixture
+def database_url(
+    request: pytest.FixtureRequest, backend: str, migrated_sqlite_template: Path, tmp_path: Path
+) -> Iterator[str]:
+    if backend == "sqlite":
+        path = tmp_path / "dominus.db"
+        shutil.copyfile(migrated_sqlite_template, path)
+        yield f"sqlite:///{path}"
+        return
+    databases: PostgresDatabases = request.getfixturevalue("postgres_databases")
+    template: str = request.getfixturevalue("migrated_postgres_template")
+    name = f"dominus_test_{uuid.uuid4().hex[:12]}"
+    yield databases.create(name, template=template)
+    databases.drop(name)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The worker's real loop (`run()`) in a thread: wake-up, shutdown, burst."""
+"""The worker's real loop (`run()`) in a thread: wake-up, shutdown, burst; on both backends."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import make_url
 
 from dominus.db.engine import create_database_engine
 from dominus.jobs import (
@@ -21,7 +22,29 @@ from dominus.jobs import (
     Worker,
     WorkerConfig,
 )
-from dominus.jobs.wakeup import SqliteDataVersionWatcher
+from dominus.jobs.notifications import PostgresListener
+from dominus.jobs.wakeup import ChangeWatcher, SqliteDataVersionWatcher
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize(
+            "backend",
+            ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+        )
+
+
+@pytest.fixture
+def change_watcher(backend: str, database_url: str) -> Callable[[], ChangeWatcher]:
+    """The backend's own change watcher: PRAGMA data_version on SQLite, LISTEN on PostgreSQL."""
+
+    def make() -> ChangeWatcher:
+        if backend == "sqlite":
+            return SqliteDataVersionWatcher(Path(make_url(database_url).database or ""))
+        conninfo = make_url(database_url).set(drivername="postgresql")
+        return PostgresListener(conninfo.render_as_string(hide_password=False))
+
+    return make
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 10) -> None:
@@ -92,16 +115,17 @@ def test_an_enqueue_in_the_same_process_wakes_the_worker(
     running.stop()
 
 
-def test_an_enqueue_from_another_connection_is_seen_through_data_version(
+def test_an_enqueue_from_another_connection_is_seen_by_the_change_watcher(
     store: SqlJobStore,
-    database_path: Path,
+    database_url: str,
     registry: HandlerRegistry,
     start_worker: Callable[..., RunningWorker],
+    change_watcher: Callable[[], ChangeWatcher],
 ) -> None:
-    running = start_worker(watcher=SqliteDataVersionWatcher(database_path))
+    running = start_worker(watcher=change_watcher())
     wait_until(lambda: len(store.list_workers()) == 1)
     time.sleep(0.1)  # let the worker finish its first poll and go idle
-    other_engine = create_database_engine(f"sqlite:///{database_path}")
+    other_engine = create_database_engine(database_url)
     other_queue = JobQueue(SqlJobStore(other_engine), registry)  # no subscription
     job_id = other_queue.enqueue_job("diag.noop").job_id
     wait_until(lambda: status_of(store, job_id) is JobStatus.COMPLETED, timeout=5)
@@ -170,14 +194,11 @@ def test_burst_mode_drains_due_jobs_and_their_retries_then_exits(
 def test_two_workers_share_a_queue_without_running_a_job_twice(
     store: SqlJobStore,
     live_queue: JobQueue,
-    database_path: Path,
     start_worker: Callable[..., RunningWorker],
+    change_watcher: Callable[[], ChangeWatcher],
 ) -> None:
     ids = [live_queue.enqueue_job("diag.noop").job_id for _ in range(300)]
-    workers = [
-        start_worker(watcher=SqliteDataVersionWatcher(database_path), concurrency=3)
-        for _ in range(2)
-    ]
+    workers = [start_worker(watcher=change_watcher(), concurrency=3) for _ in range(2)]
     for running in workers:
         running.worker.wake()
     wait_until(
@@ -188,3 +209,28 @@ def test_two_workers_share_a_queue_without_running_a_job_twice(
     jobs = [store.get_job(job_id) for job_id in ids]
     assert all(job.attempts == 1 for job in jobs)
     assert {job.locked_by for job in jobs} <= {running.worker.id for running in workers}
+
+
+def test_a_cancel_request_reaches_the_running_worker(
+    backend: str,
+    store: SqlJobStore,
+    live_queue: JobQueue,
+    start_worker: Callable[..., RunningWorker],
+    change_watcher: Callable[[], ChangeWatcher],
+) -> None:
+    # On PostgreSQL nothing periodic could see the request in time (checks every 30 s, heartbeat
+    # every 20 s): only NOTIFY can. SQLite has no push channel and checks every 0.5 s.
+    running = start_worker(
+        watcher=change_watcher(),
+        cancel_check_interval_seconds=30 if backend == "postgresql" else 0.5,
+        heartbeat_interval_seconds=20,
+        max_running_age_seconds=60,
+    )
+    live_queue.subscribe(running.worker.wake)
+    job_id = live_queue.enqueue_job("diag.sleep", {"seconds": 60}).job_id
+    wait_until(lambda: status_of(store, job_id) is JobStatus.RUNNING)
+    started = time.monotonic()
+    live_queue.cancel(job_id)
+    wait_until(lambda: status_of(store, job_id) is JobStatus.CANCELLED, timeout=10)
+    assert time.monotonic() - started < 5
+    running.stop()

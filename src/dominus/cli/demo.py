@@ -49,7 +49,9 @@ def demo(
     # One line per job would bury the summary; failures and dead letters still show.
     logging.getLogger("dominus.worker").setLevel(logging.WARNING)
     config = worker_config(runtime, None, None, burst=True)
-    worker = Worker(runtime.store, registry, config, watcher=runtime.change_watcher())
+    worker = Worker(
+        runtime.store, registry, config, clock=runtime.clock, watcher=runtime.change_watcher()
+    )
     queue.subscribe(worker.wake)
     thread = threading.Thread(target=worker.run, name="dominus-demo-worker", daemon=True)
     thread.start()

@@ -9,7 +9,6 @@ from rich.table import Table
 
 from dominus.cli.output import clip, console, print_json, short_time
 from dominus.cli.runtime import open_runtime
-from dominus.jobs.client import utc_now
 from dominus.jobs.documents import dead_letter_document
 
 app = typer.Typer(help="Jobs that exhausted their attempts.", no_args_is_help=True)
@@ -83,6 +82,9 @@ def purge(
     ),
 ) -> None:
     """Delete dead-letter entries (the failed jobs themselves stay)."""
-    cutoff = None if older_than_days is None else utc_now() - timedelta(days=older_than_days)
-    removed = open_runtime().store.purge_dead_letters(cutoff)
+    runtime = open_runtime()
+    cutoff = None
+    if older_than_days is not None:
+        cutoff = runtime.clock() - timedelta(days=older_than_days)
+    removed = runtime.store.purge_dead_letters(cutoff)
     console.print(f"purged {removed} dead-letter entr{'y' if removed == 1 else 'ies'}")

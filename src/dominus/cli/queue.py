@@ -9,7 +9,6 @@ from rich.table import Table
 
 from dominus.cli.output import console, print_json
 from dominus.cli.runtime import open_runtime
-from dominus.jobs.client import utc_now
 from dominus.jobs.documents import stats_document, worker_document
 
 app = typer.Typer(help="The queue as a whole.", no_args_is_help=True)
@@ -19,7 +18,7 @@ app = typer.Typer(help="The queue as a whole.", no_args_is_help=True)
 def stats(as_json: bool = typer.Option(False, "--json")) -> None:
     """Counts by status and type, dead-letter size, oldest pending age, live workers."""
     runtime = open_runtime()
-    now = utc_now()
+    now = runtime.clock()
     # A worker is alive while its heartbeat is younger than the stale-job threshold.
     alive_since = now - timedelta(milliseconds=runtime.settings.JOB_MAX_RUNNING_AGE_MS)
     queue_stats = runtime.store.queue_stats(now, alive_since=alive_since)

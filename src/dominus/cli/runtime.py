@@ -14,6 +14,8 @@ from dominus.db.engine import create_database_engine, sqlite_path
 from dominus.db.migrate import ensure_migrated
 from dominus.handlers import build_registry
 from dominus.jobs.client import JobQueue
+from dominus.jobs.clock import Clock, DatabaseClock, utc_now
+from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.sql import SqlJobStore
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher, SqliteDataVersionWatcher
@@ -33,16 +35,27 @@ class Runtime:
             diagnostic_jobs=diagnostic_jobs or self.settings.DOMINUS_DIAGNOSTIC_JOBS
         )
 
+    @cached_property
+    def clock(self) -> Clock:
+        """The one clock of this database (see `dominus.jobs.clock`)."""
+        return DatabaseClock(self.engine) if self.engine.dialect.name == "postgresql" else utc_now
+
     def queue(self, registry: HandlerRegistry | None = None) -> JobQueue:
         return JobQueue(
             self.store,
             registry or self.registry(),
             max_depth=self.settings.JOB_QUEUE_MAX_DEPTH,
+            clock=self.clock,
         )
 
     def change_watcher(self) -> ChangeWatcher:
         path = sqlite_path(self.engine)
-        return SqliteDataVersionWatcher(path) if path is not None else NoChangeWatcher()
+        if path is not None:
+            return SqliteDataVersionWatcher(path)
+        if self.engine.dialect.name == "postgresql":
+            conninfo = self.engine.url.set(drivername="postgresql")
+            return PostgresListener(conninfo.render_as_string(hide_password=False))
+        return NoChangeWatcher()
 
 
 def open_runtime(*, require_migrated: bool = True) -> Runtime:

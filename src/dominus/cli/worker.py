@@ -39,7 +39,9 @@ def worker(
     runtime = open_runtime()
     registry = _registry(runtime, diagnostic_jobs, types)
     config = worker_config(runtime, concurrency, poll_interval_ms, burst)
-    the_worker = Worker(runtime.store, registry, config, watcher=runtime.change_watcher())
+    the_worker = Worker(
+        runtime.store, registry, config, clock=runtime.clock, watcher=runtime.change_watcher()
+    )
     _install_signal_handlers(the_worker)
     the_worker.run()
     raise typer.Exit(0)

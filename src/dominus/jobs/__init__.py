@@ -12,7 +12,8 @@ Public surface:
 """
 
 from dominus.jobs.abort import AbortReason, AbortSignal
-from dominus.jobs.client import EnqueueRequest, JobQueue, utc_now
+from dominus.jobs.client import EnqueueRequest, JobQueue
+from dominus.jobs.clock import DatabaseClock, utc_now
 from dominus.jobs.context import JobContext
 from dominus.jobs.model import (
     Claim,
@@ -35,6 +36,7 @@ __all__ = [
     "AbortReason",
     "AbortSignal",
     "Claim",
+    "DatabaseClock",
     "DeadLetterEntry",
     "EnqueueRequest",
     "EnqueueResult",

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import Connection
 
 from dominus.errors import InvalidJobOptionError, InvalidPayloadError
+from dominus.jobs.clock import utc_now
 from dominus.jobs.model import EnqueueResult, Job, NewJob
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.store import JobStore
@@ -25,10 +26,6 @@ PRIORITY_RANGE = (-1000, 1000)
 MAX_ATTEMPTS_RANGE = (1, 1000)
 DEDUPE_KEY_MAX_LENGTH = 300
 MAX_TIMEOUT_SECONDS = 7 * 86_400
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,19 @@
-"""Noticing new work sooner than the poll interval.
+"""Noticing new work (and cancel requests) sooner than the poll interval.
 
 Polling every JOB_QUEUE_POLL_INTERVAL_MS is the floor, never the latency. On SQLite a worker
 watches `PRAGMA data_version` on a connection of its own: the number changes whenever another
 connection (another process, or another connection of this one) commits. Reading it costs a
 few microseconds and touches no table, so the worker checks it every few milliseconds while it
-has free slots. An enqueue in the same process wakes the worker directly
-(`JobQueue.subscribe(worker.wake)`).
+has free slots (a pulled watcher: `needs_polling`). On PostgreSQL the database pushes:
+LISTEN/NOTIFY, in `dominus.jobs.notifications`. An enqueue in the same process wakes the worker
+directly (`JobQueue.subscribe(worker.wake)`).
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -19,15 +21,39 @@ log = logging.getLogger(__name__)
 
 
 class ChangeWatcher(Protocol):
+    # True: the worker calls `changed()` every few milliseconds while it has free slots.
+    # False: the watcher calls the callbacks given to `start` itself.
+    needs_polling: bool
+
+    def start(
+        self,
+        on_jobs: Callable[[], None],
+        on_cancel: Callable[[], None],
+        worker_id: str | None = None,
+    ) -> None:
+        """Begin watching; `on_jobs` when new work may exist, `on_cancel` when a cancel request
+        may concern this worker."""
+        ...
+
     def changed(self) -> bool:
-        """True if the database may have new work since the last call."""
+        """For polled watchers: True if the database may have new work since the last call."""
         ...
 
     def close(self) -> None: ...
 
 
 class NoChangeWatcher:
-    """For backends without a cheap change signal yet: the worker relies on polling."""
+    """The worker relies on polling alone."""
+
+    needs_polling = False
+
+    def start(
+        self,
+        on_jobs: Callable[[], None],
+        on_cancel: Callable[[], None],
+        worker_id: str | None = None,
+    ) -> None:
+        return None
 
     def changed(self) -> bool:
         return False
@@ -36,10 +62,13 @@ class NoChangeWatcher:
         return None
 
 
-class SqliteDataVersionWatcher:
+class SqliteDataVersionWatcher(NoChangeWatcher):
     """Watches `PRAGMA data_version` of a SQLite database file."""
 
+    needs_polling = True
+
     def __init__(self, path: Path) -> None:
+        super().__init__()
         self._path = path
         self._connection: sqlite3.Connection | None = None
         self._version: int | None = None

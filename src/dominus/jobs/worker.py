@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from dominus.errors import DatabaseBusyError, DatabaseError
 from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.jobs.backoff import DatabaseBackoff
-from dominus.jobs.client import utc_now
+from dominus.jobs.clock import utc_now
 from dominus.jobs.context import ProgressReporter
 from dominus.jobs.execution import (
     Finished,
@@ -109,6 +109,7 @@ class Worker:
         self._accepting = True
         self._claim_wanted = True
         self._poll_requested_at: datetime | None = None
+        self._cancel_check_requested = False
         self._poll_request_lock = threading.Lock()
         self._stop_requested = threading.Event()
         self._drain_deadline: datetime | None = None
@@ -149,6 +150,11 @@ class Worker:
         self._stop_requested.set()
         self._wake.set()
 
+    def _check_cancels_soon(self) -> None:
+        """A cancel request may concern one of this worker's jobs: look at the next tick."""
+        self._cancel_check_requested = True
+        self._wake.set()
+
     @property
     def running_count(self) -> int:
         """Handlers dispatched and not yet returned (or given up on at shutdown)."""
@@ -165,6 +171,7 @@ class Worker:
             ",".join(self._types),
             self._config.poll_interval_seconds,
         )
+        self._watcher.start(self.wake, self._check_cancels_soon, self.id)
         try:
             while True:
                 self._wake.clear()
@@ -297,7 +304,8 @@ class Worker:
                 self._abort_cancelled(running)
 
     def _maybe_check_cancels(self, now: datetime) -> None:
-        if self.running_count == 0 or now < self._next_cancel_check_at:
+        requested, self._cancel_check_requested = self._cancel_check_requested, False
+        if self.running_count == 0 or (now < self._next_cancel_check_at and not requested):
             return
         self._next_cancel_check_at = now + timedelta(
             seconds=self._config.cancel_check_interval_seconds
@@ -551,7 +559,11 @@ class Worker:
         """Wait until the next duty is due, waking early for finished handlers, local enqueues,
         shutdown requests and (while slots are free) changes seen by the watcher."""
         timeout = max(0.0, (self._next_duty(now) - now).total_seconds())
-        watch = self._accepting and self.running_count < self._config.concurrency
+        watch = (
+            self._watcher.needs_polling
+            and self._accepting
+            and self.running_count < self._config.concurrency
+        )
         if not watch:
             self._wake.wait(timeout)
             return

@@ -18,6 +18,7 @@ from dominus.jobs.model import (
     QueueStats,
     WorkerInfo,
 )
+from dominus.jobs.sql import postgres
 from dominus.jobs.sql.history import record_event
 from dominus.jobs.sql.predicates import IS_PENDING
 from dominus.jobs.sql.rows import (
@@ -77,6 +78,8 @@ def request_cancel(connection: Connection, job_id: int, now: datetime) -> Job:
             connection, job_id, EventKind.CANCELLED, now, message="cancelled before it ran"
         )
     elif job.status is JobStatus.RUNNING:
+        if job.cancel_requested_at is None and connection.dialect.name == "postgresql":
+            postgres.notify_cancel(connection, job.locked_by or "")
         if job.cancel_requested_at is None:
             connection.execute(
                 update(job_queue)
@@ -132,6 +135,8 @@ def restart_job(connection: Connection, job: Job, now: datetime, kind: EventKind
         .where(dead_letter_jobs.c.job_id == job.id, dead_letter_jobs.c.requeued_at.is_(None))
         .values(requeued_at=now)
     )
+    if connection.dialect.name == "postgresql":
+        postgres.notify_new_jobs(connection, [job.job_type])
     word = "requeued from the dead-letter queue" if kind is EventKind.REQUEUED else "retried"
     record_event(connection, job.id, kind, now, message=f"{word}; attempts reset")
     return get_job(connection, job.id)

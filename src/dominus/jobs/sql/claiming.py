@@ -6,43 +6,14 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, select, update
+from sqlalchemy import Connection, select, update
 
 from dominus.db.schema import job_queue, workers
 from dominus.jobs.model import Claim, EventKind, Job, ReclaimedJob
-from dominus.jobs.sql import sqlite_driver
+from dominus.jobs.sql import postgres, sqlite_driver
 from dominus.jobs.sql.failures import FailedAttempt, record_failed_attempt
-from dominus.jobs.sql.predicates import IS_PENDING, IS_RUNNING, fenced
-from dominus.jobs.sql.rows import JOB_COLUMNS, job_from_row
+from dominus.jobs.sql.predicates import IS_RUNNING, fenced
 from dominus.jobs.store import RetryDelay
-
-# PostgreSQL: rows another worker is claiming at this moment are skipped, not waited for.
-_POSTGRES_CLAIM = (
-    update(job_queue)
-    .where(
-        job_queue.c.id.in_(
-            select(job_queue.c.id)
-            .where(
-                IS_PENDING,
-                job_queue.c.run_at <= bindparam("now"),
-                job_queue.c.job_type.in_(bindparam("job_types", expanding=True)),
-            )
-            .order_by(job_queue.c.priority.desc(), job_queue.c.run_at, job_queue.c.id)
-            .limit(bindparam("limit"))
-            .with_for_update(skip_locked=True)
-            .scalar_subquery()
-        )
-    )
-    .values(
-        status="running",
-        locked_by=bindparam("worker_id"),
-        attempts=job_queue.c.attempts + 1,
-        started_at=bindparam("now"),
-        heartbeat_at=bindparam("now"),
-        updated_at=bindparam("now"),
-    )
-    .returning(*JOB_COLUMNS)
-)
 
 
 def claim_jobs(
@@ -53,11 +24,7 @@ def claim_jobs(
     if connection.dialect.name == "sqlite":
         raw = sqlite_driver.driver_connection(connection)
         return sqlite_driver.claim_jobs(raw, worker_id, job_types, limit, now)
-    rows = connection.execute(
-        _POSTGRES_CLAIM,
-        {"worker_id": worker_id, "now": now, "limit": limit, "job_types": list(job_types)},
-    )
-    jobs = [job_from_row(row) for row in rows]
+    jobs = postgres.claim_jobs(connection, worker_id, job_types, limit, now)
     # UPDATE ... RETURNING does not promise an order; hand jobs out in claim order.
     jobs.sort(key=lambda job: (-job.priority, job.run_at, job.id))
     return jobs
@@ -127,6 +94,8 @@ def reclaim_stale(
         )
         if outcome is not None:
             reclaimed.append(outcome)
+    if connection.dialect.name == "postgresql" and any(not job.dead_lettered for job in reclaimed):
+        postgres.notify_new_jobs(connection, (job.job_type for job in reclaimed))
     return reclaimed
 
 

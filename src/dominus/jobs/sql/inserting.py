@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, text
+from sqlalchemy import Connection, func, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 
 from dominus.db.schema import job_queue
 from dominus.errors import QueueFullError
 from dominus.jobs.model import ACTIVE_STATUSES, EnqueueResult, NewJob
-from dominus.jobs.sql import sqlite_driver
+from dominus.jobs.sql import postgres, sqlite_driver
 
 ACTIVE_DEDUPE_PREDICATE = text("dedupe_key IS NOT NULL AND status IN ('pending', 'running')")
 ACTIVE = [status.value for status in ACTIVE_STATUSES]
@@ -35,6 +35,8 @@ def insert_jobs(
     for index, job in enumerate(jobs):
         if job.dedupe_key is not None:
             results[index] = _insert_deduplicated(connection, job, now)
+    if connection.dialect.name == "postgresql":
+        postgres.notify_new_jobs(connection, (job.job_type for job in jobs))
     return [result for result in results if result is not None]
 
 
@@ -43,8 +45,7 @@ def _insert_plain(connection: Connection, jobs: Sequence[NewJob], now: datetime)
         return sqlite_driver.insert_plain_jobs(
             sqlite_driver.driver_connection(connection), jobs, now
         )
-    statement = insert(job_queue).returning(job_queue.c.id, sort_by_parameter_order=True)
-    return list(connection.execute(statement, [_row(job, now) for job in jobs]).scalars())
+    return postgres.insert_plain_jobs(connection, jobs, now)
 
 
 def _check_depth(connection: Connection, adding: int, max_depth: int) -> None:

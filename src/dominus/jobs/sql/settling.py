@@ -11,7 +11,7 @@ from sqlalchemy import Connection, bindparam, func, literal, select, update
 from dominus.db.schema import Document, job_queue
 from dominus.db.types import UTCDateTime
 from dominus.jobs.model import AttemptOutcome, Claim, EventKind, OutcomeKind
-from dominus.jobs.sql import sqlite_driver
+from dominus.jobs.sql import postgres, sqlite_driver
 from dominus.jobs.sql.failures import FailedAttempt, record_failed_attempt
 from dominus.jobs.sql.history import record_event
 from dominus.jobs.sql.predicates import IS_RUNNING, fenced
@@ -144,6 +144,8 @@ def _interrupt(connection: Connection, outcome: AttemptOutcome, now: datetime) -
     ).rowcount
     if updated != 1:
         return False
+    if connection.dialect.name == "postgresql":
+        postgres.notify_new_jobs(connection, [])
     record_event(
         connection,
         outcome.claim.job_id,

@@ -1,0 +1,109 @@
+"""Push wake-ups on PostgreSQL: LISTEN/NOTIFY.
+
+Enqueue (and anything else that makes a job pending) sends `NOTIFY dominus_jobs` inside its own
+transaction, so a rolled-back enqueue wakes nobody; a cancel request sends `NOTIFY
+dominus_cancel, '<worker id>'`. Each worker keeps one extra connection that LISTENs on both
+channels in a background thread and wakes the loop. When that connection breaks, the listener
+says so, the worker falls back to its poll interval, and the listener reconnects with backoff;
+after a reconnect it wakes the loop once, since notifications sent meanwhile were lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+import psycopg
+
+from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
+
+log = logging.getLogger("dominus.worker")
+
+RECONNECT_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0)
+# How long a blocking wait for notifications lasts before the thread checks whether to stop.
+WAIT_SLICE_SECONDS = 0.5
+
+
+class PostgresListener:
+    """A `ChangeWatcher` that is pushed to: LISTEN in a thread of its own."""
+
+    needs_polling = False
+
+    def __init__(self, conninfo: str, worker_id: str | None = None) -> None:
+        self._conninfo = conninfo
+        self._worker_id = worker_id
+        self._stop = threading.Event()
+        self._connected = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._on_jobs: Callable[[], None] = _nothing
+        self._on_cancel: Callable[[], None] = _nothing
+        self._had_connection = False
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    def start(
+        self,
+        on_jobs: Callable[[], None],
+        on_cancel: Callable[[], None],
+        worker_id: str | None = None,
+    ) -> None:
+        self._on_jobs, self._on_cancel = on_jobs, on_cancel
+        self._worker_id = worker_id or self._worker_id
+        self._thread = threading.Thread(target=self._run, name="dominus-listen", daemon=True)
+        self._thread.start()
+
+    def changed(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        """Stop listening (the thread notices within WAIT_SLICE_SECONDS)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+
+    def _run(self) -> None:
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                self._listen()
+                failures = 0
+            except psycopg.Error as error:
+                if self._stop.is_set():
+                    break
+                self._connected.clear()
+                delay = RECONNECT_DELAYS[min(failures, len(RECONNECT_DELAYS) - 1)]
+                failures += 1
+                log.warning(
+                    "LISTEN connection lost (%s); polling until it is back, reconnecting in %g s",
+                    str(error).strip() or type(error).__name__,
+                    delay,
+                )
+                self._stop.wait(delay)
+        self._connected.clear()
+
+    def _listen(self) -> None:
+        with psycopg.connect(self._conninfo, autocommit=True, connect_timeout=5) as connection:
+            connection.execute(f"LISTEN {JOBS_CHANNEL}")
+            connection.execute(f"LISTEN {CANCEL_CHANNEL}")
+            reconnected = not self._connected.is_set() and self._had_connection
+            self._connected.set()
+            self._had_connection = True
+            if reconnected:
+                log.info("LISTEN connection re-established; notifications are back")
+                self._on_jobs()  # anything enqueued while we were deaf
+            while not self._stop.is_set():
+                for notification in connection.notifies(timeout=WAIT_SLICE_SECONDS):
+                    self._dispatch(notification.channel, notification.payload)
+
+    def _dispatch(self, channel: str, payload: str) -> None:
+        if channel == JOBS_CHANNEL:
+            self._on_jobs()
+        elif channel == CANCEL_CHANNEL and (not payload or payload == self._worker_id):
+            self._on_cancel()
+
+
+def _nothing() -> None:
+    return None

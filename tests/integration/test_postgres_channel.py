@@ -1,0 +1,147 @@
+"""PostgreSQL: NOTIFY sent by the store, the LISTEN thread (with reconnects), the database clock."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+import pytest
+from sqlalchemy import Engine, make_url, text
+
+from dominus.jobs import DatabaseClock, JobQueue, SqlJobStore
+from dominus.jobs.model import NewJob
+from dominus.jobs.notifications import PostgresListener
+from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def backend() -> str:
+    return "postgresql"
+
+
+@pytest.fixture
+def conninfo(database_url: str) -> str:
+    return make_url(database_url).set(drivername="postgresql").render_as_string(False)
+
+
+@pytest.fixture
+def listening(conninfo: str) -> Iterator[psycopg.Connection]:
+    with psycopg.connect(conninfo, autocommit=True) as connection:
+        connection.execute(f"LISTEN {JOBS_CHANNEL}")
+        connection.execute(f"LISTEN {CANCEL_CHANNEL}")
+        yield connection
+
+
+def received(connection: psycopg.Connection, wait: float = 0.5) -> list[tuple[str, str]]:
+    return [(note.channel, note.payload) for note in connection.notifies(timeout=wait)]
+
+
+def new_job(job_type: str = "diag.noop", run_at: datetime | None = None) -> NewJob:
+    return NewJob(
+        job_type=job_type,
+        payload={},
+        priority=0,
+        max_attempts=3,
+        run_at=run_at or datetime.now(UTC) - timedelta(seconds=1),
+    )
+
+
+def test_enqueue_notifies_on_commit_and_never_on_rollback(
+    store: SqlJobStore, engine: Engine, listening: psycopg.Connection
+) -> None:
+    class CallerFailedError(Exception):
+        pass
+
+    with pytest.raises(CallerFailedError), engine.begin() as connection:
+        store.enqueue([new_job()], datetime.now(UTC), connection=connection)
+        raise CallerFailedError
+    assert received(listening) == []
+    store.enqueue([new_job("diag.sleep"), new_job()], datetime.now(UTC))
+    assert received(listening) == [(JOBS_CHANNEL, "diag.noop,diag.sleep")]
+
+
+def test_a_cancel_request_notifies_the_owning_worker(
+    store: SqlJobStore, listening: psycopg.Connection
+) -> None:
+    now = datetime.now(UTC)
+    [result] = store.enqueue([new_job()], now)
+    store.claim("host:1:abc", ["diag.noop"], 1, now)
+    received(listening, wait=0.2)  # the enqueue's own notification
+    store.request_cancel(result.job_id, now)
+    assert received(listening) == [(CANCEL_CHANNEL, "host:1:abc")]
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)
+
+
+def test_the_listener_wakes_the_worker_and_survives_losing_its_connection(
+    conninfo: str, store: SqlJobStore, engine: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    jobs_seen = threading.Event()
+    cancels_seen = threading.Event()
+    caplog.set_level(logging.INFO, logger="dominus.worker")
+    listener = PostgresListener(conninfo)
+    listener.start(jobs_seen.set, cancels_seen.set, worker_id="me")
+    try:
+        wait_for(lambda: listener.connected)
+        store.enqueue([new_job()], datetime.now(UTC))
+        assert jobs_seen.wait(5)
+        jobs_seen.clear()
+        with engine.begin() as connection:  # a cancel meant for another worker is ignored
+            connection.execute(text(f"SELECT pg_notify('{CANCEL_CHANNEL}', 'someone-else')"))
+            connection.execute(text(f"SELECT pg_notify('{CANCEL_CHANNEL}', 'me')"))
+        assert cancels_seen.wait(5)
+
+        # Kill the LISTEN connection from the server side, as a restart or a network cut would.
+        with engine.begin() as connection:
+            killed = connection.execute(
+                text(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE query LIKE 'LISTEN%' AND datname = current_database()"
+                )
+            ).scalar_one()
+        assert killed == 1
+        wait_for(lambda: "LISTEN connection lost" in caplog.text)
+        wait_for(lambda: listener.connected and "re-established" in caplog.text)
+        assert jobs_seen.wait(5)  # woken once after the reconnect, for what it may have missed
+        jobs_seen.clear()
+        store.enqueue([new_job()], datetime.now(UTC))
+        assert jobs_seen.wait(5)
+    finally:
+        listener.close()
+
+
+def test_the_database_clock_follows_the_server_not_the_host(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = DatabaseClock(engine, resync_seconds=3600)
+    first = clock()
+    with engine.connect() as connection:
+        server = connection.execute(text("SELECT clock_timestamp()")).scalar_one()
+    assert abs((server - first).total_seconds()) < 1
+    # Extrapolated between syncs, without asking the server again.
+    queries: list[str] = []
+    monkeypatch.setattr(engine, "connect", lambda: queries.append("connect"))
+    later = clock()
+    assert queries == []
+    assert timedelta(0) <= later - first < timedelta(seconds=5)
+
+
+def test_jobs_enqueued_through_the_database_clock_are_due_for_workers_on_it(
+    engine: Engine, store: SqlJobStore, queue: JobQueue
+) -> None:
+    clock = DatabaseClock(engine)
+    database_queue = JobQueue(store, queue.registry, clock=clock)
+    job_id = database_queue.enqueue_job("diag.noop").job_id
+    [claimed] = store.claim("w", ["diag.noop"], 1, clock())
+    assert claimed.id == job_id
