@@ -39,7 +39,7 @@ def create_database_engine(url: str, *, busy_timeout_ms: int = SQLITE_BUSY_TIMEO
     if backend == "postgresql":
         if parsed.drivername != "postgresql+psycopg":
             url = parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
-        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+        return create_engine(url, pool_size=10, max_overflow=20)
     raise ConfigurationError(
         f"DATABASE_URL must be a sqlite:/// or postgresql+psycopg:// URL, got backend {backend!r}"
     )

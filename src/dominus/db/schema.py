@@ -96,7 +96,6 @@ Index(
     sqlite_where=text("dedupe_key IS NOT NULL AND status IN ('pending', 'running')"),
     postgresql_where=text("dedupe_key IS NOT NULL AND status IN ('pending', 'running')"),
 )
-Index("ix_job_queue_status_job_type", job_queue.c.status, job_queue.c.job_type)
 
 job_events = Table(
     "job_events",

@@ -32,6 +32,7 @@ from dominus.jobs.execution import (
     outcome_of,
     run_handler,
 )
+from dominus.jobs.maintenance import MaintenanceThread
 from dominus.jobs.model import AttemptOutcome, Claim, Job, OutcomeKind, WorkerInfo
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.retry import RetryPolicy
@@ -60,6 +61,8 @@ class WorkerConfig:
     # After aborting at shutdown, how long handlers get to stop before their jobs are recorded.
     abort_grace_seconds: float = 5.0
     progress_interval_seconds: float = 1.0
+    # How often a worker runs the backend's housekeeping (`JobStore.maintain`).
+    maintenance_interval_seconds: float = 60.0
     burst: bool = False
 
     @property
@@ -172,6 +175,10 @@ class Worker:
             self._config.poll_interval_seconds,
         )
         self._watcher.start(self.wake, self._check_cancels_soon, self.id)
+        maintenance = MaintenanceThread(
+            self._store.maintain, self._config.maintenance_interval_seconds
+        )
+        maintenance.start()
         try:
             while True:
                 self._wake.clear()
@@ -185,6 +192,7 @@ class Worker:
                     break
                 self._sleep(now)
         finally:
+            maintenance.stop()
             self._close()
 
     def run_once(self, now: datetime) -> TickReport:

@@ -48,9 +48,9 @@ def settle_outcomes(
             accepted[outcome.claim] = _cancel(connection, outcome, now, "cancelled on request")
         elif outcome.kind is OutcomeKind.INTERRUPTED:
             accepted[outcome.claim] = _interrupt(connection, outcome, now)
-    lost = [outcome.claim for outcome in outcomes if not accepted[outcome.claim]]
-    for claim in lost:
-        _record_lost(connection, claim, now)
+    record_lost(
+        connection, [outcome.claim for outcome in outcomes if not accepted[outcome.claim]], now
+    )
     return [accepted[outcome.claim] for outcome in outcomes]
 
 
@@ -156,6 +156,12 @@ def _interrupt(connection: Connection, outcome: AttemptOutcome, now: datetime) -
         message="returned to pending at worker shutdown; the attempt was not counted",
     )
     return True
+
+
+def record_lost(connection: Connection, claims: Sequence[Claim], now: datetime) -> None:
+    """Say in each job's events that an attempt finished after its claim was lost."""
+    for claim in claims:
+        _record_lost(connection, claim, now)
 
 
 def _record_lost(connection: Connection, claim: Claim, now: datetime) -> None:

@@ -104,9 +104,9 @@ def insert_plain_jobs(raw: sqlite3.Connection, jobs: Sequence[NewJob], now: date
 
 @lru_cache(maxsize=64)
 def _claim_sql(type_count: int) -> str:
-    # The literal 'pending' lets the planner match the partial claim index, and INDEXED BY keeps
-    # it from preferring the (status, job_type) index and sorting every pending row: walking the
-    # claim index in order stops after LIMIT rows, however many jobs wait or have finished.
+    # The literal 'pending' lets the planner match the partial claim index, and INDEXED BY holds
+    # it there: walking the claim index in order stops after LIMIT rows, however many jobs wait
+    # or have finished, where any other plan would sort every pending row on every claim.
     placeholders = ", ".join("?" * type_count)
     return (
         "UPDATE job_queue SET status = 'running', locked_by = ?, attempts = attempts + 1, "

@@ -31,7 +31,8 @@ from dominus.jobs.model import (
     ReclaimedJob,
     WorkerInfo,
 )
-from dominus.jobs.sql import admin, claiming, inserting, settling, sqlite_driver
+from dominus.jobs.sql import admin, claiming, housekeeping, inserting, settling, sqlite_driver
+from dominus.jobs.sql.postgres_loop import PostgresLoopConnections
 from dominus.jobs.store import RetryDelay
 
 T = TypeVar("T")
@@ -43,8 +44,11 @@ class SqlJobStore:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._reader = read_only(engine)
-        self._loop_connections = (
+        self._sqlite_loop = (
             sqlite_driver.LoopConnections(engine) if engine.dialect.name == "sqlite" else None
+        )
+        self._postgres_loop = (
+            PostgresLoopConnections(engine) if engine.dialect.name == "postgresql" else None
         )
 
     @property
@@ -137,12 +141,18 @@ class SqlJobStore:
         *,
         claim_for: tuple[str, Sequence[str], int] | None = None,
     ) -> tuple[list[bool], list[Job]]:
-        if self._loop_connections is not None and all(
-            outcome.kind is OutcomeKind.COMPLETED for outcome in outcomes
-        ):
-            claimed = self._loop_connections.settle_completed(outcomes, now, claim_for)
-            if claimed is not None:
-                return [True] * len(outcomes), claimed
+        if all(outcome.kind is OutcomeKind.COMPLETED for outcome in outcomes):
+            # The common case, on the loop's own connection (ADR 0003, 0005).
+            if self._sqlite_loop is not None:
+                claimed = self._sqlite_loop.settle_completed(outcomes, now, claim_for)
+                if claimed is not None:
+                    return [True] * len(outcomes), claimed
+            elif self._postgres_loop is not None:
+                accepted, claimed = self._postgres_loop.settle_completed(outcomes, now, claim_for)
+                lost = [o.claim for o, ok in zip(outcomes, accepted, strict=True) if not ok]
+                if lost:
+                    self._write(lambda conn: settling.record_lost(conn, lost, now))
+                return accepted, claimed
 
         def work(connection: Connection) -> tuple[list[bool], list[Job]]:
             accepted = settling.settle_outcomes(connection, outcomes, now) if outcomes else []
@@ -169,6 +179,12 @@ class SqlJobStore:
         return self._write(
             lambda conn: claiming.reclaim_stale(conn, now, max_running_age_seconds, retry_delay)
         )
+
+    def maintain(self) -> str | None:
+        if self.backend != "postgresql":
+            return None
+        with database_errors():
+            return housekeeping.maintain_postgres(self._engine)
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats:
         return self._read(lambda conn: admin.queue_stats(conn, now, alive_since))
