@@ -7,10 +7,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import psycopg
 import pytest
-from sqlalchemy import Engine, make_url, text
+from sqlalchemy import Engine, event, make_url, text
 
 from dominus.jobs import DatabaseClock, JobQueue, SqlJobStore
 from dominus.jobs.model import NewJob
@@ -145,3 +146,26 @@ def test_jobs_enqueued_through_the_database_clock_are_due_for_workers_on_it(
     job_id = database_queue.enqueue_job("diag.noop").job_id
     [claimed] = store.claim("w", ["diag.noop"], 1, clock())
     assert claimed.id == job_id
+
+
+def test_a_batch_enqueue_is_one_statement_whatever_its_size(
+    store: SqlJobStore, engine: Engine
+) -> None:
+    statements: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        batch = [NewJob("diag.noop", {"n": n}, n % 7, 3, datetime.now(UTC)) for n in range(20_000)]
+        results = store.enqueue(batch, datetime.now(UTC))
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    inserts = [sql for sql in statements if sql.lstrip().upper().startswith("INSERT")]
+    assert len(inserts) == 1
+    ids = [result.job_id for result in results]
+    assert ids == sorted(ids) and len(set(ids)) == 20_000
+    for n in (0, 1, 9_999, 19_999):  # each id is its own job's
+        job = store.get_job(ids[n])
+        assert (job.payload, job.priority) == ({"n": n}, n % 7)
