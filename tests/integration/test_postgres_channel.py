@@ -13,6 +13,7 @@ import psycopg
 import pytest
 from sqlalchemy import Engine, event, make_url, text
 
+from dominus.cli.runtime import open_runtime
 from dominus.jobs import DatabaseClock, JobQueue, SqlJobStore
 from dominus.jobs.model import NewJob
 from dominus.jobs.notifications import PostgresListener
@@ -169,3 +170,19 @@ def test_a_batch_enqueue_is_one_statement_whatever_its_size(
     for n in (0, 1, 9_999, 19_999):  # each id is its own job's
         job = store.get_job(ids[n])
         assert (job.payload, job.priority) == ({"n": n}, n % 7)
+
+
+def test_workers_on_postgresql_keep_time_by_the_server_whatever_the_host_clock_says(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A host whose clock is an hour ahead: with its own clock it would see every other host's
+    # heartbeats as an hour old and reclaim their live jobs.
+    skewed = datetime.now(UTC) + timedelta(hours=1)
+    monkeypatch.setattr("dominus.jobs.clock.utc_now", lambda: skewed)
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    runtime = open_runtime()
+    assert isinstance(runtime.clock, DatabaseClock)
+    with runtime.engine.connect() as connection:
+        server = connection.execute(text("SELECT clock_timestamp()")).scalar_one()
+    assert abs((runtime.clock() - server).total_seconds()) < 1
+    runtime.engine.dispose()
