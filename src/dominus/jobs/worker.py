@@ -61,8 +61,9 @@ class WorkerConfig:
     # After aborting at shutdown, how long handlers get to stop before their jobs are recorded.
     abort_grace_seconds: float = 5.0
     progress_interval_seconds: float = 1.0
-    # How often a worker runs the backend's housekeeping (`JobStore.maintain`).
-    maintenance_interval_seconds: float = 60.0
+    # How often a worker asks the backend whether it needs housekeeping (`JobStore.maintain`;
+    # a cheap statistics query unless there is work to do).
+    maintenance_interval_seconds: float = 5.0
     burst: bool = False
 
     @property
