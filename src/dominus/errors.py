@@ -2,6 +2,7 @@
 
     DominusError
     ├── ConfigurationError          a setting is missing or out of range
+    ├── CopyRefusedError            `db copy` refused (same database, non-empty target)
     ├── DatabaseError               the database could not be reached or used (driver error kept
     │   │                           as __cause__)
     │   ├── DatabaseBusyError       the database stayed locked (SQLITE_BUSY) or a lock timed out
@@ -35,6 +36,10 @@ class DominusError(Exception):
 
 class ConfigurationError(DominusError):
     """A setting is missing or out of its allowed range."""
+
+
+class CopyRefusedError(DominusError):
+    """The copy was refused (same database, or a target that is not empty); nothing was written."""
 
 
 class DatabaseError(DominusError):

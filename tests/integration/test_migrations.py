@@ -93,3 +93,13 @@ def test_postgres_migrations_build_exactly_the_described_schema(postgres_engine:
     assert schema_differences(postgres_engine) == []
     downgrade(postgres_engine, "base")
     assert "job_queue" not in inspect(postgres_engine).get_table_names()
+
+
+def test_upgrading_a_database_from_a_newer_dominus_is_a_clear_error(tmp_path: Path) -> None:
+    engine = create_database_engine(f"sqlite:///{tmp_path / 'newer.db'}")
+    upgrade(engine)
+    with engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE alembic_version SET version_num = '9999_future'")
+    with pytest.raises(SchemaNotMigratedError, match="newer than this DOMINUS"):
+        upgrade(engine)
+    engine.dispose()

@@ -27,21 +27,24 @@ SQLITE_BUSY_TIMEOUT_MS = 5000
 READ_ONLY_OPTION = "dominus_read_only"
 
 
-def create_database_engine(url: str, *, busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_MS) -> Engine:
-    """Create the engine for `url` (a `sqlite:///path` or `postgresql+psycopg://...` URL)."""
+def create_database_engine(
+    url: str, *, busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_MS, setting: str = "DATABASE_URL"
+) -> Engine:
+    """Create the engine for `url` (a `sqlite:///path` or `postgresql+psycopg://...` URL).
+    `setting` names where the URL came from, for error messages."""
     try:
         parsed = make_url(url)
     except ArgumentError as error:
-        raise ConfigurationError(f"DATABASE_URL is not a valid database URL: {url!r}") from error
+        raise ConfigurationError(f"{setting} is not a valid database URL: {url!r}") from error
     backend = parsed.get_backend_name()
     if backend == "sqlite":
-        return _create_sqlite_engine(url, busy_timeout_ms)
+        return _create_sqlite_engine(url, busy_timeout_ms, setting)
     if backend == "postgresql":
         if parsed.drivername != "postgresql+psycopg":
             url = parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
         return create_engine(url, pool_size=10, max_overflow=20)
     raise ConfigurationError(
-        f"DATABASE_URL must be a sqlite:/// or postgresql+psycopg:// URL, got backend {backend!r}"
+        f"{setting} must be a sqlite:/// or postgresql+psycopg:// URL, got backend {backend!r}"
     )
 
 
@@ -57,7 +60,7 @@ def read_only(engine: Engine) -> Engine:
     return engine.execution_options(**{READ_ONLY_OPTION: True})
 
 
-def _create_sqlite_engine(url: str, busy_timeout_ms: int) -> Engine:
+def _create_sqlite_engine(url: str, busy_timeout_ms: int, setting: str) -> Engine:
     parsed = make_url(url)
     database = parsed.database or ""
     if database in ("", ":memory:") or database.startswith("file::memory:"):
@@ -70,7 +73,7 @@ def _create_sqlite_engine(url: str, busy_timeout_ms: int) -> Engine:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ConfigurationError(
-            f"DATABASE_URL: cannot create the directory {directory} ({error.strerror})"
+            f"{setting}: cannot create the directory {directory} ({error.strerror})"
         ) from error
     engine = create_engine(
         url,

@@ -8,6 +8,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
 from sqlalchemy import Engine
 
 from dominus.db.engine import read_only
@@ -37,9 +38,14 @@ def current_revision(engine: Engine) -> str | None:
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Bring the schema up to `revision` (the newest by default) in one transaction."""
     config = _alembic_config()
-    with database_errors(), engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, revision)
+    try:
+        with database_errors(), engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, revision)
+    except CommandError as error:  # e.g. the database is at a revision this code never had
+        raise SchemaNotMigratedError(
+            f"cannot upgrade the database: {error}; is it newer than this DOMINUS?"
+        ) from error
 
 
 def downgrade(engine: Engine, revision: str) -> None:
