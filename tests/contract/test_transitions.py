@@ -179,12 +179,13 @@ def test_heartbeat_refreshes_and_reports_claims(store: JobStore) -> None:
         WorkerInfo("w1", "host", 1, 2, ["diag.noop"], started_at=T0, last_seen_at=T0)
     )
     store.request_cancel(job.id, T0)
-    held = store.heartbeat("w1", T0 + timedelta(seconds=5))
+    held = store.heartbeat("w1", [job.claim], T0 + timedelta(seconds=5))
     assert held == [(job.claim, True)]
     assert store.get_job(job.id).heartbeat_at == T0 + timedelta(seconds=5)
     [worker] = store.list_workers()
     assert worker.last_seen_at == T0 + timedelta(seconds=5)
-    assert store.heartbeat("w2", T0) == []
+    assert store.heartbeat("w2", [job.claim], T0) == []
+    assert store.heartbeat("w1", [Claim(job.id, "w1", job.attempts + 1)], T0) == []
 
 
 def test_stale_jobs_are_reclaimed_and_fresh_ones_never(store: JobStore) -> None:
@@ -194,7 +195,7 @@ def test_stale_jobs_are_reclaimed_and_fresh_ones_never(store: JobStore) -> None:
     # "alive" heartbeats every 30 s for half an hour: its job runs long but is never taken.
     for half_minutes in range(1, 61):
         now = T0 + timedelta(seconds=30 * half_minutes)
-        store.heartbeat("alive", now)
+        store.heartbeat("alive", [fresh.claim], now)
         reclaimed = store.reclaim_stale(now, 60, no_delay)
         assert fresh.id not in [job.job_id for job in reclaimed]
         if half_minutes == 1:
@@ -299,3 +300,15 @@ def test_queue_stats_count_everything(store: JobStore) -> None:
     assert stats.oldest_pending_age_seconds == 30
     store.mark_worker_stopped("w1", T0)
     assert store.queue_stats(T0, alive_since=T0).workers_alive == 0
+
+
+def test_a_worker_does_not_keep_alive_a_job_it_no_longer_runs(store: JobStore) -> None:
+    # The worker completed job A, but the database lost that commit (a server crash under
+    # asynchronous commit): the row says running, locked by the worker, which has forgotten it.
+    store.enqueue([new_job(), new_job()], T0)
+    orphan, current = store.claim("w1", ["diag.noop"], 2, T0)
+    for minute in range(1, 6):
+        store.heartbeat("w1", [current.claim], T0 + timedelta(minutes=minute))
+    reclaimed = store.reclaim_stale(T0 + timedelta(minutes=5), 60, no_delay)
+    assert [job.job_id for job in reclaimed] == [orphan.id]
+    assert store.get_job(current.id).status is JobStatus.RUNNING

@@ -1,5 +1,9 @@
-"""End-to-end helpers: real `dominus` processes on one SQLite file.
+"""End-to-end helpers: real `dominus` processes sharing one database.
 
+- Every e2e test that uses the database runs once per backend: on a SQLite file and on a
+  PostgreSQL database cloned from the migrated template (see tests/conftest.py); the PostgreSQL
+  cases carry the `postgres` marker. `@pytest.mark.backends("sqlite")` (or "postgresql") limits a
+  test to the backends it is about.
 - `dominus_procs` starts `dominus worker` subprocesses (and one-shot CLI commands) with a given
   environment, captures each one's stdout/stderr to files under `tmp_path`, attaches every
   process's output to the report of a failed test, and kills whatever is still running when the
@@ -30,11 +34,14 @@ import pytest
 from dominus.config import Settings
 from dominus.errors import DatabaseBusyError
 from dominus.jobs import HandlerRegistry, JobQueue, SqlJobStore
+from dominus.jobs.clock import Clock, DatabaseClock, utc_now
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 
 T = TypeVar("T")
 
 TIME_SCALE = float(os.environ.get("DOMINUS_E2E_TIME_SCALE", "1"))
+
+BACKENDS = ("sqlite", "postgresql")
 
 # Fast settings for every process a test starts; tests override single values.
 FAST_SETTINGS = {
@@ -220,7 +227,8 @@ class DominusProcesses:
         return process
 
     def describe(self) -> str:
-        return "\n".join(process.describe() for process in self.processes)
+        database = f"===== DATABASE_URL={self.env.get('DATABASE_URL')}"
+        return "\n".join([database, *(process.describe() for process in self.processes)])
 
     def kill_leftovers(self) -> list[str]:
         """SIGKILL every process still running (by its own pid); returns their names."""
@@ -234,6 +242,29 @@ class DominusProcesses:
         return [process.name for process in leftovers]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "backends(*names): run an e2e test on these backends only (default: all)"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run every e2e test that uses the database on each backend (or those it names)."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("backends")
+    names = marker.args if marker is not None else BACKENDS
+    unknown = set(names) - set(BACKENDS)
+    assert not unknown, f"{metafunc.definition.nodeid}: unknown backends {sorted(unknown)}"
+    metafunc.parametrize(
+        "backend",
+        [
+            pytest.param(name, marks=[pytest.mark.postgres] if name == "postgresql" else [])
+            for name in names
+        ],
+    )
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
     """Attach the output of every process a failed test started to its report."""
@@ -242,6 +273,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     processes: DominusProcesses | None = getattr(item, "_dominus_processes", None)
     if report.failed and processes is not None and processes.processes:
         report.sections.append(("dominus processes", processes.describe()))
+    # Other output a test registered: (section title, function returning the text).
+    if report.failed:
+        for title, describe in getattr(item, "_dominus_extra_reports", []):
+            report.sections.append((title, describe()))
 
 
 @pytest.fixture
@@ -264,8 +299,15 @@ def dominus_procs(
     processes.kill_leftovers()
 
 
+def database_clock(store: SqlJobStore) -> Clock:
+    """The clock the `dominus` processes use on this database: the server's clock on PostgreSQL
+    (as `dominus.cli.runtime` does), the system clock on SQLite."""
+    return DatabaseClock(store.engine) if store.backend == "postgresql" else utc_now
+
+
 @pytest.fixture
 def e2e_queue(store: SqlJobStore) -> JobQueue:
-    """Enqueue diagnostic jobs from the test process, on the real clock (the shared `queue`
-    fixture runs on a fake clock in 2030, whose jobs a real worker would never find due)."""
-    return JobQueue(store, register_diagnostic_jobs(HandlerRegistry()))
+    """Enqueue diagnostic jobs from the test process, on the database's real clock (the shared
+    `queue` fixture runs on a fake clock in 2030, whose jobs a real worker would never find
+    due)."""
+    return JobQueue(store, register_diagnostic_jobs(HandlerRegistry()), clock=database_clock(store))

@@ -1,5 +1,6 @@
-"""Real `dominus worker` processes on one SQLite file: draining, crashes, shutdown, retries and
-the dead-letter queue, cancellation, burst mode."""
+"""Real `dominus worker` processes sharing one database: draining, crashes, shutdown, retries and
+the dead-letter queue, cancellation, burst mode. Each test runs on SQLite and on PostgreSQL
+(see tests/e2e/conftest.py) unless it names its backends."""
 
 from __future__ import annotations
 
@@ -16,7 +17,14 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from dominus.jobs import EnqueueRequest, JobQueue, JobStatus, SqlJobStore, utc_now
+from dominus.jobs import (
+    EnqueueRequest,
+    JobQueue,
+    JobStatus,
+    QueueStats,
+    SqlJobStore,
+    utc_now,
+)
 from tests.e2e.conftest import DominusProcess, DominusProcesses, wait_until
 
 pytestmark = pytest.mark.slow
@@ -52,75 +60,106 @@ def wait_running_on(
     )
 
 
-def test_four_workers_drain_2000_jobs_each_exactly_once(
-    dominus_procs: DominusProcesses, store: SqlJobStore, e2e_queue: JobQueue
+def drain_exactly_once(
+    procs: DominusProcesses,
+    store: SqlJobStore,
+    queue: JobQueue,
+    *,
+    workers: int,
+    concurrency: int,
+    jobs: int,
+    timeout: float,
 ) -> None:
+    """`workers` worker processes drain `jobs` diag.noop jobs: each completed exactly once, by
+    one attempt, with no events, and every worker exits 0 on SIGTERM."""
     # Exactly-once is about claiming, not liveness: a generous max age keeps a starved (but
     # alive) worker on this busy machine from having its jobs reclaimed.
-    env = {"JOB_MAX_RUNNING_AGE_MS": "10000"}
-    workers = [
-        dominus_procs.start_worker("--concurrency", "4", "--poll-interval-ms", "100", env=env)
-        for _ in range(4)
+    env = {"JOB_MAX_RUNNING_AGE_MS": "20000"}
+    started_workers = [
+        procs.start_worker("--concurrency", str(concurrency), "--poll-interval-ms", "100", env=env)
+        for _ in range(workers)
     ]
-    worker_ids = {worker.worker_id() for worker in workers}
-    assert len(worker_ids) == 4
+    worker_ids = {worker.worker_id() for worker in started_workers}
+    assert len(worker_ids) == workers
 
     ids = [
         result.job_id
-        for result in e2e_queue.enqueue_jobs([EnqueueRequest("diag.noop") for _ in range(2000)])
+        for result in queue.enqueue_jobs([EnqueueRequest("diag.noop") for _ in range(jobs)])
     ]
-    assert len(set(ids)) == 2000
+    assert len(set(ids)) == jobs
+
+    def stats() -> QueueStats:
+        return store.queue_stats(utc_now(), alive_since=utc_now())
 
     def all_completed() -> bool:
-        return store.queue_stats(utc_now(), alive_since=utc_now()).by_status["completed"] == 2000
+        if not all(worker.is_running() for worker in started_workers):
+            raise AssertionError("a worker exited while draining")
+        return stats().by_status["completed"] == jobs
 
     wait_until(
         all_completed,
-        90,
+        timeout,
         interval=0.2,
-        message=lambda: (
-            f"2000 completed jobs: {store.queue_stats(utc_now(), alive_since=utc_now())}"
-        ),
+        message=lambda: f"{jobs} completed jobs: {stats()}",
     )
     now = utc_now()
-    stats = store.queue_stats(now, alive_since=now - timedelta(seconds=10))
-    assert stats.by_status == {
+    final = store.queue_stats(now, alive_since=now - timedelta(seconds=10))
+    assert final.by_status == {
         "pending": 0,
         "running": 0,
-        "completed": 2000,
+        "completed": jobs,
         "failed": 0,
         "cancelled": 0,
     }
-    assert stats.dead_letter == 0
-    assert stats.workers_alive == 4
+    assert final.dead_letter == 0
+    assert final.workers_alive == workers
 
-    jobs = store.list_jobs(limit=5000)
-    assert sorted(job.id for job in jobs) == sorted(ids)
-    assert all(job.status is JobStatus.COMPLETED for job in jobs)
-    assert Counter(job.attempts for job in jobs) == {1: 2000}
-    assert all(job.failure_count == 0 and job.result == {} for job in jobs)
-    assert {job.locked_by for job in jobs} <= worker_ids
+    stored = store.list_jobs(limit=jobs + 100)
+    assert sorted(job.id for job in stored) == sorted(ids)
+    assert all(job.status is JobStatus.COMPLETED for job in stored)
+    assert Counter(job.attempts for job in stored) == {1: jobs}
+    assert all(job.failure_count == 0 and job.result == {} for job in stored)
+    assert {job.locked_by for job in stored} <= worker_ids
     with store.engine.connect() as connection:
         events = connection.execute(
             text("SELECT kind, COUNT(*) FROM job_events GROUP BY kind")
         ).all()
     assert dict(events) == {}, "no reclaimed/lost/failed events on a clean drain"
 
-    codes = []
-    for worker in workers:
+    for worker in started_workers:
         worker.send(signal.SIGTERM)
-    for worker in workers:
-        codes.append(worker.wait_exit(20))
-    assert codes == [0, 0, 0, 0]
+    codes = [worker.wait_exit(30) for worker in started_workers]
+    assert codes == [0] * workers
 
-    # Each job started and completed exactly once across the four processes' logs.
-    started = Counter(job_id for w in workers for job_id, _, _ in w.job_lines("started"))
-    completed = Counter(job_id for w in workers for job_id, _, _ in w.job_lines("completed"))
+    # Each job started and completed exactly once across the processes' logs.
+    started = Counter(job_id for w in started_workers for job_id, _, _ in w.job_lines("started"))
+    completed = Counter(
+        job_id for w in started_workers for job_id, _, _ in w.job_lines("completed")
+    )
     assert started == completed == Counter(ids)
-    per_worker = [len(worker.job_lines("completed")) for worker in workers]
-    assert sum(per_worker) == 2000
+    per_worker = [len(worker.job_lines("completed")) for worker in started_workers]
+    assert sum(per_worker) == jobs
     assert sum(1 for count in per_worker if count) >= 2, f"only one worker ran jobs: {per_worker}"
     assert all(worker.stopped_at is not None for worker in store.list_workers())
+
+
+# PostgreSQL has its own, bigger drain below.
+@pytest.mark.backends("sqlite")
+def test_four_workers_drain_2000_jobs_each_exactly_once(
+    dominus_procs: DominusProcesses, store: SqlJobStore, e2e_queue: JobQueue
+) -> None:
+    drain_exactly_once(
+        dominus_procs, store, e2e_queue, workers=4, concurrency=4, jobs=2000, timeout=90
+    )
+
+
+@pytest.mark.backends("postgresql")
+def test_eight_workers_drain_10000_jobs_each_exactly_once(
+    dominus_procs: DominusProcesses, store: SqlJobStore, e2e_queue: JobQueue
+) -> None:
+    drain_exactly_once(
+        dominus_procs, store, e2e_queue, workers=8, concurrency=4, jobs=10_000, timeout=150
+    )
 
 
 def test_sigkilled_worker_job_is_reclaimed_and_completed_by_another(

@@ -39,6 +39,7 @@ class PostgresListener:
         self._on_jobs: Callable[[], None] = _nothing
         self._on_cancel: Callable[[], None] = _nothing
         self._had_connection = False
+        self._failures = 0
 
     @property
     def connected(self) -> bool:
@@ -65,17 +66,15 @@ class PostgresListener:
             self._thread.join(5)
 
     def _run(self) -> None:
-        failures = 0
         while not self._stop.is_set():
             try:
                 self._listen()
-                failures = 0
             except psycopg.Error as error:
                 if self._stop.is_set():
                     break
                 self._connected.clear()
-                delay = RECONNECT_DELAYS[min(failures, len(RECONNECT_DELAYS) - 1)]
-                failures += 1
+                delay = RECONNECT_DELAYS[min(self._failures, len(RECONNECT_DELAYS) - 1)]
+                self._failures += 1
                 log.warning(
                     "LISTEN connection lost (%s); polling until it is back, reconnecting in %g s",
                     str(error).strip() or type(error).__name__,
@@ -90,6 +89,7 @@ class PostgresListener:
             connection.execute(f"LISTEN {CANCEL_CHANNEL}")
             reconnected = not self._connected.is_set() and self._had_connection
             self._connected.set()
+            self._failures = 0  # the next outage starts its backoff from the shortest delay
             self._had_connection = True
             if reconnected:
                 log.info("LISTEN connection re-established; notifications are back")

@@ -118,10 +118,14 @@ class JobStore(Protocol):
         outcome was accepted (False: the claim was lost) and the newly claimed jobs."""
         ...
 
-    def heartbeat(self, worker_id: str, now: datetime) -> list[tuple[Claim, bool]]:
-        """Refresh heartbeat_at of every job this worker runs and the worker's last_seen_at.
-        Returns the claims the database still gives this worker, each with whether a cancel
-        was requested."""
+    def heartbeat(
+        self, worker_id: str, claims: Sequence[Claim], now: datetime
+    ) -> list[tuple[Claim, bool]]:
+        """Refresh heartbeat_at of the jobs behind `claims` (the attempts this worker is running)
+        and the worker's last_seen_at. Returns the claims that still hold, each with whether a
+        cancel was requested. Only the given claims are refreshed: a row locked by this worker
+        that it no longer runs (its completion was lost in a database crash) goes stale and is
+        reclaimed, instead of being kept alive forever."""
         ...
 
     def cancel_requests(self, worker_id: str) -> list[Claim]:

@@ -298,7 +298,8 @@ class Worker:
     def _maybe_heartbeat(self, now: datetime) -> None:
         if now < self._next_heartbeat_at:
             return
-        held = dict(self._store.heartbeat(self.id, now))
+        unfinished = [claim for claim, job in self._running.items() if not job.finished]
+        held = dict(self._store.heartbeat(self.id, unfinished, now))
         self._next_heartbeat_at = now + timedelta(seconds=self._config.heartbeat_interval_seconds)
         for claim, running in self._running.items():
             if running.finished:
@@ -434,6 +435,13 @@ class Worker:
             self._retry_horizon = retry_at
 
     def _dispatch(self, job: Job, now: datetime) -> None:
+        if job.claim in self._running:
+            # The same claim twice: the database lost the commit of an earlier claim (a server
+            # crash under asynchronous commit) and this worker took the job again with the same
+            # attempt number. Its first run is still here and its outcome will settle this
+            # claim; running it a second time at once would break "never twice at the same time".
+            log.warning("job %d claimed again while still running here; not run twice", job.id)
+            return
         abort = AbortSignal()
         deadline = now + timedelta(seconds=job.timeout_seconds) if job.timeout_seconds else None
         running = RunningJob(

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, select, tuple_, update
 
 from dominus.db.schema import job_queue, workers
 from dominus.jobs.model import Claim, EventKind, Job, ReclaimedJob
@@ -30,11 +30,21 @@ def claim_jobs(
     return jobs
 
 
-def heartbeat(connection: Connection, worker_id: str, now: datetime) -> list[tuple[Claim, bool]]:
+def heartbeat(
+    connection: Connection, worker_id: str, claims: Sequence[Claim], now: datetime
+) -> list[tuple[Claim, bool]]:
     connection.execute(update(workers).where(workers.c.id == worker_id).values(last_seen_at=now))
+    if not claims:
+        return []
     rows = connection.execute(
         update(job_queue)
-        .where(job_queue.c.locked_by == worker_id, IS_RUNNING)
+        .where(
+            job_queue.c.locked_by == worker_id,
+            IS_RUNNING,
+            tuple_(job_queue.c.id, job_queue.c.attempts).in_(
+                [(claim.job_id, claim.attempt) for claim in claims]
+            ),
+        )
         .values(heartbeat_at=now)
         .returning(job_queue.c.id, job_queue.c.attempts, job_queue.c.cancel_requested_at)
     )

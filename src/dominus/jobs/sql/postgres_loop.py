@@ -24,6 +24,7 @@ from typing import Any
 import psycopg
 from sqlalchemy import Engine
 
+from dominus.db.errors import database_errors
 from dominus.errors import DatabaseBusyError, DatabaseError
 from dominus.jobs.model import AttemptOutcome, Job, JobStatus
 from dominus.jobs.sql.sqlite_driver import JOB_FIELDS
@@ -77,7 +78,8 @@ class PostgresLoopConnections:
         """Complete the outcomes (fenced) and claim, in one round trip. Returns which
         completions landed (False: the claim was lost; the caller records that) and the jobs
         claimed."""
-        raw = self._connection()
+        with database_errors():  # checking a connection out can fail too (server down)
+            raw = self._connection()
         try:
             with raw.pipeline():
                 raw.execute("SET LOCAL synchronous_commit = off")

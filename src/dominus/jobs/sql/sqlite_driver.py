@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from dominus.db.errors import is_busy_error
+from dominus.db.errors import database_errors, is_busy_error
 from dominus.errors import DatabaseBusyError, DatabaseError
 from dominus.jobs.model import AttemptOutcome, Job, JobStatus, NewJob
 
@@ -199,7 +199,8 @@ class LoopConnections:
         """Complete every outcome and claim, in one transaction. None (nothing written) when a
         completion's claim turned out to be lost: the caller then takes the general path, which
         records that."""
-        raw = self._connection()
+        with database_errors():
+            raw = self._connection()
         try:
             raw.execute("BEGIN IMMEDIATE")
             try:

@@ -164,8 +164,10 @@ class SqlJobStore:
 
         return self._write(work)
 
-    def heartbeat(self, worker_id: str, now: datetime) -> list[tuple[Claim, bool]]:
-        return self._write(lambda conn: claiming.heartbeat(conn, worker_id, now))
+    def heartbeat(
+        self, worker_id: str, claims: Sequence[Claim], now: datetime
+    ) -> list[tuple[Claim, bool]]:
+        return self._write(lambda conn: claiming.heartbeat(conn, worker_id, claims, now))
 
     def cancel_requests(self, worker_id: str) -> list[Claim]:
         return self._read(lambda conn: claiming.cancel_requests(conn, worker_id))
