@@ -26,17 +26,19 @@ class AbortSignal:
     """A one-shot, thread-safe flag with a reason. The first reason set wins."""
 
     def __init__(self) -> None:
-        self._event = threading.Event()
         self._lock = threading.Lock()
         self._reason: AbortReason | None = None
         self._callbacks: list[Callable[[AbortReason], None]] = []
+        # Made on the first `wait`: most handlers never wait, and a worker creates one signal
+        # per job on its hottest path.
+        self._event: threading.Event | None = None
 
     @property
     def reason(self) -> AbortReason | None:
         return self._reason
 
     def is_set(self) -> bool:
-        return self._event.is_set()
+        return self._reason is not None
 
     def set(self, reason: AbortReason) -> bool:
         """Set the signal. Returns False if it was already set (the first reason stays)."""
@@ -45,14 +47,22 @@ class AbortSignal:
                 return False
             self._reason = reason
             callbacks = list(self._callbacks)
-            self._event.set()
+            event = self._event
+        if event is not None:
+            event.set()
         for callback in callbacks:
             self._run(callback, reason)
         return True
 
     def wait(self, timeout: float | None = None) -> bool:
         """Sleep up to `timeout` seconds, waking early when the signal is set. True if set."""
-        return self._event.wait(timeout)
+        with self._lock:
+            if self._reason is not None:
+                return True
+            if self._event is None:
+                self._event = threading.Event()
+            event = self._event
+        return event.wait(timeout)
 
     def raise_if_set(self) -> None:
         reason = self._reason

@@ -29,16 +29,13 @@ class RunningJob:
     """One attempt this worker is running (or has finished but not yet recorded)."""
 
     job: Job
+    claim: Claim  # job.claim, built once: it is looked up on every tick
     job_type: JobType[Any]
     abort: AbortSignal
     reporter: ProgressReporter
     started_at: datetime
     deadline: datetime | None
     finished: bool = False
-
-    @property
-    def claim(self) -> Claim:
-        return self.job.claim
 
 
 @dataclass(frozen=True)

@@ -435,7 +435,8 @@ class Worker:
             self._retry_horizon = retry_at
 
     def _dispatch(self, job: Job, now: datetime) -> None:
-        if job.claim in self._running:
+        claim = job.claim
+        if claim in self._running:
             # The same claim twice: the database lost the commit of an earlier claim (a server
             # crash under asynchronous commit) and this worker took the job again with the same
             # attempt number. Its first run is still here and its outcome will settle this
@@ -446,10 +447,11 @@ class Worker:
         deadline = now + timedelta(seconds=job.timeout_seconds) if job.timeout_seconds else None
         running = RunningJob(
             job=job,
+            claim=claim,
             job_type=self._registry.get(job.job_type),
             abort=abort,
             reporter=ProgressReporter(
-                job.claim,
+                claim,
                 self._store.record_progress,
                 self._clock,
                 self._config.progress_interval_seconds,
@@ -458,7 +460,7 @@ class Worker:
             started_at=now,
             deadline=deadline,
         )
-        self._running[job.claim] = running
+        self._running[claim] = running
         self._unfinished += 1
         assert self._pool is not None
         self._pool.submit(running)

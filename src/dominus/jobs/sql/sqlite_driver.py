@@ -125,27 +125,29 @@ def claim_jobs(
     rows = raw.execute(
         _claim_sql(len(job_types)), (worker_id, stamp, stamp, stamp, stamp, *job_types, limit)
     ).fetchall()
-    jobs = [_job(row) for row in rows]
+    jobs = [_claimed_job(row, now, stamp) for row in rows]
     jobs.sort(key=lambda job: (-job.priority, job.run_at, job.id))
     return jobs
 
 
-def _job(row: tuple[Any, ...]) -> Job:
+def _claimed_job(row: tuple[Any, ...], now: datetime, stamp: str) -> Job:
+    """A row this claim just wrote: its status and claim timestamps are known without parsing
+    (this runs for every claimed job)."""
     return Job(
         id=row[0],
         job_type=row[1],
         payload=json.loads(row[2]),
-        status=JobStatus(row[3]),
+        status=JobStatus.RUNNING,
         priority=row[4],
         attempts=row[5],
         max_attempts=row[6],
         failure_count=row[7],
-        run_at=datetime.fromisoformat(row[8]).replace(tzinfo=UTC),
-        created_at=datetime.fromisoformat(row[9]).replace(tzinfo=UTC),
-        updated_at=datetime.fromisoformat(row[10]).replace(tzinfo=UTC),
-        started_at=_time(row[11]),
+        run_at=now if row[8] == stamp else datetime.fromisoformat(row[8]).replace(tzinfo=UTC),
+        created_at=now if row[9] == stamp else datetime.fromisoformat(row[9]).replace(tzinfo=UTC),
+        updated_at=now,
+        started_at=now,
         finished_at=_time(row[12]),
-        heartbeat_at=_time(row[13]),
+        heartbeat_at=now,
         cancel_requested_at=_time(row[14]),
         locked_by=row[15],
         result=_document(row[16]),
