@@ -1,7 +1,8 @@
-"""Helpers shared by the DOMINUS and huey measurements: sizes, statistics, waiting, processes."""
+"""Helpers shared by all measurements: sizes, statistics, waiting, processes."""
 
 from __future__ import annotations
 
+import os
 import signal
 import statistics
 import subprocess
@@ -27,6 +28,13 @@ class Sizes:
     concurrencies: tuple[int, ...]
     latency_jobs: int
     prefill_rows: int
+    # PostgreSQL: one-process drains at these concurrencies (the last one is the "high" one,
+    # set against pgqueuer's batch size), then drains by 1, 2, 4 processes at
+    # `process_concurrency` each, and pgqueuer's batch size.
+    pg_concurrencies: tuple[int, ...] = (1, 4, 16, 100)
+    processes: tuple[int, ...] = (1, 2, 4)
+    process_concurrency: int = 100
+    pgqueuer_batch_size: int = 100
     # Untimed enqueues first (connection set-up, statement compilation), for both systems.
     warmup: int = 100
 
@@ -58,6 +66,11 @@ class Drain:
     jobs: int
     throughput: float
     wall_seconds: float
+    # PostgreSQL drains: CPU time (user + system) of the worker process(es) and of the
+    # PostgreSQL server during the drain (first job start to last job end), and that span.
+    worker_cpu_seconds: float | None = None
+    db_cpu_seconds: float | None = None
+    cpu_span_seconds: float | None = None
 
 
 def median(values: Sequence[float]) -> float:
@@ -90,6 +103,42 @@ def stop_process(
             process.kill()
             return process.wait()
     return process.returncode
+
+
+def wait_all(
+    processes: Sequence[subprocess.Popen[bytes]],
+    timeout: float,
+    on_tick: Callable[[], None] | None = None,
+) -> tuple[list[int], float]:
+    """Wait for every process to exit, calling `on_tick()` every few milliseconds; returns
+    their exit codes and the CPU time (user + system, all threads) they used, from
+    `os.wait4`. Raises TimeoutError (processes left running, for the caller to deal with)
+    after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    cpu = 0.0
+    pending = list(processes)
+    while pending:
+        for process in list(pending):
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid == 0:
+                continue
+            process.returncode = os.waitstatus_to_exitcode(status)
+            cpu += usage.ru_utime + usage.ru_stime
+            pending.remove(process)
+        if on_tick is not None:
+            on_tick()
+        if pending:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(pending)} process(es) still running after {timeout:g} s")
+            time.sleep(0.005)
+    return [process.returncode for process in processes], cpu
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, all threads) a live process has used so far (Linux /proc)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    fields = text[text.rfind(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def ensure_running(process: subprocess.Popen[bytes], name: str, log: Path) -> None:

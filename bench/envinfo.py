@@ -124,8 +124,10 @@ def source_digest() -> str:
     return digest.hexdigest()[:12]
 
 
-def describe() -> list[tuple[str, str]]:
-    return [
+def describe(*, sqlite: bool = True, postgresql: str | None = None) -> list[tuple[str, str]]:
+    """The machine and versions; `postgresql` is the server's description (version and
+    settings) when the PostgreSQL backend is measured."""
+    items = [
         ("date", datetime.now().astimezone().isoformat(timespec="seconds")),
         ("command", command_line()),
         ("CPU", cpu_model()),
@@ -134,8 +136,18 @@ def describe() -> list[tuple[str, str]]:
         ("OS", operating_system()),
         ("load average at start", load_average()),
         ("Python", f"{platform.python_version()} ({platform.python_implementation()})"),
-        ("SQLite", sqlite3.sqlite_version),
         ("SQLAlchemy", version("sqlalchemy")),
-        ("huey", version("huey")),
-        ("DOMINUS", f"{version('dominus')}, git {git_revision()}, src digest {source_digest()}"),
     ]
+    if sqlite:
+        items += [("SQLite", sqlite3.sqlite_version), ("huey", version("huey"))]
+    if postgresql is not None:
+        items += [
+            ("PostgreSQL server", postgresql),
+            ("psycopg", version("psycopg")),
+            ("procrastinate", version("procrastinate")),
+            ("pgqueuer", f"{version('pgqueuer')} (asyncpg {version('asyncpg')})"),
+        ]
+    items.append(
+        ("DOMINUS", f"{version('dominus')}, git {git_revision()}, src digest {source_digest()}")
+    )
+    return items
