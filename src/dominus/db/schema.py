@@ -14,6 +14,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    SmallInteger,
     String,
     Table,
     Text,
@@ -126,6 +127,18 @@ dead_letter_jobs = Table(
 )
 Index("ix_dead_letter_jobs_job_id", dead_letter_jobs.c.job_id)
 Index("ix_dead_letter_jobs_failed_at", dead_letter_jobs.c.failed_at)
+
+# Monotonic counters and histogram buckets, sharded (see migration 0003). `bucket` is the
+# histogram bucket's upper bound ("+Inf" for the last) or "" for plain counters.
+job_metrics = Table(
+    "job_metrics",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("job_type", String(200), primary_key=True),
+    Column("bucket", String(16), primary_key=True),
+    Column("shard", SmallInteger, primary_key=True),
+    Column("value", Float, nullable=False),
+)
 
 workers = Table(
     "workers",

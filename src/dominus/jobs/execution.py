@@ -139,14 +139,13 @@ def outcome_of(
     claim = running.claim
     progress = running.reporter.unwritten()
     reason = running.abort.reason
+    about: dict[str, Any] = {"job_type": running.job.job_type, "progress": progress}
+    if finished.finished_at is not None and running.job.started_at is not None:
+        about["duration_seconds"] = (finished.finished_at - running.job.started_at).total_seconds()
     if reason is AbortReason.CANCELLED:
-        return AttemptOutcome(
-            claim, OutcomeKind.CANCELLED, result=finished.value, progress=progress
-        )
+        return AttemptOutcome(claim, OutcomeKind.CANCELLED, result=finished.value, **about)
     if reason is AbortReason.SHUTDOWN:
-        return AttemptOutcome(
-            claim, OutcomeKind.INTERRUPTED, requeue=shutdown_requeue, progress=progress
-        )
+        return AttemptOutcome(claim, OutcomeKind.INTERRUPTED, requeue=shutdown_requeue, **about)
     if reason is AbortReason.TIMEOUT:
         timeout = running.job.timeout_seconds
         message = f"timed out after {timeout:g} s"
@@ -158,7 +157,7 @@ def outcome_of(
             error=message,
             traceback=finished.traceback,
             retry_at=retry_at(running),
-            progress=progress,
+            **about,
         )
     if finished.error is not None:
         return AttemptOutcome(
@@ -167,6 +166,6 @@ def outcome_of(
             error=finished.error,
             traceback=finished.traceback,
             retry_at=retry_at(running),
-            progress=progress,
+            **about,
         )
-    return AttemptOutcome(claim, OutcomeKind.COMPLETED, result=finished.value, progress=progress)
+    return AttemptOutcome(claim, OutcomeKind.COMPLETED, result=finished.value, **about)

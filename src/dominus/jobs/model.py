@@ -197,6 +197,9 @@ class AttemptOutcome:
     # For interruptions: True puts the job back to pending without spending the attempt.
     requeue: bool = False
     progress: JsonObject | None = field(default=None)
+    # For the metrics: the job's type and how long the attempt ran.
+    job_type: str = ""
+    duration_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

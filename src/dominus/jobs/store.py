@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import Connection
 
+from dominus.jobs.metrics_model import MetricTotals
 from dominus.jobs.model import (
     AttemptOutcome,
     Claim,
@@ -144,6 +145,10 @@ class JobStore(Protocol):
         ...
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats: ...
+
+    def metric_totals(self) -> MetricTotals:
+        """The monotonic counters and duration histograms, summed over their shards."""
+        ...
 
     def maintain(self) -> str | None:
         """Housekeeping the backend needs (workers call it now and then, off their loop).

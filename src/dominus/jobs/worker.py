@@ -531,6 +531,7 @@ class Worker:
                     OutcomeKind.INTERRUPTED,
                     requeue=self._config.shutdown_requeue,
                     progress=running.reporter.unwritten(),
+                    job_type=running.job.job_type,
                 )
             )
 

@@ -18,7 +18,7 @@ from dominus.jobs.model import (
     QueueStats,
     WorkerInfo,
 )
-from dominus.jobs.sql import postgres
+from dominus.jobs.sql import metrics, postgres
 from dominus.jobs.sql.history import record_event
 from dominus.jobs.sql.predicates import IS_PENDING
 from dominus.jobs.sql.rows import (
@@ -77,6 +77,9 @@ def request_cancel(connection: Connection, job_id: int, now: datetime) -> Job:
         record_event(
             connection, job_id, EventKind.CANCELLED, now, message="cancelled before it ran"
         )
+        increments = metrics.Increments()
+        increments.add(metrics.CANCELLED, job.job_type)
+        metrics.write(connection, increments, metrics.shard_for())
     elif job.status is JobStatus.RUNNING:
         if job.cancel_requested_at is None and connection.dialect.name == "postgresql":
             postgres.notify_cancel(connection, job.locked_by or "")

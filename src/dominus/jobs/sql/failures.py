@@ -13,6 +13,7 @@ from sqlalchemy import ColumnElement, Connection, case, func, literal, true, upd
 from dominus.db.schema import Document, job_queue
 from dominus.db.types import UTCDateTime
 from dominus.jobs.model import Claim, EventKind
+from dominus.jobs.sql import metrics
 from dominus.jobs.sql.history import dead_letter, record_event, record_retry_scheduled
 from dominus.jobs.sql.predicates import fenced
 
@@ -75,6 +76,14 @@ def record_failed_attempt(
         details={"traceback": attempt.traceback} if attempt.traceback else None,
     )
     dead = row.status == "failed"
+    increments = metrics.Increments()
+    increments.add(
+        metrics.FAILED if attempt.kind is EventKind.FAILED else metrics.RECLAIMED, row.job_type
+    )
+    if dead:
+        increments.add(metrics.DEAD_LETTERED, row.job_type)
+    writer = claim.worker_id if attempt.kind is EventKind.FAILED else None
+    metrics.write(connection, increments, metrics.shard_for(writer))
     if dead:
         dead_letter(
             connection,

@@ -12,7 +12,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from dominus.db.schema import job_queue
 from dominus.errors import QueueFullError
 from dominus.jobs.model import ACTIVE_STATUSES, EnqueueResult, NewJob
-from dominus.jobs.sql import postgres, sqlite_driver
+from dominus.jobs.sql import metrics, postgres, sqlite_driver
 
 ACTIVE_DEDUPE_PREDICATE = text("dedupe_key IS NOT NULL AND status IN ('pending', 'running')")
 ACTIVE = [status.value for status in ACTIVE_STATUSES]
@@ -37,6 +37,11 @@ def insert_jobs(
             results[index] = _insert_deduplicated(connection, job, now)
     if connection.dialect.name == "postgresql":
         postgres.notify_new_jobs(connection, (job.job_type for job in jobs))
+    increments = metrics.Increments()
+    for job, result in zip(jobs, results, strict=True):
+        if result is not None and result.created:
+            increments.add(metrics.ENQUEUED, job.job_type)
+    metrics.write(connection, increments, metrics.shard_for())
     return [result for result in results if result is not None]
 
 

@@ -26,22 +26,52 @@ from sqlalchemy import Engine
 
 from dominus.db.errors import database_errors
 from dominus.errors import DatabaseBusyError, DatabaseError
+from dominus.jobs.metrics_model import DURATION_BUCKETS
 from dominus.jobs.model import AttemptOutcome, Job, JobStatus
+from dominus.jobs.sql import metrics
 from dominus.jobs.sql.sqlite_driver import JOB_FIELDS
 
 _BUSY_STATES = {"40001", "40P01", "55P03"}
 
+# Completes the batch (fenced on each claim) and adds the landed completions to the metrics in
+# the same statement, so a tick stays one round trip. Each duration falls in the first bucket
+# whose upper bound is not below it, or "+Inf".
 _COMPLETE = """
-    UPDATE job_queue AS job
-       SET status = 'completed', result = done.result,
-           progress = COALESCE(done.progress, job.progress),
-           finished_at = %(now)s, updated_at = %(now)s
-      FROM unnest(%(ids)s::bigint[], %(workers)s::text[], %(attempts)s::integer[],
-                  %(results)s::jsonb[], %(progresses)s::jsonb[])
-           AS done(id, worker_id, attempt, result, progress)
-     WHERE job.id = done.id AND job.locked_by = done.worker_id AND job.attempts = done.attempt
-       AND job.status = 'running'
-    RETURNING job.id
+    WITH done AS (
+        UPDATE job_queue AS job
+           SET status = 'completed', result = batch.result,
+               progress = COALESCE(batch.progress, job.progress),
+               finished_at = %(now)s, updated_at = %(now)s
+          FROM unnest(%(ids)s::bigint[], %(workers)s::text[], %(attempts)s::integer[],
+                      %(results)s::jsonb[], %(progresses)s::jsonb[],
+                      %(seconds)s::double precision[])
+               AS batch(id, worker_id, attempt, result, progress, seconds)
+         WHERE job.id = batch.id AND job.locked_by = batch.worker_id
+           AND job.attempts = batch.attempt AND job.status = 'running'
+        RETURNING job.id, job.job_type, batch.seconds
+    ), increments AS (
+        SELECT job_type, 'completed' AS name, '' AS bucket, 1.0::double precision AS value
+          FROM done
+        UNION ALL
+        SELECT job_type, 'duration_count', '', 1.0 FROM done WHERE seconds IS NOT NULL
+        UNION ALL
+        SELECT job_type, 'duration_sum', '', GREATEST(seconds, 0) FROM done
+         WHERE seconds IS NOT NULL
+        UNION ALL
+        SELECT job_type, 'duration_bucket',
+               COALESCE((SELECT label FROM unnest(%(bounds)s::double precision[],
+                                                  %(labels)s::text[]) AS b(bound, label)
+                          WHERE done.seconds <= b.bound ORDER BY b.bound LIMIT 1), '+Inf'),
+               1.0
+          FROM done WHERE seconds IS NOT NULL
+    ), counted AS (
+        INSERT INTO job_metrics (name, job_type, bucket, shard, value)
+        SELECT name, job_type, bucket, %(shard)s, sum(value)
+          FROM increments GROUP BY name, job_type, bucket
+        ON CONFLICT (name, job_type, bucket, shard)
+        DO UPDATE SET value = job_metrics.value + EXCLUDED.value
+    )
+    SELECT id FROM done
 """
 
 # The same claim as `dominus.jobs.sql.postgres` (see the lock choices explained there).
@@ -117,9 +147,18 @@ class PostgresLoopConnections:
             pooled.invalidate()
 
 
+_BOUNDS = list(DURATION_BUCKETS)
+_LABELS = list(metrics.BUCKET_LABELS)
+
+
 def _completion_parameters(outcomes: Sequence[AttemptOutcome], now: datetime) -> dict[str, Any]:
+    writer = outcomes[0].claim.worker_id if outcomes else None
     return {
         "now": now,
+        "shard": metrics.shard_for(writer),
+        "bounds": _BOUNDS,
+        "labels": _LABELS,
+        "seconds": [outcome.duration_seconds for outcome in outcomes],
         "ids": [outcome.claim.job_id for outcome in outcomes],
         "workers": [outcome.claim.worker_id for outcome in outcomes],
         "attempts": [outcome.claim.attempt for outcome in outcomes],

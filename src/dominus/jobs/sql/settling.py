@@ -11,7 +11,7 @@ from sqlalchemy import Connection, bindparam, func, literal, select, update
 from dominus.db.schema import Document, job_queue
 from dominus.db.types import UTCDateTime
 from dominus.jobs.model import AttemptOutcome, Claim, EventKind, OutcomeKind
-from dominus.jobs.sql import postgres, sqlite_driver
+from dominus.jobs.sql import metrics, postgres, sqlite_driver
 from dominus.jobs.sql.failures import FailedAttempt, record_failed_attempt
 from dominus.jobs.sql.history import record_event
 from dominus.jobs.sql.predicates import IS_RUNNING, fenced
@@ -51,7 +51,22 @@ def settle_outcomes(
     record_lost(
         connection, [outcome.claim for outcome in outcomes if not accepted[outcome.claim]], now
     )
+    _count(connection, [outcome for outcome in outcomes if accepted[outcome.claim]])
     return [accepted[outcome.claim] for outcome in outcomes]
+
+
+def _count(connection: Connection, recorded: Sequence[AttemptOutcome]) -> None:
+    """Completions and cancellations for the metrics (failures count themselves)."""
+    if not recorded:
+        return
+    increments = metrics.Increments().completions(recorded)
+    for outcome in recorded:
+        ends_cancelled = outcome.kind is OutcomeKind.CANCELLED or (
+            outcome.kind is OutcomeKind.INTERRUPTED and not outcome.requeue
+        )
+        if ends_cancelled:
+            increments.add(metrics.CANCELLED, outcome.job_type)
+    metrics.write(connection, increments, metrics.shard_for(recorded[0].claim.worker_id))
 
 
 def _complete(

@@ -25,6 +25,7 @@ from sqlalchemy import Connection, Engine
 from dominus.db.errors import database_errors, is_busy_error
 from dominus.errors import DatabaseBusyError, DatabaseError
 from dominus.jobs.model import AttemptOutcome, Job, JobStatus, NewJob
+from dominus.jobs.sql import metrics
 
 JOB_FIELDS = (
     "id, job_type, payload, status, priority, attempts, max_attempts, failure_count, run_at, "
@@ -209,6 +210,12 @@ class LoopConnections:
                 if outcomes and complete_jobs(raw, outcomes, now) != len(outcomes):
                     raw.rollback()
                     return None
+                if outcomes:
+                    metrics.write_sqlite(
+                        raw,
+                        metrics.Increments().completions(outcomes),
+                        metrics.shard_for(outcomes[0].claim.worker_id),
+                    )
                 claimed = claim_jobs(raw, *claim_for, now) if claim_for else []
                 raw.commit()
             except BaseException:

@@ -16,6 +16,7 @@ from sqlalchemy import Connection, Engine
 
 from dominus.db.engine import read_only
 from dominus.db.errors import database_errors
+from dominus.jobs.metrics_model import MetricTotals
 from dominus.jobs.model import (
     AttemptOutcome,
     Claim,
@@ -31,7 +32,15 @@ from dominus.jobs.model import (
     ReclaimedJob,
     WorkerInfo,
 )
-from dominus.jobs.sql import admin, claiming, housekeeping, inserting, settling, sqlite_driver
+from dominus.jobs.sql import (
+    admin,
+    claiming,
+    housekeeping,
+    inserting,
+    metrics,
+    settling,
+    sqlite_driver,
+)
 from dominus.jobs.sql.postgres_loop import PostgresLoopConnections
 from dominus.jobs.store import RetryDelay
 
@@ -181,6 +190,9 @@ class SqlJobStore:
         return self._write(
             lambda conn: claiming.reclaim_stale(conn, now, max_running_age_seconds, retry_delay)
         )
+
+    def metric_totals(self) -> MetricTotals:
+        return self._read(metrics.read)
 
     def maintain(self) -> str | None:
         if self.backend != "postgresql":

@@ -1,0 +1,33 @@
+"""The job metrics every backend keeps (see `dominus.jobs.sql.metrics` for how)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+# Upper bounds (seconds) of the job duration histogram; one more bucket, "+Inf", above them.
+DURATION_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
+INFINITY = "+Inf"
+
+# Counter names.
+ENQUEUED = "enqueued"
+COMPLETED = "completed"
+FAILED = "failed"  # attempts that raised or timed out
+RECLAIMED = "reclaimed"  # attempts taken back from a silent worker
+DEAD_LETTERED = "dead_lettered"
+CANCELLED = "cancelled"
+COUNTERS = (ENQUEUED, COMPLETED, FAILED, RECLAIMED, DEAD_LETTERED, CANCELLED)
+# Histogram parts, stored per bucket (not cumulative) and made cumulative on reading.
+DURATION_BUCKET = "duration_bucket"
+DURATION_SUM = "duration_sum"
+DURATION_COUNT = "duration_count"
+
+
+@dataclass(frozen=True)
+class MetricTotals:
+    counters: Mapping[tuple[str, str], float]  # (name, job_type) → total
+    histograms: Mapping[str, Sequence[tuple[str, float]]]  # job_type → cumulative (le, count)
+    durations: Mapping[str, tuple[float, float]]  # job_type → (sum, count)
+
+    def counter(self, name: str, job_type: str) -> float:
+        return self.counters.get((name, job_type), 0.0)

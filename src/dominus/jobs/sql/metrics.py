@@ -1,0 +1,184 @@
+"""Monotonic job counters and duration histograms (table `job_metrics`, migration 0003).
+
+Each transition adds to its counters in its own transaction, so the counters agree with the job
+rows and never fall (pruning finished jobs does not touch them). Rows are sharded by writer so
+that concurrent workers do not serialise on one hot row; reading adds the shards up.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import sqlite3
+import zlib
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from sqlalchemy import Connection, func, select, text
+
+from dominus.db.schema import job_metrics
+from dominus.jobs.metrics_model import (
+    CANCELLED,
+    COMPLETED,
+    DEAD_LETTERED,
+    DURATION_BUCKET,
+    DURATION_BUCKETS,
+    DURATION_COUNT,
+    DURATION_SUM,
+    ENQUEUED,
+    FAILED,
+    INFINITY,
+    RECLAIMED,
+    MetricTotals,
+)
+from dominus.jobs.model import AttemptOutcome, OutcomeKind
+
+__all__ = [
+    "BUCKET_LABELS",
+    "CANCELLED",
+    "COMPLETED",
+    "DEAD_LETTERED",
+    "ENQUEUED",
+    "FAILED",
+    "RECLAIMED",
+    "Increments",
+    "read",
+    "shard_for",
+    "write",
+    "write_sqlite",
+]
+
+SHARDS = 16
+
+Key = tuple[str, str, str]  # (name, job_type, bucket)
+
+
+class Increments:
+    """Counter increments gathered during one transaction, written in one statement."""
+
+    def __init__(self) -> None:
+        self.values: defaultdict[Key, float] = defaultdict(float)
+
+    def add(self, name: str, job_type: str, amount: float = 1.0, bucket: str = "") -> None:
+        self.values[(name, job_type, bucket)] += amount
+
+    def completed(self, job_type: str, duration_seconds: float | None) -> None:
+        self.add(COMPLETED, job_type)
+        if duration_seconds is not None:
+            duration = max(0.0, duration_seconds)
+            index = bisect.bisect_left(DURATION_BUCKETS, duration)
+            bucket = INFINITY if index == len(DURATION_BUCKETS) else _label(DURATION_BUCKETS[index])
+            self.add(DURATION_BUCKET, job_type, bucket=bucket)
+            self.add(DURATION_SUM, job_type, duration)
+            self.add(DURATION_COUNT, job_type)
+
+    def completions(self, outcomes: Iterable[AttemptOutcome]) -> Increments:
+        for outcome in outcomes:
+            if outcome.kind is OutcomeKind.COMPLETED:
+                self.completed(outcome.job_type, outcome.duration_seconds)
+        return self
+
+    def rows(self, shard: int) -> list[tuple[str, str, str, int, float]]:
+        return [
+            (name, job, bucket, shard, value) for (name, job, bucket), value in self.values.items()
+        ]
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+
+def _label(bound: float) -> str:
+    return f"{bound:g}"
+
+
+BUCKET_LABELS = tuple(_label(bound) for bound in DURATION_BUCKETS)
+
+
+def shard_for(writer: str | None = None) -> int:
+    """A writer's shard: stable per worker id, else per process."""
+    key = writer if writer is not None else str(os.getpid())
+    return zlib.crc32(key.encode()) % SHARDS
+
+
+_UPSERT_SQLITE = (
+    "INSERT INTO job_metrics (name, job_type, bucket, shard, value) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (name, job_type, bucket, shard) DO UPDATE SET value = value + excluded.value"
+)
+# PostgreSQL: the whole batch in one statement (keys are unique within a batch by construction).
+_UPSERT_POSTGRES = text(
+    """
+    INSERT INTO job_metrics (name, job_type, bucket, shard, value)
+    SELECT * FROM unnest(CAST(:names AS text[]), CAST(:types AS text[]),
+                         CAST(:buckets AS text[]), CAST(:shards AS smallint[]),
+                         CAST(:values AS double precision[]))
+    ON CONFLICT (name, job_type, bucket, shard)
+    DO UPDATE SET value = job_metrics.value + EXCLUDED.value
+    """
+)
+
+
+def postgres_parameters(increments: Increments, shard: int) -> dict[str, list[Any]]:
+    rows = increments.rows(shard)
+    return {
+        "names": [row[0] for row in rows],
+        "types": [row[1] for row in rows],
+        "buckets": [row[2] for row in rows],
+        "shards": [row[3] for row in rows],
+        "values": [row[4] for row in rows],
+    }
+
+
+def write(connection: Connection, increments: Increments, shard: int) -> None:
+    """Add `increments` inside the caller's transaction."""
+    if not increments:
+        return
+    if connection.dialect.name == "sqlite":
+        raw = connection.connection.driver_connection
+        assert isinstance(raw, sqlite3.Connection)
+        write_sqlite(raw, increments, shard)
+    else:
+        connection.execute(_UPSERT_POSTGRES, postgres_parameters(increments, shard))
+
+
+def write_sqlite(raw: sqlite3.Connection, increments: Increments, shard: int) -> None:
+    if increments:
+        raw.executemany(_UPSERT_SQLITE, increments.rows(shard))
+
+
+def read(connection: Connection) -> MetricTotals:
+    rows = connection.execute(
+        select(
+            job_metrics.c.name,
+            job_metrics.c.job_type,
+            job_metrics.c.bucket,
+            func.sum(job_metrics.c.value),
+        ).group_by(job_metrics.c.name, job_metrics.c.job_type, job_metrics.c.bucket)
+    ).all()
+    counters: dict[tuple[str, str], float] = {}
+    buckets: defaultdict[str, dict[str, float]] = defaultdict(dict)
+    sums: dict[str, float] = {}
+    counts: dict[str, float] = {}
+    for name, job_type, bucket, total in rows:
+        if name == DURATION_BUCKET:
+            buckets[job_type][bucket] = float(total)
+        elif name == DURATION_SUM:
+            sums[job_type] = float(total)
+        elif name == DURATION_COUNT:
+            counts[job_type] = float(total)
+        else:
+            counters[(name, job_type)] = float(total)
+    histograms = {job_type: _cumulative(per_bucket) for job_type, per_bucket in buckets.items()}
+    durations = {
+        job_type: (sums.get(job_type, 0.0), counts.get(job_type, 0.0)) for job_type in counts
+    }
+    return MetricTotals(counters, histograms, durations)
+
+
+def _cumulative(per_bucket: Mapping[str, float]) -> list[tuple[str, float]]:
+    running = 0.0
+    result = []
+    for label in [*(_label(bound) for bound in DURATION_BUCKETS), INFINITY]:
+        running += per_bucket.get(label, 0.0)
+        result.append((label, running))
+    return result
