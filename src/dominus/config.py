@@ -8,7 +8,7 @@ variable's name and the range, so a typo never turns into a silently odd worker.
 from __future__ import annotations
 
 import annotated_types
-from pydantic import Field, ValidationError
+from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dominus.errors import ConfigurationError
@@ -38,6 +38,8 @@ class Settings(BaseSettings):
     JOB_RETRY_BASE_MS: int = Field(default=1000, ge=0, le=86_400_000)
     JOB_RETRY_MAX_MS: int = Field(default=600_000, ge=0, le=7 * 86_400_000)
     DOMINUS_DIAGNOSTIC_JOBS: bool = False
+    # Set: every /api/v1 request needs `Authorization: Bearer <token>`.
+    DOMINUS_API_TOKEN: SecretStr | None = Field(default=None)
     DOMINUS_LOG_LEVEL: str = Field(
         default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR|debug|info|warning|error)$"
     )

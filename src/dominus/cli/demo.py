@@ -13,7 +13,6 @@ from rich.table import Table
 
 from dominus.cli.output import console, errors
 from dominus.cli.runtime import open_runtime
-from dominus.cli.worker import worker_config
 from dominus.jobs.client import EnqueueRequest
 from dominus.jobs.model import Job
 from dominus.jobs.store import JobStore
@@ -48,7 +47,7 @@ def demo(
     )
     # One line per job would bury the summary; failures and dead letters still show.
     logging.getLogger("dominus.worker").setLevel(logging.WARNING)
-    config = worker_config(runtime, None, None, burst=True)
+    config = runtime.worker_config(burst=True)
     worker = Worker(
         runtime.store, registry, config, clock=runtime.clock, watcher=runtime.change_watcher()
     )

@@ -12,6 +12,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from dominus.cli import db, dlq, jobs, queue
 from dominus.cli.demo import demo
 from dominus.cli.enqueue import enqueue
+from dominus.cli.serve import serve
 from dominus.cli.worker import worker
 from dominus.errors import DatabaseError, DominusError, QueueFullError, SchemaNotMigratedError
 
@@ -33,6 +34,7 @@ app.add_typer(queue.app, name="queue")
 app.command("worker")(worker)
 app.command("enqueue")(enqueue)
 app.command("demo")(demo)
+app.command("serve")(serve)
 
 
 def exit_code_for(error: DominusError) -> int:

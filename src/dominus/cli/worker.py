@@ -12,8 +12,7 @@ import typer
 from dominus.cli.runtime import Runtime, open_runtime
 from dominus.errors import UnknownJobTypeError
 from dominus.jobs.registry import HandlerRegistry
-from dominus.jobs.retry import RetryPolicy
-from dominus.jobs.worker import Worker, WorkerConfig
+from dominus.jobs.worker import Worker
 
 log = logging.getLogger("dominus.worker")
 
@@ -38,33 +37,13 @@ def worker(
     """Run jobs. Stops gracefully on SIGTERM/SIGINT; a second signal exits at once."""
     runtime = open_runtime()
     registry = _registry(runtime, diagnostic_jobs, types)
-    config = worker_config(runtime, concurrency, poll_interval_ms, burst)
+    config = runtime.worker_config(concurrency, poll_interval_ms, burst=burst)
     the_worker = Worker(
         runtime.store, registry, config, clock=runtime.clock, watcher=runtime.change_watcher()
     )
     _install_signal_handlers(the_worker)
     the_worker.run()
     raise typer.Exit(0)
-
-
-def worker_config(
-    runtime: Runtime, concurrency: int | None, poll_interval_ms: int | None, burst: bool
-) -> WorkerConfig:
-    settings = runtime.settings
-    poll_ms = poll_interval_ms or settings.JOB_QUEUE_POLL_INTERVAL_MS
-    return WorkerConfig(
-        concurrency=concurrency or settings.WORKER_CONCURRENCY,
-        poll_interval_seconds=poll_ms / 1000,
-        max_running_age_seconds=settings.JOB_MAX_RUNNING_AGE_MS / 1000,
-        heartbeat_interval_seconds=settings.JOB_HEARTBEAT_INTERVAL_MS / 1000,
-        graceful_shutdown_timeout_seconds=settings.WORKER_GRACEFUL_SHUTDOWN_TIMEOUT_MS / 1000,
-        shutdown_requeue=settings.WORKER_SHUTDOWN_REQUEUE,
-        retry_policy=RetryPolicy(
-            base_seconds=settings.JOB_RETRY_BASE_MS / 1000,
-            max_seconds=settings.JOB_RETRY_MAX_MS / 1000,
-        ),
-        burst=burst,
-    )
 
 
 def _registry(runtime: Runtime, diagnostic_jobs: bool, types: str | None) -> HandlerRegistry:

@@ -60,9 +60,16 @@ class JobStore(Protocol):
         ...
 
     def list_jobs(
-        self, *, status: JobStatus | None = None, job_type: str | None = None, limit: int = 50
+        self,
+        *,
+        status: JobStatus | None = None,
+        job_type: str | None = None,
+        limit: int = 50,
+        before_id: int | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
     ) -> list[Job]:
-        """Newest first."""
+        """Newest first (by id); `before_id` pages towards older jobs."""
         ...
 
     def job_events(self, job_id: int) -> list[JobEvent]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Connection, delete, func, insert, select, update
@@ -47,14 +48,27 @@ def get_job(connection: Connection, job_id: int, *, for_update: bool = False) ->
     return job_from_row(row)
 
 
-def list_jobs(
-    connection: Connection, status: JobStatus | None, job_type: str | None, limit: int
-) -> list[Job]:
+@dataclass(frozen=True)
+class JobFilters:
+    status: JobStatus | None = None
+    job_type: str | None = None
+    before_id: int | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+
+def list_jobs(connection: Connection, filters: JobFilters, limit: int) -> list[Job]:
     query = select(*JOB_COLUMNS).order_by(job_queue.c.id.desc()).limit(limit)
-    if status is not None:
-        query = query.where(job_queue.c.status == status.value)
-    if job_type is not None:
-        query = query.where(job_queue.c.job_type == job_type)
+    if filters.status is not None:
+        query = query.where(job_queue.c.status == filters.status.value)
+    if filters.job_type is not None:
+        query = query.where(job_queue.c.job_type == filters.job_type)
+    if filters.before_id is not None:
+        query = query.where(job_queue.c.id < min(filters.before_id, MAX_ID))
+    if filters.created_after is not None:
+        query = query.where(job_queue.c.created_at > filters.created_after)
+    if filters.created_before is not None:
+        query = query.where(job_queue.c.created_at < filters.created_before)
     return [job_from_row(row) for row in connection.execute(query)]
 
 

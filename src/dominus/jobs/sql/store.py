@@ -96,9 +96,17 @@ class SqlJobStore:
         return self._read(lambda conn: admin.get_job(conn, job_id))
 
     def list_jobs(
-        self, *, status: JobStatus | None = None, job_type: str | None = None, limit: int = 50
+        self,
+        *,
+        status: JobStatus | None = None,
+        job_type: str | None = None,
+        limit: int = 50,
+        before_id: int | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
     ) -> list[Job]:
-        return self._read(lambda conn: admin.list_jobs(conn, status, job_type, limit))
+        filters = admin.JobFilters(status, job_type, before_id, created_after, created_before)
+        return self._read(lambda conn: admin.list_jobs(conn, filters, limit))
 
     def job_events(self, job_id: int) -> list[JobEvent]:
         return self._read(lambda conn: admin.job_events_of(conn, job_id))

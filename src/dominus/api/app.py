@@ -1,0 +1,41 @@
+"""The FastAPI application factory. Everything (engine, store, queue) is built here, from the
+settings, when the app is created, never at import time."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, FastAPI
+
+from dominus import __version__
+from dominus.api.errors import install_error_handlers
+from dominus.api.routes import dead_letters, health, jobs, queue
+from dominus.api.security import require_token
+from dominus.api.services import ApiServices
+from dominus.config import Settings, load_settings
+from dominus.runtime import Runtime, build_runtime
+
+API_PREFIX = "/api/v1"
+
+
+def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> FastAPI:
+    """Build the app. The database is not required to be reachable or migrated at this point:
+    `/api/v1/ready` reports that, and other endpoints answer 503 until it is."""
+    settings = settings or (runtime.settings if runtime else load_settings())
+    runtime = runtime or build_runtime(settings, require_migrated=False)
+    registry = runtime.registry(diagnostic_jobs=settings.DOMINUS_DIAGNOSTIC_JOBS)
+    app = FastAPI(
+        title="DOMINUS",
+        version=__version__,
+        description="Jobs, the dead-letter queue, workers, health and metrics of a DOMINUS "
+        'installation. Errors are `{"error": {"code", "message"}}`.',
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        docs_url=f"{API_PREFIX}/docs",
+        redoc_url=None,
+    )
+    app.state.services = ApiServices(runtime=runtime, queue=runtime.queue(registry))
+    token = settings.DOMINUS_API_TOKEN.get_secret_value() if settings.DOMINUS_API_TOKEN else None
+    api = APIRouter(prefix=API_PREFIX, dependencies=[Depends(require_token(token))])
+    for module in (jobs, dead_letters, queue, health):
+        api.include_router(module.router)
+    app.include_router(api)
+    install_error_handlers(app)
+    return app

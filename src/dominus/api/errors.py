@@ -1,0 +1,95 @@
+"""One error shape for every failure: `{"error": {"code": "...", "message": "..."}}`.
+
+Bad input is always a 4xx: DOMINUS's own errors map to the status that fits, request validation
+is 422, an unknown route 404. Only a genuine server fault is a 5xx (and a database that is down
+or busy is 503 with Retry-After)."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from dominus.errors import (
+    DatabaseBusyError,
+    DatabaseError,
+    DominusError,
+    InvalidJobOptionError,
+    InvalidPayloadError,
+    InvalidTransitionError,
+    JobNotFoundError,
+    QueueFullError,
+    SchemaNotMigratedError,
+    UnknownJobTypeError,
+)
+
+log = logging.getLogger("dominus.api")
+
+QUEUE_FULL_RETRY_AFTER_SECONDS = 5
+BUSY_RETRY_AFTER_SECONDS = 1
+
+# Most specific first.
+_MAPPING: list[tuple[type[DominusError], int, str]] = [
+    (JobNotFoundError, 404, "not_found"),
+    (UnknownJobTypeError, 422, "unknown_job_type"),
+    (InvalidPayloadError, 422, "invalid_payload"),
+    (InvalidJobOptionError, 422, "invalid_option"),
+    (InvalidTransitionError, 409, "conflict"),
+    (QueueFullError, 429, "queue_full"),
+    (SchemaNotMigratedError, 503, "not_migrated"),
+    (DatabaseBusyError, 503, "database_busy"),
+    (DatabaseError, 503, "database_unavailable"),
+]
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    415: "unsupported_media_type",
+}
+
+
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(DominusError, _dominus_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
+
+
+async def _dominus_error(_request: Request, error: DominusError) -> JSONResponse:
+    for kind, status, code in _MAPPING:
+        if isinstance(error, kind):
+            headers = None
+            if isinstance(error, QueueFullError):
+                headers = {"Retry-After": str(QUEUE_FULL_RETRY_AFTER_SECONDS)}
+            elif status == 503:
+                headers = {"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)}
+                log.warning("%s", error)
+            return error_response(status, code, str(error), headers)
+    return error_response(400, "bad_request", str(error))
+
+
+async def _validation_error(_request: Request, error: RequestValidationError) -> JSONResponse:
+    problems = []
+    for issue in error.errors():
+        where = ".".join(str(part) for part in issue.get("loc", ()) if part != "body")
+        problems.append(f"{where or 'request'}: {issue.get('msg', 'invalid')}")
+    return error_response(422, "invalid_request", "; ".join(problems) or "invalid request")
+
+
+async def _http_error(_request: Request, error: StarletteHTTPException) -> JSONResponse:
+    code = _HTTP_CODES.get(error.status_code, "error")
+    headers = dict(error.headers) if error.headers else None
+    return error_response(error.status_code, code, str(error.detail), headers)

@@ -1,0 +1,87 @@
+"""GET /api/v1/metrics: the queue in Prometheus text format, read from the database, so any API
+process reports the same figures for the whole installation.
+
+Gauges: jobs by status and type, dead-letter entries, oldest pending age, live workers.
+Counters (from `job_metrics`, which only grows): jobs enqueued, completed, failed attempts,
+reclaims, dead-lettered, cancelled; and the job duration histogram."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from dominus.api.services import ApiServices
+from dominus.jobs.metrics_model import (
+    CANCELLED,
+    COMPLETED,
+    DEAD_LETTERED,
+    ENQUEUED,
+    FAILED,
+    RECLAIMED,
+)
+
+COUNTERS = (
+    (ENQUEUED, "dominus_jobs_enqueued", "Jobs enqueued."),
+    (COMPLETED, "dominus_jobs_completed", "Jobs completed."),
+    (FAILED, "dominus_job_attempts_failed", "Attempts that raised or timed out."),
+    (RECLAIMED, "dominus_job_attempts_reclaimed", "Attempts reclaimed from silent workers."),
+    (DEAD_LETTERED, "dominus_jobs_dead_lettered", "Jobs moved to the dead-letter queue."),
+    (CANCELLED, "dominus_jobs_cancelled", "Jobs cancelled (by a user or at shutdown)."),
+)
+
+
+class QueueCollector(Collector):
+    def __init__(self, api: ApiServices) -> None:
+        self._api = api
+
+    def collect(self) -> Iterator[Metric]:
+        api = self._api
+        stats = api.store.queue_stats(api.now(), alive_since=api.alive_since())
+        totals = api.store.metric_totals()
+        jobs = GaugeMetricFamily(
+            "dominus_jobs", "Jobs in the queue table by status and type.", labels=["status", "type"]
+        )
+        for job_type, counts in sorted(stats.by_type.items()):
+            for status, count in sorted(counts.items()):
+                jobs.add_metric([status, job_type], count)
+        yield jobs
+        yield GaugeMetricFamily(
+            "dominus_dead_letter_entries", "Dead-letter entries not requeued.", stats.dead_letter
+        )
+        yield GaugeMetricFamily(
+            "dominus_oldest_pending_job_age_seconds",
+            "Age of the oldest pending job (0 when none).",
+            stats.oldest_pending_age_seconds or 0.0,
+        )
+        yield GaugeMetricFamily(
+            "dominus_workers_alive", "Workers with a recent heartbeat.", stats.workers_alive
+        )
+        job_types = sorted({job_type for _name, job_type in totals.counters})
+        for name, metric, documentation in COUNTERS:
+            counter = CounterMetricFamily(metric, documentation, labels=["type"])
+            for job_type in job_types:
+                counter.add_metric([job_type], totals.counter(name, job_type))
+            yield counter
+        durations = HistogramMetricFamily(
+            "dominus_job_duration_seconds",
+            "Run time of completed attempts.",
+            labels=["type"],
+        )
+        for job_type, buckets in sorted(totals.histograms.items()):
+            total_seconds, _count = totals.durations.get(job_type, (0.0, 0.0))
+            durations.add_metric([job_type], list(buckets), total_seconds)
+        yield durations
+
+
+def render(api: ApiServices) -> bytes:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(QueueCollector(api))
+    return generate_latest(registry)

@@ -1,0 +1,47 @@
+"""/api/v1/health, /api/v1/ready, /api/v1/metrics."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from dominus.api.prometheus import render
+from dominus.api.routes.jobs import NO_STORE
+from dominus.api.schemas import ErrorBody, HealthOut, ReadyOut
+from dominus.api.services import ApiServices, services
+from dominus.db.migrate import current_revision, ensure_migrated
+
+router = APIRouter(tags=["operations"])
+Services = Annotated[ApiServices, Depends(services)]
+
+
+@router.get("/health", response_model=HealthOut)
+def health(response: Response) -> HealthOut:
+    """The process is up (it does not touch the database)."""
+    response.headers.update(NO_STORE)
+    return HealthOut(status="ok")
+
+
+@router.get("/ready", response_model=ReadyOut, responses={503: {"model": ErrorBody}})
+def ready(response: Response, api: Services) -> ReadyOut:
+    """The database is reachable and migrated to this version (503 otherwise)."""
+    response.headers.update(NO_STORE)
+    engine = api.runtime.engine
+    ensure_migrated(engine)
+    return ReadyOut(
+        status="ready",
+        database=engine.dialect.name,
+        schema_revision=current_revision(engine),
+    )
+
+
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}, 503: {"model": ErrorBody}},
+)
+def metrics(api: Services) -> Response:
+    """Prometheus text format."""
+    return Response(render(api), media_type=CONTENT_TYPE_LATEST, headers=NO_STORE)

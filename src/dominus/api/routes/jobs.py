@@ -1,0 +1,137 @@
+"""/api/v1/jobs: enqueue, list, inspect, stream, cancel, retry."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Query, Response
+from fastapi.responses import StreamingResponse
+
+from dominus.api.schemas import EnqueueBody, ErrorBody, EventOut, JobOut, JobPage
+from dominus.api.services import ApiServices, services
+from dominus.api.streaming import job_stream
+from dominus.jobs.documents import event_document, job_document
+from dominus.jobs.model import Job, JobStatus
+
+router = APIRouter(tags=["jobs"])
+Services = Annotated[ApiServices, Depends(services)]
+JobId = Annotated[int, Path(description="The job id.")]
+NO_STORE = {"Cache-Control": "no-store"}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (401, 404, 409, 422, 429, 503)
+}
+
+
+def with_errors(responses: dict[int | str, dict[str, Any]]) -> dict[int | str, dict[str, Any]]:
+    return responses | ERRORS
+
+
+def job_out(job: Job) -> JobOut:
+    return JobOut.model_validate(job_document(job))
+
+
+@router.post(
+    "/jobs",
+    status_code=202,
+    response_model=JobOut,
+    responses=with_errors(
+        {200: {"model": JobOut, "description": "An active job with that dedupe key"}}
+    ),
+)
+def enqueue(body: EnqueueBody, response: Response, api: Services) -> JobOut:
+    """Enqueue a job: 202 with its `Location`; 200 with the existing job when an active job
+    holds the same dedupe key. 429 with `Retry-After` when the queue is full."""
+    result = api.queue.enqueue_job(
+        body.type,
+        body.payload,
+        priority=body.priority,
+        max_attempts=body.max_attempts,
+        run_at=_aware(body.run_at),
+        dedupe_key=body.dedupe_key,
+        timeout_seconds=body.timeout_seconds,
+    )
+    response.headers["Location"] = f"/api/v1/jobs/{result.job_id}"
+    if not result.created:
+        response.status_code = 200
+    return job_out(api.store.get_job(result.job_id))
+
+
+@router.get("/jobs", response_model=JobPage, responses=ERRORS)
+def list_jobs(
+    response: Response,
+    api: Services,
+    status: JobStatus | None = None,
+    type: Annotated[str | None, Query(max_length=200)] = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    cursor: Annotated[
+        int | None, Query(ge=1, description="`next_cursor` of the page before.")
+    ] = None,
+) -> JobPage:
+    """Jobs, newest first, a page at a time."""
+    response.headers.update(NO_STORE)
+    jobs = api.store.list_jobs(
+        status=status,
+        job_type=type,
+        limit=limit,
+        before_id=cursor,
+        created_after=_aware(created_after),
+        created_before=_aware(created_before),
+    )
+    next_cursor = jobs[-1].id if len(jobs) == limit else None
+    return JobPage(items=[job_out(job) for job in jobs], next_cursor=next_cursor)
+
+
+@router.get("/jobs/{job_id}", response_model=JobOut, responses=ERRORS)
+def get_job(job_id: JobId, response: Response, api: Services) -> JobOut:
+    """The job with its result, last error and progress."""
+    response.headers.update(NO_STORE)
+    return job_out(api.store.get_job(job_id))
+
+
+@router.get("/jobs/{job_id}/events", response_model=list[EventOut], responses=ERRORS)
+def job_events(job_id: JobId, response: Response, api: Services) -> list[EventOut]:
+    """The job's transitions off the happy path, oldest first."""
+    response.headers.update(NO_STORE)
+    return [
+        EventOut.model_validate(event_document(event)) for event in api.store.job_events(job_id)
+    ]
+
+
+@router.get(
+    "/jobs/{job_id}/stream",
+    response_class=StreamingResponse,
+    responses=with_errors({200: {"content": {"text/event-stream": {}}}}),
+)
+def stream_job(job_id: JobId, api: Services) -> StreamingResponse:
+    """Server-Sent Events: a `job` event with the whole job whenever its status, attempt or
+    progress changes, until it ends (`end` event). Reads the database, so it follows jobs run
+    by any worker on any host."""
+    first = api.store.get_job(job_id)  # 404 now, not inside the stream
+    return StreamingResponse(
+        job_stream(api.store, first),
+        media_type="text/event-stream",
+        headers=NO_STORE | {"X-Accel-Buffering": "no"},
+    )
+
+
+@router.post("/jobs/{job_id}/cancel", response_model=JobOut, responses=ERRORS)
+def cancel(job_id: JobId, api: Services) -> JobOut:
+    """Cancel: a pending job at once, a running one as soon as its worker notices (its
+    `cancel_requested_at` is set). 409 if the job already ended."""
+    return job_out(api.queue.cancel(job_id))
+
+
+@router.post("/jobs/{job_id}/retry", response_model=JobOut, responses=ERRORS)
+def retry(job_id: JobId, api: Services) -> JobOut:
+    """A failed or cancelled job back to pending (same id, attempts reset); 409 otherwise."""
+    return job_out(api.queue.retry(job_id))
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    """Times without an offset are taken as UTC."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)

@@ -1,0 +1,34 @@
+"""What the routes share: the runtime (store, clock), the queue, the settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from fastapi import Request
+
+from dominus.jobs.client import JobQueue
+from dominus.jobs.sql import SqlJobStore
+from dominus.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class ApiServices:
+    runtime: Runtime
+    queue: JobQueue
+
+    @property
+    def store(self) -> SqlJobStore:
+        return self.runtime.store
+
+    def now(self) -> datetime:
+        return self.runtime.clock()
+
+    def alive_since(self) -> datetime:
+        """Workers seen since then are alive (their heartbeat is younger than the stale age)."""
+        return self.now() - timedelta(milliseconds=self.runtime.settings.JOB_MAX_RUNNING_AGE_MS)
+
+
+def services(request: Request) -> ApiServices:
+    found: ApiServices = request.app.state.services
+    return found

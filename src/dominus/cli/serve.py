@@ -1,0 +1,108 @@
+"""`dominus serve`: the HTTP API under uvicorn, optionally with a worker in the same process."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType
+
+import typer
+import uvicorn
+
+from dominus.api import create_app
+from dominus.cli.runtime import open_runtime
+from dominus.errors import ConfigurationError
+from dominus.jobs.worker import Worker
+
+log = logging.getLogger("dominus.api")
+
+
+def serve(
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback by default)."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535),
+    with_worker: bool = typer.Option(
+        False, "--with-worker", help="Also run a worker in this process (stopped together)."
+    ),
+    concurrency: int | None = typer.Option(
+        None, "--concurrency", min=1, max=256, help="The embedded worker's [WORKER_CONCURRENCY]."
+    ),
+    diagnostic_jobs: bool = typer.Option(
+        False, "--diagnostic-jobs", help="Accept and run the diag.* job types."
+    ),
+) -> None:
+    """Serve the REST API (/api/v1, OpenAPI at /api/v1/docs). SIGTERM/SIGINT stop the server
+    and the embedded worker gracefully; a second signal exits at once."""
+    runtime = open_runtime()
+    if diagnostic_jobs:
+        runtime.settings = runtime.settings.model_copy(update={"DOMINUS_DIAGNOSTIC_JOBS": True})
+    if not _is_loopback(host) and runtime.settings.DOMINUS_API_TOKEN is None:
+        raise ConfigurationError(
+            f"refusing to serve on {host}, which is not a loopback address, without "
+            "DOMINUS_API_TOKEN: set a token, or bind 127.0.0.1"
+        )
+    app = create_app(runtime.settings, runtime=runtime)
+    worker = thread = None
+    if with_worker:
+        registry = runtime.registry(diagnostic_jobs=runtime.settings.DOMINUS_DIAGNOSTIC_JOBS)
+        worker = Worker(
+            runtime.store,
+            registry,
+            runtime.worker_config(concurrency),
+            clock=runtime.clock,
+            watcher=runtime.change_watcher(),
+        )
+        app.state.services.queue.subscribe(worker.wake)
+        thread = threading.Thread(target=worker.run, name="dominus-worker", daemon=True)
+    config = uvicorn.Config(app, host=host, port=port, log_config=None)
+    server = _Server(config, on_exit=worker.request_shutdown if worker else None)
+    _install_signal_handlers()
+    if thread is not None:
+        thread.start()
+    server.run()
+    if worker is not None and thread is not None:
+        worker.request_shutdown()
+        thread.join()
+    raise typer.Exit(0)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, which also starts the embedded worker's graceful shutdown on the first
+    signal, so both stop together."""
+
+    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None] | None) -> None:
+        super().__init__(config)
+        self._on_exit = on_exit
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self._on_exit is not None:
+            self._on_exit()
+        super().handle_exit(sig, frame)
+
+
+def _install_signal_handlers() -> None:
+    """The handlers under uvicorn's own. uvicorn handles the signals while it serves and, once it
+    has stopped, hands each signal it caught on to these: one signal is the graceful stop already
+    under way (the embedded worker is draining); a second means "exit at once"."""
+    received: list[int] = []
+
+    def handle(signum: int, _frame: FrameType | None) -> None:
+        received.append(signum)
+        if len(received) > 1:
+            log.warning("signal again: exiting at once; running jobs will be reclaimed")
+            os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handle)
+    signal.signal(signal.SIGINT, handle)

@@ -1,0 +1,90 @@
+"""What a process needs, built once at its edge from the settings: engine, store, registry,
+clock, change watcher, worker configuration. The CLI and the HTTP API both start here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from sqlalchemy import Engine
+
+from dominus.config import Settings
+from dominus.db.engine import create_database_engine, sqlite_path
+from dominus.db.migrate import ensure_migrated
+from dominus.handlers import build_registry
+from dominus.jobs.client import JobQueue
+from dominus.jobs.clock import Clock, DatabaseClock, utc_now
+from dominus.jobs.notifications import PostgresListener
+from dominus.jobs.registry import HandlerRegistry
+from dominus.jobs.retry import RetryPolicy
+from dominus.jobs.sql import SqlJobStore
+from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher, SqliteDataVersionWatcher
+from dominus.jobs.worker import WorkerConfig
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    engine: Engine
+
+    @cached_property
+    def store(self) -> SqlJobStore:
+        return SqlJobStore(self.engine)
+
+    def registry(self, *, diagnostic_jobs: bool = False) -> HandlerRegistry:
+        return build_registry(
+            diagnostic_jobs=diagnostic_jobs or self.settings.DOMINUS_DIAGNOSTIC_JOBS
+        )
+
+    @cached_property
+    def clock(self) -> Clock:
+        """The one clock of this database (see `dominus.jobs.clock`)."""
+        return DatabaseClock(self.engine) if self.engine.dialect.name == "postgresql" else utc_now
+
+    def queue(self, registry: HandlerRegistry | None = None) -> JobQueue:
+        return JobQueue(
+            self.store,
+            registry or self.registry(),
+            max_depth=self.settings.JOB_QUEUE_MAX_DEPTH,
+            clock=self.clock,
+        )
+
+    def change_watcher(self) -> ChangeWatcher:
+        path = sqlite_path(self.engine)
+        if path is not None:
+            return SqliteDataVersionWatcher(path)
+        if self.engine.dialect.name == "postgresql":
+            conninfo = self.engine.url.set(drivername="postgresql")
+            return PostgresListener(conninfo.render_as_string(hide_password=False))
+        return NoChangeWatcher()
+
+    def worker_config(
+        self,
+        concurrency: int | None = None,
+        poll_interval_ms: int | None = None,
+        *,
+        burst: bool = False,
+    ) -> WorkerConfig:
+        settings = self.settings
+        poll_ms = poll_interval_ms or settings.JOB_QUEUE_POLL_INTERVAL_MS
+        return WorkerConfig(
+            concurrency=concurrency or settings.WORKER_CONCURRENCY,
+            poll_interval_seconds=poll_ms / 1000,
+            max_running_age_seconds=settings.JOB_MAX_RUNNING_AGE_MS / 1000,
+            heartbeat_interval_seconds=settings.JOB_HEARTBEAT_INTERVAL_MS / 1000,
+            graceful_shutdown_timeout_seconds=settings.WORKER_GRACEFUL_SHUTDOWN_TIMEOUT_MS / 1000,
+            shutdown_requeue=settings.WORKER_SHUTDOWN_REQUEUE,
+            retry_policy=RetryPolicy(
+                base_seconds=settings.JOB_RETRY_BASE_MS / 1000,
+                max_seconds=settings.JOB_RETRY_MAX_MS / 1000,
+            ),
+            burst=burst,
+        )
+
+
+def build_runtime(settings: Settings, *, require_migrated: bool = True) -> Runtime:
+    """Open the database of `settings` and (by default) refuse an un-migrated schema."""
+    engine = create_database_engine(settings.DATABASE_URL)
+    if require_migrated:
+        ensure_migrated(engine)
+    return Runtime(settings=settings, engine=engine)
