@@ -13,7 +13,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -21,14 +20,10 @@ from pathlib import Path
 
 import psycopg
 
+from tests.polling import free_port
+
 BIN_DIR = Path(os.environ.get("DOMINUS_TEST_POSTGRES_BIN", "/usr/lib/postgresql/15/bin"))
 OS_USER = "postgres"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class ThrowawayPostgres:

@@ -39,6 +39,7 @@ from dominus.jobs import (
     WorkerInfo,
     utc_now,
 )
+from tests.polling import wait_until
 
 T = TypeVar("T")
 
@@ -182,17 +183,6 @@ def assert_utc_timestamp(value: Any) -> datetime:
     parsed = datetime.fromisoformat(value)
     assert parsed.utcoffset() == timedelta(0)
     return parsed
-
-
-def wait_until(condition: Callable[[], T], timeout: float, message: str) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {message}")
-        time.sleep(0.05)
 
 
 def run_worker(

@@ -24,6 +24,7 @@ from dominus.jobs import (
 )
 from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.wakeup import ChangeWatcher, SqliteDataVersionWatcher
+from tests.polling import wait_until
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -45,14 +46,6 @@ def change_watcher(backend: str, database_url: str) -> Callable[[], ChangeWatche
         return PostgresListener(conninfo.render_as_string(hide_password=False))
 
     return make
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.01)
 
 
 class RunningWorker:

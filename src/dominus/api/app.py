@@ -3,12 +3,13 @@ settings, when the app is created, never at import time."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, FastAPI
+from fastapi import APIRouter, FastAPI
 
 from dominus import __version__
 from dominus.api.errors import install_error_handlers
+from dominus.api.openapi import install_openapi
 from dominus.api.routes import dead_letters, health, jobs, queue
-from dominus.api.security import require_token
+from dominus.api.security import BearerTokenMiddleware
 from dominus.api.services import ApiServices
 from dominus.config import Settings, load_settings
 from dominus.runtime import Runtime, build_runtime
@@ -33,9 +34,16 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     )
     app.state.services = ApiServices(runtime=runtime, queue=runtime.queue(registry))
     token = settings.DOMINUS_API_TOKEN.get_secret_value() if settings.DOMINUS_API_TOKEN else None
-    api = APIRouter(prefix=API_PREFIX, dependencies=[Depends(require_token(token))])
+    api = APIRouter(prefix=API_PREFIX)
     for module in (jobs, dead_letters, queue, health):
         api.include_router(module.router)
     app.include_router(api)
     install_error_handlers(app)
+    install_openapi(app, registry)
+    if token:
+        # ADR 0006: the schema and its docs page stay public; everything else needs the token.
+        public = frozenset({f"{API_PREFIX}/openapi.json", f"{API_PREFIX}/docs"})
+        app.add_middleware(
+            BearerTokenMiddleware, token=token, prefix=API_PREFIX, public_paths=public
+        )
     return app

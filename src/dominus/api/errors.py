@@ -12,6 +12,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from dominus.errors import (
     DatabaseBusyError,
@@ -43,6 +44,7 @@ _MAPPING: list[tuple[type[DominusError], int, str]] = [
     (DatabaseBusyError, 503, "database_busy"),
     (DatabaseError, 503, "database_unavailable"),
 ]
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 _HTTP_CODES = {
     400: "bad_request",
     401: "unauthorized",
@@ -89,7 +91,21 @@ async def _validation_error(_request: Request, error: RequestValidationError) ->
     return error_response(422, "invalid_request", "; ".join(problems) or "invalid request")
 
 
-async def _http_error(_request: Request, error: StarletteHTTPException) -> JSONResponse:
+async def _http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
     code = _HTTP_CODES.get(error.status_code, "error")
-    headers = dict(error.headers) if error.headers else None
-    return error_response(error.status_code, code, str(error.detail), headers)
+    headers = dict(error.headers) if error.headers else {}
+    if error.status_code == 405:
+        headers["Allow"] = ", ".join(allowed_methods(request))
+    return error_response(error.status_code, code, str(error.detail), headers or None)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method the path supports. Starlette's own `Allow` names only the first route whose
+    path matched, and GET /dlq and DELETE /dlq are two routes. Asking each route whether it would
+    take the request with each method relies on the public `matches` alone."""
+    allowed = []
+    for method in _METHODS:
+        scope = dict(request.scope) | {"method": method}
+        if any(route.matches(scope)[0] == Match.FULL for route in request.app.router.routes):
+            allowed.append(method)
+    return allowed

@@ -3,12 +3,35 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
+from dominus.jobs.client import integral_floats_as_ints
 from dominus.jobs.model import JobStatus
+
+_ISO_DATE_TIME_START = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]")
+
+
+def _iso_8601_only(value: Any) -> Any:
+    """Pydantic would also read `0.5` or `"1700000000"` as Unix times; the schema promises
+    ISO 8601 date-times, and a number sent by mistake should be an error, not 1970."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or not _ISO_DATE_TIME_START.match(value):
+        raise ValueError("must be an ISO 8601 date-time such as 2030-01-01T09:00:00Z")
+    return value
+
+
+IsoDateTime = Annotated[datetime, BeforeValidator(_iso_8601_only)]
+# Strict (`false` is not a priority nor `"3"` a number of attempts: lax mode takes both), but
+# `3.0` is 3, as JSON Schema has it.
+_INTEGRAL = BeforeValidator(integral_floats_as_ints)
+Priority = Annotated[int, Strict(), Field(ge=-1000, le=1000), _INTEGRAL]
+MaxAttempts = Annotated[int, Strict(), Field(ge=1, le=1000), _INTEGRAL]
+TimeoutSeconds = Annotated[float, Strict(), Field(gt=0, le=7 * 86_400)]
 
 
 class ErrorDetail(BaseModel):
@@ -23,13 +46,13 @@ class ErrorBody(BaseModel):
 class EnqueueBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    type: str = Field(min_length=1, max_length=200, description="The job type.")
-    payload: dict[str, Any] = Field(default_factory=dict)
-    priority: int | None = Field(default=None, ge=-1000, le=1000)
-    max_attempts: int | None = Field(default=None, ge=1, le=1000)
-    run_at: datetime | None = Field(default=None, description="Not before (with a UTC offset).")
-    dedupe_key: str | None = Field(default=None, min_length=1, max_length=300)
-    timeout_seconds: float | None = Field(default=None, gt=0, le=7 * 86_400)
+    type: str = Field(min_length=1, max_length=200, strict=True, description="The job type.")
+    payload: dict[str, Any] = Field(default_factory=dict, strict=True)
+    priority: Priority | None = None
+    max_attempts: MaxAttempts | None = None
+    run_at: IsoDateTime | None = Field(default=None, description="Not before (with a UTC offset).")
+    dedupe_key: str | None = Field(default=None, min_length=1, max_length=300, strict=True)
+    timeout_seconds: TimeoutSeconds | None = None
 
 
 class JobOut(BaseModel):

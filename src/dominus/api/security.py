@@ -1,27 +1,60 @@
-"""Bearer-token authentication for /api/v1 (when DOMINUS_API_TOKEN is set)."""
+"""Bearer-token authentication for /api/v1 (when DOMINUS_API_TOKEN is set).
+
+It is an ASGI middleware rather than a route dependency so that it runs before anything else
+looks at the request: FastAPI parses and validates a body before it resolves dependencies, so a
+dependency would let an unauthenticated client learn from 422s (or 404s and 405s) what the API
+accepts. Here every request under the prefix without the token is a 401, whatever it asks for.
+"""
 
 from __future__ import annotations
 
 import hmac
-from collections.abc import Callable
 
-from fastapi import HTTPException, Request
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from dominus.api.errors import error_response
+
+UNAUTHORIZED_MESSAGE = "a valid `Authorization: Bearer <token>` header is required"
 
 
-def require_token(token: str | None) -> Callable[[Request], None]:
-    """A dependency that checks `Authorization: Bearer <token>` in constant time."""
-    expected = token.encode() if token else None
+def bearer_token_matches(header: str, expected: bytes) -> bool:
+    """`header` is `Bearer <expected>` (scheme case-insensitive), compared in constant time."""
+    scheme, _, given = header.partition(" ")
+    # compare_digest runs whatever the scheme, so a wrong scheme costs the same time.
+    matches = hmac.compare_digest(given.strip().encode(), expected)
+    return scheme.lower() == "bearer" and matches
 
-    def check(request: Request) -> None:
-        if expected is None:
-            return
-        header = request.headers.get("authorization", "")
-        scheme, _, given = header.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
-            raise HTTPException(
-                status_code=401,
-                detail="a valid `Authorization: Bearer <token>` header is required",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
 
-    return check
+class BearerTokenMiddleware:
+    """Answers 401 to every HTTP request under `prefix` (except `public_paths`) that does not
+    carry the token."""
+
+    def __init__(
+        self, app: ASGIApp, *, token: str, prefix: str, public_paths: frozenset[str]
+    ) -> None:
+        self.app = app
+        self.expected = token.encode()
+        self.prefix = prefix
+        self.public_paths = public_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self._guarded(scope["path"]):
+            header = _header(scope, b"authorization")
+            if not bearer_token_matches(header, self.expected):
+                response = error_response(
+                    401, "unauthorized", UNAUTHORIZED_MESSAGE, {"WWW-Authenticate": "Bearer"}
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _guarded(self, path: str) -> bool:
+        under_prefix = path == self.prefix or path.startswith(self.prefix + "/")
+        return under_prefix and path not in self.public_paths
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return ""

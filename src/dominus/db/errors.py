@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import psycopg
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from dominus.errors import DatabaseBusyError, DatabaseError
@@ -35,4 +36,9 @@ def database_errors() -> Iterator[None]:
             raise DatabaseBusyError(f"database busy: {error.orig}") from error
         raise DatabaseError(f"database error: {error.orig}") from error
     except SQLAlchemyError as error:
+        raise DatabaseError(f"database error: {error}") from error
+    except (sqlite3.Error, psycopg.Error) as error:
+        # The hot paths use the driver connection directly (no SQLAlchemy wrapping).
+        if is_busy_error(error):
+            raise DatabaseBusyError(f"database busy: {error}") from error
         raise DatabaseError(f"database error: {error}") from error

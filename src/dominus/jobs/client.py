@@ -7,6 +7,7 @@ is refused.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.store import JobStore
 
 PRIORITY_RANGE = (-1000, 1000)
+NO_NUL = "cannot contain the NUL character (\\u0000)"
 MAX_ATTEMPTS_RANGE = (1, 1000)
 DEDUPE_KEY_MAX_LENGTH = 300
 MAX_TIMEOUT_SECONDS = 7 * 86_400
@@ -115,6 +117,8 @@ class JobQueue:
             raise InvalidJobOptionError(
                 f"{where}dedupe_key must be 1 to {DEDUPE_KEY_MAX_LENGTH} characters"
             )
+        if request.dedupe_key is not None and "\x00" in request.dedupe_key:
+            raise InvalidJobOptionError(f"{where}dedupe_key {NO_NUL}")
         return NewJob(
             job_type=request.job_type,
             payload=payload,
@@ -153,11 +157,44 @@ def _validated_payload(
 ) -> dict[str, Any]:
     if isinstance(payload, BaseModel):
         payload = payload.model_dump(mode="json")
+    # Payloads are stored as JSON, so they are validated as JSON, strictly: `"3"` or `true` is
+    # not a number of seconds (lax mode would take them), whoever enqueues (API, CLI, code).
     try:
-        validated = model.model_validate(payload if payload is not None else {})
+        document = json.dumps(integral_floats_as_ints(payload or {}), allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise InvalidPayloadError(f"invalid payload for {job_type}: {error}") from None
+    try:
+        validated = model.model_validate_json(document, strict=True)
     except ValidationError as error:
         raise InvalidPayloadError(_describe_payload_error(job_type, error)) from None
-    return validated.model_dump(mode="json")
+    dumped = validated.model_dump(mode="json")
+    if _holds_nul(dumped):
+        raise InvalidPayloadError(f"invalid payload for {job_type}: strings {NO_NUL}")
+    return dumped
+
+
+def _holds_nul(value: Any) -> bool:
+    """Any string (key or value) with a NUL character: PostgreSQL cannot store one in text or
+    JSONB, so neither backend accepts one (a job must not be storable on one and not the other)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(item) for item in value)
+    return False
+
+
+def integral_floats_as_ints(value: Any) -> Any:
+    """`3.0` as `3`, all the way down: JSON (and JSON Schema) do not tell them apart, strict
+    validation does, and an integer field sent `3.0` by a JavaScript client is still 3."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: integral_floats_as_ints(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [integral_floats_as_ints(item) for item in value]
+    return value
 
 
 def _describe_payload_error(job_type: str, error: ValidationError) -> str:

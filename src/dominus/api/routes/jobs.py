@@ -6,9 +6,17 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 
-from dominus.api.schemas import EnqueueBody, ErrorBody, EventOut, JobOut, JobPage
+from dominus.api.schemas import (
+    EnqueueBody,
+    ErrorBody,
+    EventOut,
+    IsoDateTime,
+    JobOut,
+    JobPage,
+)
 from dominus.api.services import ApiServices, services
 from dominus.api.streaming import job_stream
 from dominus.jobs.documents import event_document, job_document
@@ -36,7 +44,10 @@ def job_out(job: Job) -> JobOut:
     status_code=202,
     response_model=JobOut,
     responses=with_errors(
-        {200: {"model": JobOut, "description": "An active job with that dedupe key"}}
+        {
+            200: {"model": JobOut, "description": "An active job with that dedupe key"},
+            400: {"model": ErrorBody, "description": "A body that is not even text"},
+        }
     ),
 )
 def enqueue(body: EnqueueBody, response: Response, api: Services) -> JobOut:
@@ -63,8 +74,8 @@ def list_jobs(
     api: Services,
     status: JobStatus | None = None,
     type: Annotated[str | None, Query(max_length=200)] = None,
-    created_after: datetime | None = None,
-    created_before: datetime | None = None,
+    created_after: IsoDateTime | None = None,
+    created_before: IsoDateTime | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     cursor: Annotated[
         int | None, Query(ge=1, description="`next_cursor` of the page before.")
@@ -77,8 +88,8 @@ def list_jobs(
         job_type=type,
         limit=limit,
         before_id=cursor,
-        created_after=_aware(created_after),
-        created_before=_aware(created_before),
+        created_after=_utc_filter("created_after", created_after),
+        created_before=_utc_filter("created_before", created_before),
     )
     next_cursor = jobs[-1].id if len(jobs) == limit else None
     return JobPage(items=[job_out(job) for job in jobs], next_cursor=next_cursor)
@@ -128,6 +139,26 @@ def cancel(job_id: JobId, api: Services) -> JobOut:
 def retry(job_id: JobId, api: Services) -> JobOut:
     """A failed or cancelled job back to pending (same id, attempts reset); 409 otherwise."""
     return job_out(api.queue.retry(job_id))
+
+
+def _utc_filter(name: str, value: datetime | None) -> datetime | None:
+    """A time filter in UTC. A well-formed time whose UTC value is outside the calendar (year
+    9999 at -14:00) is bad input, a 422, not something for the database to choke on."""
+    aware = _aware(value)
+    if aware is None:
+        return None
+    try:
+        return aware.astimezone(UTC)
+    except OverflowError:
+        raise RequestValidationError(
+            [
+                {
+                    "loc": ("query", name),
+                    "msg": "is outside the range of representable UTC times",
+                    "type": "value_error",
+                }
+            ]
+        ) from None
 
 
 def _aware(value: datetime | None) -> datetime | None:

@@ -105,6 +105,8 @@ class SqlJobStore:
         created_after: datetime | None = None,
         created_before: datetime | None = None,
     ) -> list[Job]:
+        if job_type is not None and "\x00" in job_type:
+            return []  # no job has one (enqueue refuses NUL), and PostgreSQL cannot compare it
         filters = admin.JobFilters(status, job_type, before_id, created_after, created_before)
         return self._read(lambda conn: admin.list_jobs(conn, filters, limit))
 

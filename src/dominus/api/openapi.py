@@ -1,0 +1,92 @@
+"""The OpenAPI document, completed with what only the running installation knows: the job types
+it accepts and each one's payload schema.
+
+`EnqueueBody` is generic in code (any type, any payload object: the queue validates the payload
+against the job type's model). In the document it becomes one alternative per registered job
+type, `type` fixed to that name and `payload` described by that type's payload model, so a
+client (or a fuzzer) reading the schema knows exactly what `POST /jobs` accepts.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from dominus.jobs.registry import HandlerRegistry
+
+COMPONENTS = "#/components/schemas/"
+NO_NUL_PATTERN = "^[^\u0000]*$"
+
+
+def install_openapi(app: FastAPI, registry: HandlerRegistry) -> None:
+    """Replace `app.openapi` by a builder that adds the job types (built once, then cached)."""
+
+    def build() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = get_openapi(
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+            )
+            app.openapi_schema = with_job_types(document, registry)
+        return app.openapi_schema
+
+    replace: Callable[[], dict[str, Any]] = build
+    app.openapi = replace  # type: ignore[method-assign]
+
+
+def with_job_types(document: dict[str, Any], registry: HandlerRegistry) -> dict[str, Any]:
+    if not len(registry):
+        return document  # nothing can be enqueued; the generic body stays (any type is a 422)
+    schemas: dict[str, Any] = document.setdefault("components", {}).setdefault("schemas", {})
+    generic = schemas["EnqueueBody"]
+    alternatives = []
+    for job_type in sorted(registry, key=lambda entry: entry.name):
+        payload_schema = forbid_nul(
+            job_type.payload_model.model_json_schema(ref_template=COMPONENTS + "{model}")
+        )
+        schemas.update(payload_schema.pop("$defs", {}))
+        name = _component_name(job_type.name)
+        schemas[name] = _enqueue_schema(generic, job_type.name, payload_schema)
+        alternatives.append({"$ref": COMPONENTS + name})
+    schemas["EnqueueBody"] = {
+        "title": "EnqueueBody",
+        "description": "A job to enqueue: one of the job types this installation accepts.",
+        "oneOf": alternatives,
+    }
+    return document
+
+
+def _enqueue_schema(generic: dict[str, Any], name: str, payload: dict[str, Any]) -> dict[str, Any]:
+    schema: dict[str, Any] = forbid_nul(copy.deepcopy(generic))
+    schema["title"] = f"Enqueue {name}"
+    properties = schema["properties"]
+    properties["type"] = {"type": "string", "const": name, "description": "The job type."}
+    payload.pop("title", None)
+    properties["payload"] = payload | {"description": f"The payload of `{name}`."}
+    return schema
+
+
+def forbid_nul(schema: Any) -> Any:
+    """Every free string in `schema` gets a pattern excluding NUL, which the queue refuses
+    (PostgreSQL cannot store it): the document says what the API accepts."""
+    if isinstance(schema, dict):
+        for value in schema.values():
+            forbid_nul(value)
+        free = not any(key in schema for key in ("pattern", "const", "enum", "format"))
+        if schema.get("type") == "string" and free:
+            schema["pattern"] = NO_NUL_PATTERN
+    elif isinstance(schema, list):
+        for item in schema:
+            forbid_nul(item)
+    return schema
+
+
+def _component_name(job_type: str) -> str:
+    words = job_type.replace(".", "_").replace("-", "_").split("_")
+    return "Enqueue" + "".join(word.capitalize() for word in words)

@@ -1,0 +1,36 @@
+"""Small helpers shared by the suites: waiting for a condition, picking a free port."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def wait_until(
+    condition: Callable[[], T],
+    timeout: float = 15,
+    message: str = "the condition",
+    *,
+    interval: float = 0.05,
+) -> T:
+    """Poll `condition` until it returns something truthy (returned), or fail after `timeout`
+    seconds with an AssertionError naming `message`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {message}")
+        time.sleep(interval)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
