@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Set up and run DOMINUS on a fresh machine that has only Python 3.11+.
 
-    python3 dev.py demo     set up, migrate the default SQLite database, run the demo job batch
+    python3 dev.py demo     set up, migrate the default SQLite database, run the pipeline on the
+                            bundled SAMPLE data (offline, no network) and print recommendations
     python3 dev.py test     set up (with test tools); run lint, type checks and the whole suite
     python3 dev.py bench    set up a separate benchmark environment (with huey); run bench/run.py
     python3 dev.py lock     regenerate the pinned lock files from pyproject.toml
@@ -62,7 +63,7 @@ def demo(args: list[str]) -> None:
     python = _environment(".venv", ["runtime.lock"])
     dominus = python.parent / "dominus"
     _run(dominus, "db", "upgrade")
-    _run(dominus, "demo", *args)
+    _run(dominus, "run", "--sample", "--sync", *args)
 
 
 def _ensure_postgres() -> None:

@@ -7,6 +7,8 @@ variable's name and the range, so a typo never turns into a silently odd worker.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import annotated_types
 from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -43,6 +45,32 @@ class Settings(BaseSettings):
     DOMINUS_LOG_LEVEL: str = Field(
         default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR|debug|info|warning|error)$"
     )
+
+    # --- the domain pipeline ---------------------------------------------------------------
+    # `offline`: the bundled sample data and file-backed providers, no network (labelled as
+    # sample data in every output). `real`: DNS resolvers and RDAP over the network.
+    DOMINUS_PROVIDERS: Literal["real", "offline"] = "real"
+    DEFAULT_KEYWORD_TLD: str = Field(default="com", pattern=r"^[a-z0-9-]+(\.[a-z0-9-]+)*$")
+    # Comma-separated resolver addresses (`IP` or `IP:port`); two or more confirm "available".
+    DNS_RESOLVERS: str = Field(default="1.1.1.1,8.8.8.8", min_length=1)
+    DNS_TIMEOUT_MS: int = Field(default=2000, ge=50, le=60_000)
+    DNS_CONCURRENCY: int = Field(default=16, ge=1, le=256)
+    # A snapshot of IANA's RDAP bootstrap ships with DOMINUS; `dominus rdap refresh` updates it.
+    RDAP_BOOTSTRAP_PATH: str | None = None
+    RDAP_CONCURRENCY: int = Field(default=4, ge=1, le=64)
+    RDAP_TIMEOUT_MS: int = Field(default=10_000, ge=100, le=120_000)
+    RDAP_MAX_ATTEMPTS: int = Field(default=3, ge=1, le=10)
+    # CSV `mark,owner,registry,classes`. Unset (real providers): no source, so every candidate is
+    # `unverified` and none is recommended: the gate is never skipped.
+    TRADEMARK_MARKS_PATH: str | None = None
+    KEYWORD_DATA_PATH: str | None = None  # CSV keyword,monthly_volume,cpc
+    COMPS_DATA_PATH: str | None = None  # CSV domain,price,currency,sale_date,venue
+    # A stage's time budget: base + per candidate, capped. Over budget → the run is degraded.
+    PIPELINE_STAGE_BUDGET_BASE_MS: int = Field(default=30_000, ge=100, le=86_400_000)
+    PIPELINE_STAGE_BUDGET_PER_CANDIDATE_MS: int = Field(default=200, ge=0, le=600_000)
+    PIPELINE_STAGE_BUDGET_MAX_MS: int = Field(default=3_600_000, ge=100, le=7 * 86_400_000)
+    # Yearly renewal cost used for the buy maximum (3 years are subtracted); 0 = unknown.
+    DEFAULT_RENEWAL_COST: float = Field(default=0.0, ge=0, le=1_000_000)
 
 
 def load_settings(**overrides: object) -> Settings:

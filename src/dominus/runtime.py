@@ -11,7 +11,7 @@ from sqlalchemy import Engine
 from dominus.config import Settings
 from dominus.db.engine import create_database_engine, sqlite_path
 from dominus.db.migrate import ensure_migrated
-from dominus.handlers import build_registry
+from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs.client import JobQueue
 from dominus.jobs.clock import Clock, DatabaseClock, utc_now
 from dominus.jobs.notifications import PostgresListener
@@ -33,7 +33,8 @@ class Runtime:
 
     def registry(self, *, diagnostic_jobs: bool = False) -> HandlerRegistry:
         return build_registry(
-            diagnostic_jobs=diagnostic_jobs or self.settings.DOMINUS_DIAGNOSTIC_JOBS
+            diagnostic_jobs=diagnostic_jobs or self.settings.DOMINUS_DIAGNOSTIC_JOBS,
+            dependencies=HandlerDependencies(self.settings, self.engine, self.clock),
         )
 
     @cached_property

@@ -13,6 +13,7 @@ PostgreSQL cases carry the `postgres` marker), as the store contract suite does.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -130,7 +131,8 @@ def make_worker(runtime: Runtime, **config: Any) -> Worker:
         "retry_policy": RetryPolicy(base_seconds=0, max_seconds=0, jitter=0),
     }
     values.update(config)
-    return Worker(runtime.store, diag_registry(), WorkerConfig(**values), clock=runtime.clock)
+    registry = runtime.registry(diagnostic_jobs=True)
+    return Worker(runtime.store, registry, WorkerConfig(**values), clock=runtime.clock)
 
 
 def finish_jobs(runtime: Runtime) -> Worker:
@@ -204,6 +206,30 @@ def get_job(client: TestClient, job_id: int) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     job: dict[str, Any] = response.json()
     return job
+
+
+def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
+    """(event name, decoded data) as each event of a text/event-stream arrives."""
+    name, data = "message", []
+    for line in lines:
+        if not line:
+            if data:
+                yield name, json.loads("\n".join(data))
+            name, data = "message", []
+        elif line.startswith(":"):
+            continue
+        else:
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if field == "event":
+                name = value
+            elif field == "data":
+                data.append(value)
+
+
+def sse_text_events(body: str) -> list[tuple[str, Any]]:
+    """The events of a whole text/event-stream body."""
+    return list(sse_events(iter([*body.replace("\r\n", "\n").split("\n"), ""])))
 
 
 # --- `dominus serve` subprocesses -------------------------------------------------------------

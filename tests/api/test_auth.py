@@ -19,10 +19,10 @@ from tests.api.conftest import (
     diag_registry,
     dominus_executable,
     finish_jobs,
-    free_port,
     runtime_of,
     serve_env,
 )
+from tests.polling import free_port
 
 # Every /api/v1 endpoint: (method, path, JSON body). Ids are filled in by `prepared_ids`.
 ENDPOINTS: list[tuple[str, str, Any]] = [

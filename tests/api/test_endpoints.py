@@ -22,8 +22,8 @@ from tests.api.conftest import (
     get_job,
     runtime_of,
     sse_text_events,
-    wait_until,
 )
+from tests.polling import wait_until
 
 HUGE_IDS = ("9223372036854775807", "9223372036854775808", "99999999999999999999999999", "0", "-1")
 
@@ -883,6 +883,11 @@ def test_openapi_document_describes_every_endpoint(client: TestClient) -> None:
         f"{API}/jobs/{{job_id}}/stream": {"get"},
         f"{API}/jobs/{{job_id}}/cancel": {"post"},
         f"{API}/jobs/{{job_id}}/retry": {"post"},
+        f"{API}/runs": {"get", "post"},
+        f"{API}/runs/{{run_id}}": {"get"},
+        f"{API}/runs/{{run_id}}/job": {"get"},
+        f"{API}/runs/{{run_id}}/candidates": {"get"},
+        f"{API}/runs/{{run_id}}/stream": {"get"},
         f"{API}/dlq": {"get", "delete"},
         f"{API}/dlq/{{entry_id}}": {"get"},
         f"{API}/dlq/{{entry_id}}/requeue": {"post"},

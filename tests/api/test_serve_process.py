@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.api.conftest import API, ServeProcess, serve_env, sse_events, wait_until
+from tests.api.conftest import API, ServeProcess, serve_env, sse_events
+from tests.polling import wait_until
 
 pytestmark = pytest.mark.slow
 

@@ -39,6 +39,7 @@ from dominus.jobs import (
     WorkerInfo,
     utc_now,
 )
+from tests.fakes.rdap_server import FakeRdap, bootstrap_doc
 from tests.polling import wait_until
 
 T = TypeVar("T")
@@ -407,7 +408,7 @@ def test_enqueue_more_bad_options_exit_2_and_write_nothing(cli: Cli, store: SqlJ
     diag = "--diagnostic-jobs"
     cases = {
         # Without --diagnostic-jobs (or DOMINUS_DIAGNOSTIC_JOBS) the diag.* types do not exist.
-        ("diag.noop",): ["unknown job type 'diag.noop'", "registered: none"],
+        ("diag.noop",): ["unknown job type 'diag.noop'", "registered: PIPELINE_RUN"],
         ("diag.sleep", diag, "--payload", '{"seconds": 1, "extra": 2}'): ["extra"],
         ("diag.sleep", diag, "--payload", '{"seconds": -1}'): ["seconds", "greater than or equal"],
         ("diag.noop", diag, "--priority", "5000"): ["priority", "-1000 and 1000", "5000"],
@@ -744,11 +745,12 @@ def test_worker_types_restricts_what_runs(
 
 
 def test_worker_refuses_unknown_types(cli: Cli, store: SqlJobStore) -> None:
-    unknown, none = cli.run_many(
-        ("worker", "--diagnostic-jobs", "--types", "unknown.type"), ("worker", "--burst")
+    unknown, diagnostic = cli.run_many(
+        ("worker", "--diagnostic-jobs", "--types", "unknown.type"),
+        ("worker", "--burst", "--types", "diag.noop"),  # diag.* exist only on request
     )
     assert_bad_input(unknown, "unknown job type 'unknown.type'")
-    assert_bad_input(none, "no job types to run")
+    assert_bad_input(diagnostic, "unknown job type 'diag.noop'")
     assert store.list_workers() == []
 
 
@@ -768,6 +770,7 @@ def test_live_worker_runs_cancels_and_stops_on_sigterm(cli: Cli, store: SqlJobSt
     [listed] = stats["workers"]
     assert listed["id"] == store.list_workers()[0].id
     assert listed["job_types"] == [
+        "PIPELINE_RUN",
         "diag.crash",
         "diag.fail",
         "diag.ignore_abort",
@@ -983,3 +986,69 @@ def test_dlq_purge_with_a_huge_age_is_not_a_crash(
     if result.code == 0:
         assert result.stdout.strip() == "purged 0 dead-letter entries"
     assert [kept.id for kept in store.list_dead_letters()] == [entry.id]
+
+
+# --- the pipeline's commands that the e2e suite does not cover --------------------------------
+
+
+def test_rdap_refresh_writes_a_checked_copy(cli: Cli, tmp_path: Path) -> None:
+    server = FakeRdap()
+    try:
+        document = json.dumps(bootstrap_doc("https://rdap.example/", ["com", "net"])).encode()
+        server.routes["/bootstrap.json"] = [
+            (200, {"Content-Type": "application/json"}, document, 0)
+        ]
+        server.routes["/broken.json"] = [(200, {}, b'{"services": 5}', 0)]
+        url = server.base.removesuffix("rdap/")
+        target = tmp_path / "bootstrap.json"
+        result = cli.ok("rdap", "refresh", "--url", f"{url}bootstrap.json", "--output", str(target))
+        assert "2 TLDs" in result.stdout
+        assert json.loads(target.read_text())["services"][0][0] == ["com", "net"]
+        failed = cli.run("rdap", "refresh", "--url", f"{url}broken.json", "--output", str(target))
+        assert failed.code == 2, str(failed)
+        assert failed.stderr.startswith("error: ")
+        assert json.loads(target.read_text())["services"][0][0] == ["com", "net"]  # kept
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("run",), "at least one keyword"),
+        (("run", "--sample", "-k", "x"), "--sample takes no other input"),
+        (("run", "-k", "x", "--sync", "--wait"), "exclude each other"),
+        (("run", "--closeout-csv", "missing.csv"), "missing.csv"),
+    ],
+)
+def test_run_refuses_bad_input(cli: Cli, args: tuple[str, ...], message: str) -> None:
+    result = cli.run(*args)
+    assert result.code == 2, str(result)
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_run_reads_a_closeout_csv(cli: Cli, tmp_path: Path) -> None:
+    csv_path = tmp_path / "closeouts.csv"
+    csv_path.write_text("domain,age,backlinks,wayback\noldgardentools.com,12,300,90\nx-y.net,,,\n")
+    result = cli.ok(
+        "run",
+        "--closeout-csv",
+        str(csv_path),
+        "--sync",
+        "--json",
+        env={"DOMINUS_PROVIDERS": "offline"},
+    )
+    document = json.loads(result.stdout)
+    assert document["input"]["closeout"][0] == {
+        "domain": "oldgardentools.com",
+        "age": 12.0,
+        "backlinks": 300,
+        "wayback": 90,
+    }
+    assert document["summary"]["candidates"] == 2
+    bad = tmp_path / "bad.csv"
+    bad.write_text("domain,age\nx.com,old\n")
+    failed = cli.run("run", "--closeout-csv", str(bad))
+    assert failed.code == 2
+    assert "bad.csv" in failed.stderr and "line 2" in failed.stderr

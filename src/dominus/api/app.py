@@ -8,7 +8,7 @@ from fastapi import APIRouter, FastAPI
 from dominus import __version__
 from dominus.api.errors import install_error_handlers
 from dominus.api.openapi import install_openapi
-from dominus.api.routes import dead_letters, health, jobs, queue
+from dominus.api.routes import dead_letters, health, jobs, queue, runs
 from dominus.api.security import BearerTokenMiddleware
 from dominus.api.services import ApiServices
 from dominus.config import Settings, load_settings
@@ -35,7 +35,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     app.state.services = ApiServices(runtime=runtime, queue=runtime.queue(registry))
     token = settings.DOMINUS_API_TOKEN.get_secret_value() if settings.DOMINUS_API_TOKEN else None
     api = APIRouter(prefix=API_PREFIX)
-    for module in (jobs, dead_letters, queue, health):
+    for module in (jobs, runs, dead_letters, queue, health):
         api.include_router(module.router)
     app.include_router(api)
     install_error_handlers(app)

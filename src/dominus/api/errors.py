@@ -26,6 +26,8 @@ from dominus.errors import (
     SchemaNotMigratedError,
     UnknownJobTypeError,
 )
+from dominus.pipeline.store import RunNotFoundError
+from dominus.providers.errors import ProviderDataError
 
 log = logging.getLogger("dominus.api")
 
@@ -35,6 +37,8 @@ BUSY_RETRY_AFTER_SECONDS = 1
 # Most specific first.
 _MAPPING: list[tuple[type[DominusError], int, str]] = [
     (JobNotFoundError, 404, "not_found"),
+    (RunNotFoundError, 404, "not_found"),
+    (ProviderDataError, 422, "invalid_data"),
     (UnknownJobTypeError, 422, "unknown_job_type"),
     (InvalidPayloadError, 422, "invalid_payload"),
     (InvalidJobOptionError, 422, "invalid_option"),

@@ -69,6 +69,8 @@ def _enqueue_schema(generic: dict[str, Any], name: str, payload: dict[str, Any])
     properties["type"] = {"type": "string", "const": name, "description": "The job type."}
     payload.pop("title", None)
     properties["payload"] = payload | {"description": f"The payload of `{name}`."}
+    if payload.get("required"):  # the empty default payload would not validate
+        schema["required"] = [*schema.get("required", []), "payload"]
     return schema
 
 

@@ -9,6 +9,8 @@ from fastapi import Request
 
 from dominus.jobs.client import JobQueue
 from dominus.jobs.sql import SqlJobStore
+from dominus.pipeline.service import PipelineService
+from dominus.pipeline.store import PipelineStore
 from dominus.runtime import Runtime
 
 
@@ -20,6 +22,14 @@ class ApiServices:
     @property
     def store(self) -> SqlJobStore:
         return self.runtime.store
+
+    @property
+    def runs(self) -> PipelineStore:
+        return PipelineStore(self.runtime.engine)
+
+    @property
+    def pipeline(self) -> PipelineService:
+        return PipelineService(self.runtime.settings, self.runs, self.queue, self.runtime.clock)
 
     def now(self) -> datetime:
         return self.runtime.clock()

@@ -9,9 +9,10 @@ import sys
 import typer
 from sqlalchemy.exc import SQLAlchemyError
 
-from dominus.cli import db, dlq, jobs, queue
+from dominus.cli import db, dlq, jobs, queue, rdap, runs
 from dominus.cli.demo import demo
 from dominus.cli.enqueue import enqueue
+from dominus.cli.run import run
 from dominus.cli.serve import serve
 from dominus.cli.worker import worker
 from dominus.errors import DatabaseError, DominusError, QueueFullError, SchemaNotMigratedError
@@ -31,10 +32,13 @@ app.add_typer(db.app, name="db")
 app.add_typer(jobs.app, name="jobs")
 app.add_typer(dlq.app, name="dlq")
 app.add_typer(queue.app, name="queue")
+app.add_typer(runs.app, name="runs")
+app.add_typer(rdap.app, name="rdap")
 app.command("worker")(worker)
 app.command("enqueue")(enqueue)
 app.command("demo")(demo)
 app.command("serve")(serve)
+app.command("run")(run)
 
 
 def exit_code_for(error: DominusError) -> int:

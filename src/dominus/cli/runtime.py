@@ -24,5 +24,7 @@ def configure_logging(level: str) -> None:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
     )
-    # Alembic narrates every connection at INFO; its warnings and errors still show.
-    logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLogger().level))
+    # Alembic narrates every connection at INFO, httpx every request (thousands in an RDAP
+    # stage); their warnings and errors still show.
+    for noisy in ("alembic", "httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))

@@ -7,8 +7,10 @@ from __future__ import annotations
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     CheckConstraint,
     Column,
+    Date,
     Float,
     ForeignKey,
     Index,
@@ -18,6 +20,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -152,3 +155,104 @@ workers = Table(
     Column("last_seen_at", UTCDateTime, nullable=False),
     Column("stopped_at", UTCDateTime),
 )
+
+# --- the domain pipeline (migration 0004) ------------------------------------------------------
+# Runs reference their job by id without a foreign key: finished jobs are pruned, runs are kept.
+
+RUN_STATUSES = ("pending", "running", "completed", "failed", "cancelled")
+
+weight_sets = Table(
+    "weight_sets",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column("name", String(100), nullable=False),
+    Column("weights", Document, nullable=False),
+    # Where the set came from: "manual", "tuned" (the weight-tuning job), "default".
+    Column("source", String(32), nullable=False),
+    Column("notes", Text),
+    Column("created_at", UTCDateTime, nullable=False),
+    # The active set is the one activated last; NULL: never activated.
+    Column("activated_at", UTCDateTime),
+)
+Index("ix_weight_sets_activated_at", weight_sets.c.activated_at)
+
+pipeline_runs = Table(
+    "pipeline_runs",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column("job_id", BigInteger),
+    Column("status", String(16), nullable=False),
+    Column("input", Document, nullable=False),
+    Column("providers", String(32), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("started_at", UTCDateTime),
+    Column("finished_at", UTCDateTime),
+    Column("stages", Document, nullable=False),
+    Column("summary", Document),
+    Column("degraded", Boolean, nullable=False, server_default=text("false")),
+    Column("degraded_reasons", Document, nullable=False),
+    Column("error", Text),
+    Column("weight_set_id", BigInteger),
+    Column("weights", Document),
+    CheckConstraint(
+        "status IN ('pending', 'running', 'completed', 'failed', 'cancelled')", name="status"
+    ),
+)
+Index("ix_pipeline_runs_job_id", pipeline_runs.c.job_id)
+
+# What each finished stage handed to the next, so a retried run resumes where it stopped.
+pipeline_checkpoints = Table(
+    "pipeline_checkpoints",
+    metadata,
+    Column(
+        "run_id",
+        Identifier,
+        ForeignKey("pipeline_runs.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("stage", String(32), primary_key=True),
+    Column("data", Document, nullable=False),
+    Column("saved_at", UTCDateTime, nullable=False),
+)
+
+candidates = Table(
+    "candidates",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column("domain", String(253), nullable=False, unique=True),
+    Column("unicode_domain", String(253), nullable=False),
+    Column("source", String(16), nullable=False),
+    Column("availability", String(16)),
+    Column("availability_detail", Text),
+    Column("registered_at", Date),
+    Column("expires_at", Date),
+    Column("first_seen_at", UTCDateTime, nullable=False),
+    Column("last_seen_at", UTCDateTime, nullable=False),
+    Column("last_run_id", BigInteger),
+)
+
+scoring_runs = Table(
+    "scoring_runs",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column(
+        "run_id", Identifier, ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("domain", String(253), nullable=False),
+    Column("intrinsic", Float, nullable=False),
+    Column("commercial", Float),
+    Column("market", Float),
+    Column("expiry", Float),
+    Column("weighted_score", Float, nullable=False),
+    Column("confidence", Float, nullable=False),
+    Column("expected_value", Float, nullable=False),
+    Column("suggested_buy_max", Float, nullable=False),
+    Column("suggested_list_price", Float, nullable=False),
+    Column("recommended", Boolean, nullable=False),
+    Column("trademark_verdict", String(16), nullable=False),
+    Column("trademark_mark", String(200)),
+    Column("details", Document, nullable=False),
+    Column("scored_at", UTCDateTime, nullable=False),
+    UniqueConstraint("run_id", "domain"),
+)
+Index("ix_scoring_runs_domain", scoring_runs.c.domain)

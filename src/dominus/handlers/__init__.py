@@ -1,17 +1,26 @@
 """Job handlers: one module per job type. This package builds the registry a process runs with.
 
-The domain handlers (pipeline, portfolio, backtest, maintenance, ...) arrive with their issues;
-the diagnostic job types come from the engine and are registered only on request.
+Domain handlers need the process's settings, engine and clock (`HandlerDependencies`); without
+them only the engine's own (diagnostic) types can be registered. The diagnostic job types are
+registered only on request.
 """
 
 from __future__ import annotations
 
+from dominus.handlers.dependencies import HandlerDependencies
+from dominus.handlers.pipeline_run import register_pipeline_run
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 from dominus.jobs.registry import HandlerRegistry
 
+__all__ = ["HandlerDependencies", "build_registry"]
 
-def build_registry(*, diagnostic_jobs: bool) -> HandlerRegistry:
+
+def build_registry(
+    *, diagnostic_jobs: bool, dependencies: HandlerDependencies | None = None
+) -> HandlerRegistry:
     registry = HandlerRegistry()
+    if dependencies is not None:
+        register_pipeline_run(registry, dependencies)
     if diagnostic_jobs:
         register_diagnostic_jobs(registry)
     return registry

@@ -1,0 +1,136 @@
+"""/api/v1/runs: start pipeline runs and follow them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Query, Response
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from dominus.api.errors import error_response
+from dominus.api.routes.jobs import ERRORS, NO_STORE, job_out, with_errors
+from dominus.api.run_schemas import CandidateOut, RunCreated, RunOut, RunPage, RunRequest
+from dominus.api.run_streaming import run_stream
+from dominus.api.schemas import ErrorBody, JobOut
+from dominus.api.services import ApiServices, services
+from dominus.errors import JobNotFoundError
+from dominus.pipeline.documents import candidate_document, run_document
+from dominus.pipeline.model import CloseoutDomain, RunInput
+from dominus.pipeline.store import RunRecord
+
+router = APIRouter(tags=["runs"])
+Services = Annotated[ApiServices, Depends(services)]
+RunId = Annotated[int, Path(description="The run id.")]
+API = "/api/v1"
+
+
+def run_out(api: ApiServices, run: RunRecord) -> RunOut:
+    return RunOut.model_validate(run_document(run, _job(api, run)))
+
+
+@router.post(
+    "/runs",
+    status_code=202,
+    response_model=RunCreated,
+    responses=with_errors({400: {"model": ErrorBody, "description": "No input at all"}}),
+)
+def create_run(body: RunRequest, api: Services) -> Any:
+    """Start a pipeline run (a PIPELINE_RUN job): 202 with `Location: /api/v1/runs/{runId}`."""
+    closeouts = [
+        item if isinstance(item, CloseoutDomain) else CloseoutDomain(domain=item)
+        for item in body.closeoutDomains
+    ]
+    if not (body.keywords or body.brandableNames or closeouts):
+        return error_response(
+            400, "no_input", "give at least one of keywords, brandableNames, closeoutDomains"
+        )
+    run_input = RunInput(keywords=body.keywords, brandable=body.brandableNames, closeout=closeouts)
+    run = api.pipeline.submit(run_input)
+    location = f"{API}/runs/{run.id}"
+    created = RunCreated(
+        runId=run.id,
+        jobId=run.job_id,
+        status=run.status.value,
+        links={
+            "self": location,
+            "job": f"{location}/job",
+            "candidates": f"{location}/candidates",
+            "stream": f"{location}/stream",
+        },
+    )
+    return JSONResponse(
+        created.model_dump(by_alias=True), status_code=202, headers={"Location": location}
+    )
+
+
+@router.get("/runs", response_model=RunPage, responses=ERRORS)
+def list_runs(
+    response: Response,
+    api: Services,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    cursor: Annotated[
+        int | None, Query(ge=1, description="`next_cursor` of the page before.")
+    ] = None,
+) -> RunPage:
+    """Runs, newest first."""
+    response.headers.update(NO_STORE)
+    runs = api.runs.list_runs(limit=limit, before_id=cursor)
+    next_cursor = runs[-1].id if len(runs) == limit else None
+    return RunPage(items=[run_out(api, run) for run in runs], next_cursor=next_cursor)
+
+
+@router.get("/runs/{run_id}", response_model=RunOut, responses=ERRORS)
+def get_run(run_id: RunId, response: Response, api: Services) -> RunOut:
+    """The run: status (corrected by its job's), stages, summary, degradation."""
+    response.headers.update(NO_STORE)
+    return run_out(api, api.runs.get_run(run_id))
+
+
+@router.get("/runs/{run_id}/job", response_model=JobOut, responses=ERRORS)
+def get_run_job(run_id: RunId, response: Response, api: Services) -> JobOut:
+    """The run's job, read from the job table (404 for runs made with `--sync`)."""
+    response.headers.update(NO_STORE)
+    run = api.runs.get_run(run_id)
+    if run.job_id is None:
+        raise JobNotFoundError(f"run {run_id} ran in-process and has no job")
+    return job_out(api.store.get_job(run.job_id))
+
+
+@router.get("/runs/{run_id}/candidates", response_model=list[CandidateOut], responses=ERRORS)
+def run_candidates(
+    run_id: RunId,
+    response: Response,
+    api: Services,
+    recommended: bool = False,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+    offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+) -> list[CandidateOut]:
+    """Scored candidates, recommended first, then by expected value."""
+    response.headers.update(NO_STORE)
+    rows = api.runs.run_scores(run_id, recommended_only=recommended, limit=limit, offset=offset)
+    return [CandidateOut.model_validate(candidate_document(row)) for row in rows]
+
+
+@router.get(
+    "/runs/{run_id}/stream",
+    response_class=StreamingResponse,
+    responses=with_errors({200: {"content": {"text/event-stream": {}}}}),
+)
+def stream_run(run_id: RunId, api: Services) -> StreamingResponse:
+    """Server-Sent Events: a `run` event whenever the run's status, a stage or the progress
+    changes, then `end`. Reads the database, so it follows runs on any worker."""
+    api.runs.get_run(run_id)  # 404 now, not inside the stream
+    return StreamingResponse(
+        run_stream(api.runs, api.store, run_id),
+        media_type="text/event-stream",
+        headers=NO_STORE | {"X-Accel-Buffering": "no"},
+    )
+
+
+def _job(api: ApiServices, run: RunRecord) -> Any:
+    if run.job_id is None:
+        return None
+    try:
+        return api.store.get_job(run.job_id)
+    except JobNotFoundError:
+        return None  # pruned: the run row is the record

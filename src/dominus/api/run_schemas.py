@@ -1,0 +1,81 @@
+"""Bodies of /api/v1/runs. The creation request and answer use the camelCase names the
+dashboard contract fixed (`runId`, `brandableNames`, `_links`); run documents are the same
+snake_case documents `dominus runs show --json` prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from dominus.pipeline.model import MAX_INPUT_NAMES, CloseoutDomain, NameText
+
+
+def _at_least_one_name() -> list[JsonValue]:
+    return [
+        {"required": [name], "properties": {name: {"minItems": 1}}}
+        for name in ("keywords", "brandableNames", "closeoutDomains")
+    ]
+
+
+class RunRequest(BaseModel):
+    """At least one name in one of the lists (400 otherwise)."""
+
+    # The schema says what the route checks: some list is not empty.
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"anyOf": _at_least_one_name()})
+
+    keywords: list[NameText] = Field(default_factory=list, max_length=MAX_INPUT_NAMES)
+    brandableNames: list[NameText] = Field(  # noqa: N815 - the API's field name
+        default_factory=list, max_length=MAX_INPUT_NAMES
+    )
+    closeoutDomains: list[NameText | CloseoutDomain] = Field(  # noqa: N815
+        default_factory=list,
+        max_length=MAX_INPUT_NAMES,
+        description="Domains, or objects with the closeout list's facts.",
+    )
+
+
+class RunCreated(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    runId: int  # noqa: N815
+    jobId: int | None  # noqa: N815
+    status: str
+    links: dict[str, str] = Field(alias="_links")
+
+
+class RunOut(BaseModel):
+    run_id: int
+    job_id: int | None
+    status: str
+    degraded: bool
+    degraded_reasons: list[str]
+    providers: str
+    sample_data: bool
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+    stages: dict[str, Any]
+    summary: dict[str, Any]
+    error: str | None
+    weight_set_id: int | None
+    weights: dict[str, Any] | None
+    input: dict[str, Any]
+
+
+class RunPage(BaseModel):
+    items: list[RunOut]
+    next_cursor: int | None
+
+
+class CandidateOut(BaseModel):
+    domain: str
+    recommended: bool
+    expected_value: float
+    suggested_buy_max: float
+    suggested_list_price: float
+    weighted_score: float
+    confidence: float
+    signals: dict[str, float | None]
+    trademark: dict[str, str | None]
+    details: dict[str, Any]

@@ -1,0 +1,114 @@
+"""`dominus run`: start a pipeline run from keywords, brandable names and closeout domains."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from pathlib import Path
+from types import FrameType
+
+import typer
+from pydantic import ValidationError
+
+from dominus.cli.output import console, print_json
+from dominus.cli.pipeline_output import (
+    job_of,
+    report_run,
+    stage_progress_printer,
+    wait_for_run,
+)
+from dominus.cli.runtime import open_runtime
+from dominus.errors import DominusError
+from dominus.pipeline.closeout_csv import read_closeout_csv
+from dominus.pipeline.model import CloseoutDomain, RunInput
+from dominus.pipeline.service import PipelineService
+from dominus.pipeline.setup import OFFLINE
+from dominus.pipeline.store import PipelineStore
+from dominus.providers.offline import SAMPLE_INPUT_PATH
+
+
+class RunInputError(DominusError):
+    """The run's input is invalid."""
+
+
+def run(
+    keywords: str | None = typer.Option(None, "-k", "--keywords", help="Comma-separated."),
+    brandable: str | None = typer.Option(None, "-b", "--brandable", help="Comma-separated."),
+    closeout: str | None = typer.Option(
+        None, "-c", "--closeout", help="Comma-separated closeout domains."
+    ),
+    closeout_csv: Path | None = typer.Option(
+        None, "--closeout-csv", help="CSV with header domain,age,backlinks,wayback."
+    ),
+    sample: bool = typer.Option(
+        False, "--sample", help="The bundled SAMPLE input with the offline providers."
+    ),
+    sync: bool = typer.Option(False, "--sync", help="Run here and now, without a worker."),
+    wait: bool = typer.Option(False, "--wait", help="Enqueue, then follow it until it ends."),
+    timeout: float | None = typer.Option(None, "--timeout", min=0, help="With --wait."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Run the five-stage pipeline. By default it is enqueued (a worker runs it) and its ids are
+    printed. Exit code with --sync/--wait: 0 success, 1 failed or degraded, 3 cancelled."""
+    if sync and wait:
+        raise RunInputError("--sync and --wait exclude each other")
+    run_input = build_input(keywords, brandable, closeout, closeout_csv, sample)
+    runtime = open_runtime()
+    service = PipelineService(
+        runtime.settings, PipelineStore(runtime.engine), runtime.queue(), runtime.clock
+    )
+    providers = OFFLINE if sample else None
+    if sync:
+        stop = threading.Event()
+        _stop_on_signals(stop)
+        record = service.run_now(run_input, stop, stage_progress_printer(), providers=providers)
+        raise typer.Exit(report_run(service.store, record, None, as_json=as_json))
+    record = service.submit(run_input, providers=providers)
+    if not wait:
+        if as_json:
+            print_json({"run_id": record.id, "job_id": record.job_id, "status": "pending"})
+        else:
+            console.print(f"run {record.id} enqueued as job {record.job_id}")
+            console.print(f"follow it with: dominus runs wait {record.id}")
+        return
+    finished = wait_for_run(service.store, runtime.store, record.id, timeout)
+    job = job_of(runtime.store, finished)
+    raise typer.Exit(report_run(service.store, finished, job, as_json=as_json))
+
+
+def build_input(
+    keywords: str | None,
+    brandable: str | None,
+    closeout: str | None,
+    closeout_csv: Path | None,
+    sample: bool,
+) -> RunInput:
+    if sample:
+        if keywords or brandable or closeout or closeout_csv:
+            raise RunInputError("--sample takes no other input")
+        return RunInput.model_validate(json.loads(SAMPLE_INPUT_PATH.read_text(encoding="utf-8")))
+    closeouts = [CloseoutDomain(domain=name) for name in _split(closeout)]
+    if closeout_csv is not None:
+        closeouts += read_closeout_csv(closeout_csv)
+    try:
+        return RunInput(keywords=_split(keywords), brandable=_split(brandable), closeout=closeouts)
+    except ValidationError as error:
+        problems = "; ".join(
+            str(issue["msg"]).removeprefix("Value error, ") for issue in error.errors()
+        )
+        raise RunInputError(f"invalid run input: {problems}") from None
+
+
+def _split(values: str | None) -> list[str]:
+    return [part.strip() for part in (values or "").split(",") if part.strip()]
+
+
+def _stop_on_signals(stop: threading.Event) -> None:
+    """Ctrl-C / SIGTERM stop the in-process run at the next safe point (the run is cancelled)."""
+
+    def handle(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, handle)
+    signal.signal(signal.SIGTERM, handle)

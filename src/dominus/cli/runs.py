@@ -1,0 +1,104 @@
+"""`dominus runs ...`: follow, list and inspect pipeline runs."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from dominus.cli.output import console, print_json, short_time
+from dominus.cli.pipeline_output import (
+    candidates_table,
+    job_of,
+    print_run,
+    report_run,
+    wait_for_run,
+)
+from dominus.cli.runtime import open_runtime
+from dominus.pipeline.documents import candidate_document, effective_status, run_document
+from dominus.pipeline.store import PipelineStore
+
+app = typer.Typer(help="Follow and inspect pipeline runs.", no_args_is_help=True)
+
+
+@app.command("wait")
+def wait(
+    run_id: int = typer.Argument(..., help="The run id."),
+    timeout: float | None = typer.Option(
+        None,
+        "--timeout",
+        min=0,
+        help="Give up after seconds (counted from now, even while the "
+        "run still waits for a worker).",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the run as JSON at the end."),
+) -> None:
+    """Follow a run stage by stage until it ends. Exit code: 0 success, 1 failed or degraded,
+    3 cancelled, 124 timed out."""
+    runtime = open_runtime()
+    runs = PipelineStore(runtime.engine)
+    finished = wait_for_run(runs, runtime.store, run_id, timeout)
+    raise typer.Exit(report_run(runs, finished, job_of(runtime.store, finished), as_json=as_json))
+
+
+@app.command("list")
+def list_runs(
+    limit: int = typer.Option(20, "--limit", min=1, max=10_000),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
+) -> None:
+    """Runs, newest first."""
+    runtime = open_runtime()
+    runs = PipelineStore(runtime.engine).list_runs(limit=limit)
+    documents = [run_document(run, job_of(runtime.store, run)) for run in runs]
+    if as_json:
+        print_json(documents)
+        return
+    table = Table("run", "job", "status", "degraded", "providers", "created", "recommended")
+    for run, document in zip(runs, documents, strict=True):
+        table.add_row(
+            str(run.id),
+            str(run.job_id or "-"),
+            document["status"],
+            "yes" if run.degraded else "",
+            run.providers,
+            short_time(run.created_at),
+            str((run.summary or {}).get("recommended", "-")),
+        )
+    console.print(table)
+
+
+@app.command("show")
+def show(
+    run_id: int = typer.Argument(..., help="The run id."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """A run: its status, stages, summary and recommendations."""
+    runtime = open_runtime()
+    runs = PipelineStore(runtime.engine)
+    run = runs.get_run(run_id)
+    job = job_of(runtime.store, run)
+    if as_json:
+        print_json(run_document(run, job))
+        return
+    print_run(runs, run, effective_status(run, job), limit=20)
+    for stage, report in run.stages.items():
+        line = f"  {stage}: {report.get('status')} ({report.get('total')} in"
+        line += f" {report.get('seconds', '-')} s)"
+        if report.get("reason"):
+            line += f" — {report['reason']}"
+        console.print(line)
+
+
+@app.command("candidates")
+def candidates(
+    run_id: int = typer.Argument(..., help="The run id."),
+    recommended: bool = typer.Option(False, "--recommended", help="Only recommended ones."),
+    limit: int = typer.Option(100, "--limit", min=1, max=100_000),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
+) -> None:
+    """The run's scored candidates, recommended first, then by expected value."""
+    runs = PipelineStore(open_runtime().engine)
+    rows = runs.run_scores(run_id, recommended_only=recommended, limit=limit)
+    if as_json:
+        print_json([candidate_document(row) for row in rows])
+        return
+    console.print(candidates_table(rows, f"Run {run_id}"))

@@ -1,0 +1,75 @@
+"""The JSON shapes of runs and their candidates, shared by `--json` output and the API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dominus.jobs.model import Job, JobStatus
+from dominus.pipeline.model import FINISHED_RUN_STATUSES, RunStatus
+from dominus.pipeline.store import RunRecord
+
+
+def effective_status(run: RunRecord, job: Job | None) -> RunStatus:
+    """The run's status, corrected by its job's: a job cancelled or dead-lettered before (or
+    while) its run could record it leaves the run row behind; the job table is the truth."""
+    if job is None or not job.status.is_terminal:
+        if run.status is RunStatus.FAILED and job is not None:
+            return RunStatus.PENDING  # the job retries; the run resumes from its checkpoints
+        return run.status
+    if run.status in FINISHED_RUN_STATUSES and run.status is not RunStatus.FAILED:
+        return run.status
+    if job.status is JobStatus.CANCELLED:
+        return RunStatus.CANCELLED
+    if job.status is JobStatus.FAILED:
+        return RunStatus.FAILED
+    return run.status
+
+
+def is_finished(run: RunRecord, job: Job | None) -> bool:
+    return effective_status(run, job) in FINISHED_RUN_STATUSES
+
+
+def run_document(run: RunRecord, job: Job | None = None) -> dict[str, Any]:
+    summary = run.summary or {}
+    return {
+        "run_id": run.id,
+        "job_id": run.job_id,
+        "status": effective_status(run, job).value,
+        "degraded": run.degraded,
+        "degraded_reasons": run.degraded_reasons,
+        "providers": run.providers,
+        "sample_data": run.providers == "offline",
+        "created_at": _time(run.created_at),
+        "started_at": _time(run.started_at),
+        "finished_at": _time(run.finished_at),
+        "stages": run.stages,
+        "summary": summary,
+        "error": run.error,
+        "weight_set_id": run.weight_set_id,
+        "weights": run.weights,
+        "input": run.input,
+    }
+
+
+def candidate_document(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "domain": row["domain"],
+        "recommended": row["recommended"],
+        "expected_value": row["expected_value"],
+        "suggested_buy_max": row["suggested_buy_max"],
+        "suggested_list_price": row["suggested_list_price"],
+        "weighted_score": round(row["weighted_score"], 4),
+        "confidence": round(row["confidence"], 4),
+        "signals": {
+            "intrinsic": row["intrinsic"],
+            "commercial": row["commercial"],
+            "market": row["market"],
+            "expiry": row["expiry"],
+        },
+        "trademark": {"verdict": row["trademark_verdict"], "mark": row["trademark_mark"]},
+        "details": row["details"],
+    }
+
+
+def _time(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None

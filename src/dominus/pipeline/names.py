@@ -1,0 +1,90 @@
+"""Stage 1's rules for a name: lower-cased, IDNA-normalised (UTS #46, as browsers do), checked
+against the DNS limits. A name that fails is recorded with the reason, never silently dropped."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import idna
+
+MAX_DOMAIN_LENGTH = 253
+MAX_LABEL_LENGTH = 63
+_LDH_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+_TLD = re.compile(r"^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$")
+_INNER_SPACES = re.compile(r"\s+")
+
+
+class InvalidNameError(ValueError):
+    """The message says why the name is not a registrable domain."""
+
+
+@dataclass(frozen=True)
+class DomainName:
+    ascii: str  # what DNS and RDAP see: `xn--bcher-kva.com`
+    unicode: str  # what a person reads: `bücher.com`
+
+    @property
+    def label(self) -> str:
+        """The second-level label, without the TLD (`cloudnest` of `cloudnest.com`)."""
+        return self.ascii.split(".", 1)[0]
+
+    @property
+    def tld(self) -> str:
+        return self.ascii.split(".", 1)[1]
+
+
+def keyword_domain(keyword: str, tld: str) -> DomainName:
+    """`cloud storage` → `cloudstorage.<tld>`; a keyword that already has a dot is a domain."""
+    compact = _INNER_SPACES.sub("", keyword.strip())
+    if not compact:
+        raise InvalidNameError("empty keyword")
+    if "." in compact.strip("."):
+        return normalise_domain(compact)
+    return normalise_domain(f"{compact}.{tld}")
+
+
+def normalise_domain(raw: str) -> DomainName:
+    text = raw.strip().rstrip(".").lower()
+    if not text:
+        raise InvalidNameError("empty name")
+    if any(character.isspace() for character in text):
+        raise InvalidNameError("contains spaces")
+    labels = text.split(".")
+    if len(labels) < 2:
+        raise InvalidNameError("no TLD (a domain needs at least two labels)")
+    try:
+        ascii_labels = [_ascii_label(label) for label in labels]
+    except idna.IDNAError as error:
+        raise InvalidNameError(f"not a valid internationalised name: {error}") from None
+    ascii_name = ".".join(ascii_labels)
+    _check_limits(ascii_labels, ascii_name)
+    try:
+        unicode_name = idna.decode(ascii_name)
+    except idna.IDNAError:
+        unicode_name = ascii_name
+    return DomainName(ascii=ascii_name, unicode=unicode_name)
+
+
+def _ascii_label(label: str) -> str:
+    if not label:
+        raise InvalidNameError("empty label (two dots in a row)")
+    if label.isascii():
+        return label  # checked by the LDH rule below; idna would reject some valid ASCII forms
+    return idna.encode(label, uts46=True).decode("ascii")
+
+
+def _check_limits(labels: list[str], name: str) -> None:
+    if len(name) > MAX_DOMAIN_LENGTH:
+        raise InvalidNameError(f"longer than {MAX_DOMAIN_LENGTH} characters")
+    for label in labels:
+        if len(label) > MAX_LABEL_LENGTH:
+            raise InvalidNameError(f"label {label[:20]}… longer than {MAX_LABEL_LENGTH} characters")
+        if not _LDH_LABEL.match(label):
+            raise InvalidNameError(
+                f"label {label!r} must be letters, digits and inner hyphens only"
+            )
+        if label[2:4] == "--" and not label.startswith("xn--"):
+            raise InvalidNameError(f"label {label!r} has hyphens in positions 3 and 4")
+    if not _TLD.match(labels[-1]):
+        raise InvalidNameError(f"{labels[-1]!r} is not a valid top-level domain")

@@ -1,0 +1,243 @@
+"""The orchestrator: runs the five stages in order, checkpointing each, so a run whose worker
+died resumes at the first unfinished stage when its job is retried.
+
+A stage's transient errors are retried (1 s, 2 s, 4 s, ± 20 %). A stage that still fails, or
+runs out of its time budget (`base + per candidate`, capped), marks the run *degraded* with the
+reason; what it did is kept and the run goes on with it. Everything stays conservative: a name
+that was not checked does not pass, a name the gate did not clear is not recommended."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+import httpx
+
+from dominus.errors import DatabaseBusyError, JobAbortedError
+from dominus.pipeline.generate import generate_candidates
+from dominus.pipeline.model import STAGES, RunStatus, Stage
+from dominus.pipeline.results import assemble_results
+from dominus.pipeline.stages import (
+    ScoringSetup,
+    StageEnvironment,
+    StageIncompleteError,
+    dns_prefilter,
+    passing,
+    rdap_confirm,
+    score_candidates,
+    trademark_check,
+)
+from dominus.pipeline.store import PipelineStore, RunRecord
+from dominus.providers.models import StopSignal
+from dominus.providers.sets import ProviderSet
+from dominus.scoring import ScoringConfig, Weights
+
+log = logging.getLogger("dominus.pipeline")
+
+RETRY_DELAYS_SECONDS = (1.0, 2.0, 4.0)
+RETRY_JITTER = 0.2
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    DatabaseBusyError,
+    ConnectionError,
+    TimeoutError,
+    httpx.TransportError,
+)
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    default_tld: str = "com"
+    dns_concurrency: int = 16
+    rdap_concurrency: int = 4
+    budget_base_seconds: float = 30.0
+    budget_per_candidate_seconds: float = 0.2
+    budget_max_seconds: float = 3600.0
+    renewal_cost: float | None = None
+    scoring: ScoringConfig = field(default_factory=ScoringConfig)
+
+    def budget_seconds(self, candidates: int) -> float:
+        base = self.budget_base_seconds + self.budget_per_candidate_seconds * candidates
+        return min(self.budget_max_seconds, base)
+
+
+# (stage, stage number, done, total)
+ProgressCallback = Callable[[Stage, int, int, int], None]
+
+
+class PipelineRunner:
+    def __init__(
+        self,
+        store: PipelineStore,
+        providers: ProviderSet,
+        options: PipelineOptions,
+        *,
+        clock: Callable[[], datetime],
+        stop: StopSignal,
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
+        self.store = store
+        self.providers = providers
+        self.options = options
+        self.clock = clock
+        self.stop = stop
+        self.on_progress = on_progress or (lambda *_: None)
+
+    def run(self, run_id: int) -> RunRecord:
+        """Run (or resume) the run to its end; raises JobAbortedError when stopped."""
+        run = self.store.start_run(run_id, self.clock())
+        state: dict[Stage, dict[str, Any]] = self.store.checkpoints(run_id)
+        if state:
+            done = ", ".join(stage.value for stage in STAGES if stage in state)
+            log.info("run %s: resuming after %s", run_id, done)
+        for number, stage in enumerate(STAGES, start=1):
+            if stage in state:
+                continue
+            self._raise_if_stopped()
+            data, report, reason = self._run_stage(run, stage, number, state)
+            self._raise_if_stopped()  # a stage stopped midway is not complete: no checkpoint
+            self.store.complete_stage(run_id, stage, data, report, reason, self.clock())
+            state[stage] = data
+        candidate_rows, score_rows, summary = assemble_results(state, self.providers)
+        self._raise_if_stopped()
+        self.store.save_results(run_id, candidate_rows, score_rows, self.clock())
+        self.store.finish_run(run_id, RunStatus.COMPLETED, self.clock(), summary=summary)
+        return self.store.get_run(run_id)
+
+    # --- one stage ---------------------------------------------------------------------------
+    def _run_stage(
+        self, run: RunRecord, stage: Stage, number: int, state: dict[Stage, dict[str, Any]]
+    ) -> tuple[dict[str, Any], dict[str, Any], str | None]:
+        total = self._stage_size(run, stage, state)
+        budget = self.options.budget_seconds(total)
+        started = self.clock()
+        report: dict[str, Any] = {"status": "running", "started_at": started.isoformat()}
+        report["total"] = total
+        self.store.report_stage(run.id, stage, report)
+        self.on_progress(stage, number, 0, total)
+        env = StageEnvironment(
+            providers=self.providers,
+            stop=self.stop,
+            deadline=time.monotonic() + budget,
+            progress=lambda done, of: self.on_progress(stage, number, done, of),
+            dns_concurrency=self.options.dns_concurrency,
+            rdap_concurrency=self.options.rdap_concurrency,
+        )
+        partial: dict[str, Any] = {}
+        reason = self._attempt_stage(run, stage, state, env, partial, budget)
+        if reason is None and not self.stop.is_set():
+            self.on_progress(stage, number, total, total)
+        report |= {
+            "status": "degraded" if reason else "completed",
+            "finished_at": self.clock().isoformat(),
+            "seconds": round((self.clock() - started).total_seconds(), 3),
+            "budget_seconds": round(budget, 3),
+        }
+        if reason:
+            report["reason"] = reason
+        return partial, report, reason
+
+    def _attempt_stage(
+        self,
+        run: RunRecord,
+        stage: Stage,
+        state: dict[Stage, dict[str, Any]],
+        env: StageEnvironment,
+        partial: dict[str, Any],
+        budget: float,
+    ) -> str | None:
+        """Runs the stage with retries; returns the degradation reason, or None."""
+        for attempt in range(len(RETRY_DELAYS_SECONDS) + 1):
+            try:
+                self._stage_work(run, stage, state, env, partial)
+                return None
+            except StageIncompleteError as error:
+                return f"{stage.value}: time budget of {budget:g} s exceeded ({error})"
+            except JobAbortedError:
+                raise
+            except TRANSIENT_ERRORS as error:
+                if attempt == len(RETRY_DELAYS_SECONDS) or time.monotonic() >= env.deadline:
+                    return f"{stage.value}: still failing after {attempt + 1} attempts: {error}"
+                delay = RETRY_DELAYS_SECONDS[attempt] * random.uniform(
+                    1 - RETRY_JITTER, 1 + RETRY_JITTER
+                )
+                log.warning(
+                    "run %s: %s failed (%s); retrying in %.1f s", run.id, stage, error, delay
+                )
+                if self.stop.wait(delay):
+                    return None  # the caller sees the stop signal
+            except Exception as error:  # a failed stage degrades the run; it does not end it
+                log.exception("run %s: stage %s failed", run.id, stage.value)
+                return f"{stage.value}: failed: {type(error).__name__}: {error}"
+        return None  # not reached
+
+    def _stage_work(
+        self,
+        run: RunRecord,
+        stage: Stage,
+        state: dict[Stage, dict[str, Any]],
+        env: StageEnvironment,
+        partial: dict[str, Any],
+    ) -> None:
+        monotonic = time.monotonic
+        if stage is Stage.GENERATE:
+            partial.update(generate_candidates(run.run_input, self.options.default_tld))
+        elif stage is Stage.DNS:
+            dns_prefilter(_generated(state), env, partial)
+        elif stage is Stage.RDAP:
+            rdap_confirm(_dns_passed(state), env, partial)
+        elif stage is Stage.SCORE:
+            setup = self._scoring_setup(run)
+            partial["weights"] = setup.weights.to_dict()
+            score_candidates(_rdap_passed_candidates(state), setup, env, partial, monotonic)
+        else:
+            trademark_check(list(state[Stage.SCORE].get("scores", {})), env, partial, monotonic)
+
+    def _scoring_setup(self, run: RunRecord) -> ScoringSetup:
+        """The active weight set, read now: a newly tuned set applies to the next scoring stage
+        without a restart."""
+        active = self.store.active_weight_set()
+        weights = Weights.from_dict(active.weights) if active else Weights()
+        weights.validate()
+        self.store.set_weights(run.id, active.id if active else None, weights.to_dict())
+        return ScoringSetup(
+            weights=weights,
+            config=self.options.scoring,
+            today=self._today(),
+            renewal_cost=self.options.renewal_cost,
+        )
+
+    def _today(self) -> date:
+        return self.clock().date()
+
+    def _stage_size(self, run: RunRecord, stage: Stage, state: dict[Stage, dict[str, Any]]) -> int:
+        if stage is Stage.GENERATE:
+            return run.run_input.size()
+        if stage is Stage.DNS:
+            return len(_generated(state))
+        if stage is Stage.RDAP:
+            return len(_dns_passed(state))
+        if stage is Stage.SCORE:
+            return len(_rdap_passed_candidates(state))
+        return len(state[Stage.SCORE].get("scores", {}))
+
+    def _raise_if_stopped(self) -> None:
+        if self.stop.is_set():
+            raise JobAbortedError("pipeline run stopped")
+
+
+def _generated(state: dict[Stage, dict[str, Any]]) -> list[str]:
+    return [candidate["domain"] for candidate in state[Stage.GENERATE].get("candidates", [])]
+
+
+def _dns_passed(state: dict[Stage, dict[str, Any]]) -> list[str]:
+    return passing(state[Stage.DNS].get("results", {}), _generated(state))
+
+
+def _rdap_passed_candidates(state: dict[Stage, dict[str, Any]]) -> list[dict[str, Any]]:
+    confirmed = set(passing(state[Stage.RDAP].get("results", {}), _dns_passed(state)))
+    return [c for c in state[Stage.GENERATE].get("candidates", []) if c["domain"] in confirmed]

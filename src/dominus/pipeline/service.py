@@ -1,0 +1,54 @@
+"""Starting runs: as a PIPELINE_RUN job (the run row and its job in one transaction), or
+in-process without a worker (`dominus run --sync`)."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection
+
+from dominus.config import Settings
+from dominus.jobs.client import JobQueue
+from dominus.jobs.clock import Clock
+from dominus.pipeline.model import PIPELINE_RUN, PipelineRunPayload, RunInput
+from dominus.pipeline.runner import PipelineRunner, ProgressCallback
+from dominus.pipeline.setup import build_providers, pipeline_options
+from dominus.pipeline.store import PipelineStore, RunRecord
+from dominus.providers.models import StopSignal
+
+
+class PipelineService:
+    def __init__(self, settings: Settings, store: PipelineStore, queue: JobQueue, clock: Clock):
+        self.settings = settings
+        self.store = store
+        self.queue = queue
+        self.clock = clock
+
+    def submit(self, run_input: RunInput, *, providers: str | None = None) -> RunRecord:
+        """A pending run and its PIPELINE_RUN job, created together (or neither)."""
+
+        def enqueue(connection: Connection, run_id: int) -> int:
+            payload = PipelineRunPayload(run_id=run_id)
+            return self.queue.enqueue_job(PIPELINE_RUN, payload, connection=connection).job_id
+
+        kind = providers or self.settings.DOMINUS_PROVIDERS
+        return self.store.create_run(run_input, kind, self.clock(), enqueue)
+
+    def run_now(
+        self,
+        run_input: RunInput,
+        stop: StopSignal,
+        on_progress: ProgressCallback | None = None,
+        *,
+        providers: str | None = None,
+    ) -> RunRecord:
+        """Run in this process, without a job (the run has no job id)."""
+        kind = providers or self.settings.DOMINUS_PROVIDERS
+        run = self.store.create_run(run_input, kind, self.clock())
+        runner = PipelineRunner(
+            self.store,
+            build_providers(self.settings, kind),
+            pipeline_options(self.settings),
+            clock=self.clock,
+            stop=stop,
+            on_progress=on_progress,
+        )
+        return runner.run(run.id)

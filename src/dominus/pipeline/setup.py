@@ -1,0 +1,94 @@
+"""From the settings to a pipeline: which providers, which options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from dominus import __version__
+from dominus.config import Settings
+from dominus.pipeline.runner import PipelineOptions
+from dominus.providers.comparable_sales import load_comparable_sales
+from dominus.providers.dns import ResolverDnsChecker
+from dominus.providers.keyword_data import load_keyword_data
+from dominus.providers.models import Mark
+from dominus.providers.offline import offline_providers
+from dominus.providers.rdap import HttpRdapClient
+from dominus.providers.rdap_bootstrap import BUNDLED_BOOTSTRAP_PATH, RdapBootstrap
+from dominus.providers.sets import ProviderSet
+from dominus.providers.trademarks import MarksFileSource
+
+# Where `dominus rdap refresh` writes when RDAP_BOOTSTRAP_PATH is unset, and where a refreshed
+# copy is found: next to the default database, never inside the installed package.
+REFRESHED_BOOTSTRAP_PATH = Path("data") / "rdap_dns_bootstrap.json"
+
+
+class NoTrademarkSource:
+    """No marks file configured: every candidate is `unverified` (never recommended)."""
+
+    def marks(self) -> list[Mark] | None:
+        return None
+
+
+def bootstrap_path(settings: Settings) -> Path:
+    if settings.RDAP_BOOTSTRAP_PATH:
+        return Path(settings.RDAP_BOOTSTRAP_PATH)
+    if REFRESHED_BOOTSTRAP_PATH.exists():
+        return REFRESHED_BOOTSTRAP_PATH
+    return BUNDLED_BOOTSTRAP_PATH
+
+
+OFFLINE = "offline"
+REAL = "real"
+
+
+def build_providers(settings: Settings, kind: str | None = None) -> ProviderSet:
+    """The providers of `kind` ("real" or "offline"; default DOMINUS_PROVIDERS). A run records
+    its kind when it is created, so whichever worker picks it up uses the same providers."""
+    if (kind or settings.DOMINUS_PROVIDERS) == OFFLINE:
+        return offline_providers()
+    resolvers = [part.strip() for part in settings.DNS_RESOLVERS.split(",") if part.strip()]
+    client = httpx.Client(
+        follow_redirects=True,
+        headers={"User-Agent": f"dominus/{__version__}"},
+        timeout=settings.RDAP_TIMEOUT_MS / 1000,
+    )
+    return ProviderSet(
+        dns=ResolverDnsChecker(resolvers, settings.DNS_TIMEOUT_MS / 1000),
+        rdap=HttpRdapClient(
+            RdapBootstrap.load(bootstrap_path(settings)),
+            client,
+            settings.RDAP_TIMEOUT_MS / 1000,
+            max_attempts=settings.RDAP_MAX_ATTEMPTS,
+        ),
+        trademarks=(
+            MarksFileSource(Path(settings.TRADEMARK_MARKS_PATH))
+            if settings.TRADEMARK_MARKS_PATH
+            else NoTrademarkSource()
+        ),
+        keyword_data=(
+            load_keyword_data(Path(settings.KEYWORD_DATA_PATH))
+            if settings.KEYWORD_DATA_PATH
+            else {}
+        ),
+        comparable_sales=(
+            load_comparable_sales(Path(settings.COMPS_DATA_PATH))
+            if settings.COMPS_DATA_PATH
+            else []
+        ),
+        is_sample=False,
+        label="real (DNS, RDAP)",
+    )
+
+
+def pipeline_options(settings: Settings) -> PipelineOptions:
+    return PipelineOptions(
+        default_tld=settings.DEFAULT_KEYWORD_TLD,
+        dns_concurrency=settings.DNS_CONCURRENCY,
+        rdap_concurrency=settings.RDAP_CONCURRENCY,
+        budget_base_seconds=settings.PIPELINE_STAGE_BUDGET_BASE_MS / 1000,
+        budget_per_candidate_seconds=settings.PIPELINE_STAGE_BUDGET_PER_CANDIDATE_MS / 1000,
+        budget_max_seconds=settings.PIPELINE_STAGE_BUDGET_MAX_MS / 1000,
+        renewal_cost=settings.DEFAULT_RENEWAL_COST or None,
+    )

@@ -1,0 +1,371 @@
+"""The pipeline's rows: runs, their checkpoints, candidates, scores and weight sets.
+
+Every write is one transaction; large writes go in batches inside it. Time comes from the
+caller (`now`), as everywhere in DOMINUS."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, delete, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from dominus.db.errors import database_errors
+from dominus.db.schema import (
+    candidates,
+    pipeline_checkpoints,
+    pipeline_runs,
+    scoring_runs,
+    weight_sets,
+)
+from dominus.errors import DominusError
+from dominus.pipeline.model import RunInput, RunStatus, Stage
+
+BATCH_SIZE = 500
+MAX_ID = 2**63 - 1
+
+
+class RunNotFoundError(DominusError):
+    """No pipeline run with that id."""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: int
+    job_id: int | None
+    status: RunStatus
+    input: dict[str, Any]
+    providers: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    stages: dict[str, Any]
+    summary: dict[str, Any] | None
+    degraded: bool
+    degraded_reasons: list[str]
+    error: str | None
+    weight_set_id: int | None
+    weights: dict[str, Any] | None
+
+    @property
+    def run_input(self) -> RunInput:
+        return RunInput.model_validate(self.input)
+
+
+@dataclass(frozen=True)
+class WeightSet:
+    id: int
+    name: str
+    weights: dict[str, float]
+    source: str
+    activated_at: datetime | None
+
+
+# (connection, run id) -> job id: enqueues the run's job inside the run's own transaction.
+EnqueueInTransaction = Callable[[Connection, int], int]
+
+
+class PipelineStore:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    # --- runs ------------------------------------------------------------------------------
+    def create_run(
+        self,
+        run_input: RunInput,
+        providers: str,
+        now: datetime,
+        enqueue: EnqueueInTransaction | None = None,
+    ) -> RunRecord:
+        """Insert a pending run; with `enqueue`, its job is enqueued in the same transaction
+        (both exist, or neither)."""
+        with database_errors(), self.engine.begin() as connection:
+            run_id = connection.execute(
+                insert(pipeline_runs)
+                .values(
+                    status=RunStatus.PENDING.value,
+                    input=run_input.model_dump(mode="json"),
+                    providers=providers,
+                    created_at=now,
+                    stages={},
+                    degraded=False,
+                    degraded_reasons=[],
+                )
+                .returning(pipeline_runs.c.id)
+            ).scalar_one()
+            if enqueue is not None:
+                job_id = enqueue(connection, run_id)
+                connection.execute(
+                    update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(job_id=job_id)
+                )
+            return _run_of(_one_run(connection, run_id))
+
+    def get_run(self, run_id: int) -> RunRecord:
+        with database_errors(), self.engine.connect() as connection:
+            return _run_of(_one_run(connection, run_id))
+
+    def list_runs(self, *, limit: int = 50, before_id: int | None = None) -> list[RunRecord]:
+        query = select(pipeline_runs).order_by(pipeline_runs.c.id.desc()).limit(limit)
+        if before_id is not None:
+            query = query.where(pipeline_runs.c.id < min(before_id, MAX_ID))
+        with database_errors(), self.engine.connect() as connection:
+            return [_run_of(row._mapping) for row in connection.execute(query)]
+
+    def start_run(self, run_id: int, now: datetime) -> RunRecord:
+        with database_errors(), self.engine.begin() as connection:
+            current = _run_of(_one_run(connection, run_id))
+            connection.execute(
+                update(pipeline_runs)
+                .where(pipeline_runs.c.id == run_id)
+                .values(
+                    status=RunStatus.RUNNING.value,
+                    started_at=current.started_at or now,
+                    finished_at=None,
+                    error=None,
+                )
+            )
+            return _run_of(_one_run(connection, run_id))
+
+    def set_weights(self, run_id: int, weight_set_id: int | None, weights: dict[str, Any]) -> None:
+        self._update(run_id, weight_set_id=weight_set_id, weights=weights)
+
+    def report_stage(self, run_id: int, stage: Stage, report: dict[str, Any]) -> None:
+        """Record a stage's state (running, its counts) for anyone watching the run."""
+        with database_errors(), self.engine.begin() as connection:
+            stages = dict(_one_run(connection, run_id)["stages"] or {})
+            stages[stage.value] = report
+            connection.execute(
+                update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(stages=stages)
+            )
+
+    def complete_stage(
+        self,
+        run_id: int,
+        stage: Stage,
+        data: dict[str, Any],
+        report: dict[str, Any],
+        degraded_reason: str | None,
+        now: datetime,
+    ) -> None:
+        """Save the stage's checkpoint, its report and any degradation in one transaction."""
+        with database_errors(), self.engine.begin() as connection:
+            row = _one_run(connection, run_id)
+            stages = dict(row["stages"] or {})
+            stages[stage.value] = report
+            reasons = list(row["degraded_reasons"] or [])
+            if degraded_reason is not None:
+                reasons.append(degraded_reason)
+            connection.execute(
+                delete(pipeline_checkpoints).where(
+                    pipeline_checkpoints.c.run_id == run_id,
+                    pipeline_checkpoints.c.stage == stage.value,
+                )
+            )
+            connection.execute(
+                insert(pipeline_checkpoints).values(
+                    run_id=run_id, stage=stage.value, data=data, saved_at=now
+                )
+            )
+            connection.execute(
+                update(pipeline_runs)
+                .where(pipeline_runs.c.id == run_id)
+                .values(stages=stages, degraded=bool(reasons), degraded_reasons=reasons)
+            )
+
+    def checkpoints(self, run_id: int) -> dict[Stage, dict[str, Any]]:
+        query = select(pipeline_checkpoints.c.stage, pipeline_checkpoints.c.data).where(
+            pipeline_checkpoints.c.run_id == run_id
+        )
+        with database_errors(), self.engine.connect() as connection:
+            return {Stage(row.stage): row.data for row in connection.execute(query)}
+
+    def finish_run(
+        self,
+        run_id: int,
+        status: RunStatus,
+        now: datetime,
+        *,
+        summary: dict[str, Any] | None = None,
+        error: str | None = None,
+    ) -> None:
+        values: dict[str, Any] = {"status": status.value, "finished_at": now, "error": error}
+        if summary is not None:
+            values["summary"] = summary
+        self._update(run_id, **values)
+
+    def return_to_pending(self, run_id: int) -> None:
+        """The run's job went back to the queue: it resumes from its checkpoints."""
+        self._update(run_id, status=RunStatus.PENDING.value)
+
+    def _update(self, run_id: int, **values: Any) -> None:
+        with database_errors(), self.engine.begin() as connection:
+            done = connection.execute(
+                update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(**values)
+            )
+            if done.rowcount == 0:
+                raise RunNotFoundError(f"no pipeline run with id {run_id}")
+
+    # --- candidates and scores ---------------------------------------------------------------
+    def save_results(
+        self,
+        run_id: int,
+        candidate_rows: Sequence[dict[str, Any]],
+        score_rows: Sequence[dict[str, Any]],
+        now: datetime,
+    ) -> None:
+        """Upsert the run's candidates and replace its scores, in batches, in one transaction
+        (a resumed run writes its results again without duplicates)."""
+        with database_errors(), self.engine.begin() as connection:
+            for batch in _batches(candidate_rows):
+                _upsert_candidates(connection, batch, run_id, now)
+            connection.execute(delete(scoring_runs).where(scoring_runs.c.run_id == run_id))
+            for batch in _batches(score_rows):
+                rows = [row | {"run_id": run_id, "scored_at": now} for row in batch]
+                connection.execute(insert(scoring_runs), rows)
+
+    def run_scores(
+        self,
+        run_id: int,
+        *,
+        recommended_only: bool = False,
+        limit: int = 1000,
+        offset: int = 0,
+    ) -> list[dict[str, Any]]:
+        """The run's scored candidates, best expected value first."""
+        query = (
+            select(scoring_runs)
+            .where(scoring_runs.c.run_id == run_id)
+            .order_by(
+                scoring_runs.c.recommended.desc(),
+                scoring_runs.c.expected_value.desc(),
+                scoring_runs.c.domain,
+            )
+            .limit(limit)
+            .offset(offset)
+        )
+        if recommended_only:
+            query = query.where(scoring_runs.c.recommended.is_(True))
+        with database_errors(), self.engine.connect() as connection:
+            self._require_run(connection, run_id)
+            return [dict(row._mapping) for row in connection.execute(query)]
+
+    def count_scores(self, run_id: int) -> int:
+        query = select(func.count()).where(scoring_runs.c.run_id == run_id)
+        with database_errors(), self.engine.connect() as connection:
+            return int(connection.execute(query).scalar_one())
+
+    @staticmethod
+    def _require_run(connection: Connection, run_id: int) -> None:
+        _one_run(connection, run_id)
+
+    # --- weight sets -------------------------------------------------------------------------
+    def active_weight_set(self) -> WeightSet | None:
+        """The set activated last (None: none was ever activated; the built-in defaults apply).
+        Read at the start of every scoring stage, so a new set applies without a restart."""
+        query = (
+            select(weight_sets)
+            .where(weight_sets.c.activated_at.is_not(None))
+            .order_by(weight_sets.c.activated_at.desc(), weight_sets.c.id.desc())
+            .limit(1)
+        )
+        with database_errors(), self.engine.connect() as connection:
+            row = connection.execute(query).first()
+        if row is None:
+            return None
+        return WeightSet(row.id, row.name, dict(row.weights), row.source, row.activated_at)
+
+    def add_weight_set(
+        self,
+        name: str,
+        weights: dict[str, float],
+        source: str,
+        now: datetime,
+        *,
+        activate: bool = True,
+        notes: str | None = None,
+    ) -> int:
+        with database_errors(), self.engine.begin() as connection:
+            return int(
+                connection.execute(
+                    insert(weight_sets)
+                    .values(
+                        name=name,
+                        weights=weights,
+                        source=source,
+                        notes=notes,
+                        created_at=now,
+                        activated_at=now if activate else None,
+                    )
+                    .returning(weight_sets.c.id)
+                ).scalar_one()
+            )
+
+
+def _one_run(connection: Connection, run_id: int) -> Any:
+    if not 0 < run_id <= MAX_ID:  # no such row, and the driver could not even bind it
+        raise RunNotFoundError(f"no pipeline run with id {run_id}")
+    row = connection.execute(select(pipeline_runs).where(pipeline_runs.c.id == run_id)).first()
+    if row is None:
+        raise RunNotFoundError(f"no pipeline run with id {run_id}")
+    return row._mapping
+
+
+def _run_of(row: Any) -> RunRecord:
+    return RunRecord(
+        id=row["id"],
+        job_id=row["job_id"],
+        status=RunStatus(row["status"]),
+        input=row["input"],
+        providers=row["providers"],
+        created_at=row["created_at"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        stages=dict(row["stages"] or {}),
+        summary=row["summary"],
+        degraded=bool(row["degraded"]),
+        degraded_reasons=list(row["degraded_reasons"] or []),
+        error=row["error"],
+        weight_set_id=row["weight_set_id"],
+        weights=row["weights"],
+    )
+
+
+def _batches(rows: Sequence[dict[str, Any]]) -> Iterable[Sequence[dict[str, Any]]]:
+    for start in range(0, len(rows), BATCH_SIZE):
+        yield rows[start : start + BATCH_SIZE]
+
+
+def _upsert_candidates(
+    connection: Connection, batch: Sequence[dict[str, Any]], run_id: int, now: datetime
+) -> None:
+    rows = [
+        row | {"first_seen_at": now, "last_seen_at": now, "last_run_id": run_id} for row in batch
+    ]
+    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    statement = dialect.insert(candidates)
+    refreshed = {
+        name: statement.excluded[name]
+        for name in (
+            "unicode_domain",
+            "source",
+            "availability",
+            "availability_detail",
+            "registered_at",
+            "expires_at",
+            "last_seen_at",
+            "last_run_id",
+        )
+    }
+    connection.execute(
+        statement.on_conflict_do_update(index_elements=["domain"], set_=refreshed), rows
+    )
+
+
+def parse_date(value: Any) -> date | None:
+    """A checkpointed ISO date back to a date (None stays None)."""
+    if value is None or isinstance(value, date):
+        return value
+    return date.fromisoformat(str(value))

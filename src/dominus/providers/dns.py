@@ -1,0 +1,175 @@
+"""DNS pre-filter: a cheap first look at whether a domain is registered, before RDAP.
+
+A registered domain is delegated, so its parent zone answers NS for it (and usually the domain
+answers SOA). NXDOMAIN, or NOERROR with neither NS nor SOA, means "probably available" only: a
+registered domain can have no delegation (e.g. on hold), which is why RDAP confirms afterwards.
+One resolver's word is not enough to call a name available when several are configured: a
+resolver can be stale, filtered or lying, so "available" needs two resolvers to agree while a
+single "registered" answer is enough to drop the name (the cheap, safe direction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import dns.exception
+import dns.flags
+import dns.message
+import dns.name
+import dns.query
+import dns.rcode
+import dns.rdatatype
+
+from dominus.providers.csvfiles import data_lines, read_text
+from dominus.providers.models import Availability, DnsVerdict
+
+
+class DnsChecker(Protocol):
+    def check(self, domain: str) -> DnsVerdict: ...
+
+
+@dataclass(frozen=True)
+class Resolver:
+    host: str
+    port: int
+
+    @property
+    def label(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+
+def parse_resolver(text: str) -> Resolver:
+    """`1.1.1.1`, `127.0.0.1:5353`, `::1` or `[::1]:5353`."""
+    text = text.strip()
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest.removeprefix(":") or "53"
+    elif text.count(":") == 1:
+        host, port = text.split(":")
+    else:
+        host, port = text, "53"
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"not a resolver address (IP or IP:port): {text!r}")
+    return Resolver(host, int(port))
+
+
+def _normalize(domain: str) -> str:
+    return domain.strip().lower().rstrip(".")
+
+
+@dataclass(frozen=True)
+class _Answer:
+    availability: Availability
+    reason: str  # "NXDOMAIN", "NS present", "timeout", ...
+
+
+class ResolverDnsChecker:
+    """Asks each configured resolver directly (no system resolver, no cache), over UDP with a TCP
+    retry when the answer is truncated."""
+
+    def __init__(self, resolvers: Sequence[str], timeout_seconds: float) -> None:
+        if not resolvers:
+            raise ValueError("at least one resolver is needed")
+        if timeout_seconds <= 0:
+            raise ValueError("timeout_seconds must be positive")
+        self.resolvers = [parse_resolver(r) for r in resolvers]
+        self.timeout_seconds = timeout_seconds
+
+    def check(self, domain: str) -> DnsVerdict:
+        domain = _normalize(domain)
+        try:
+            name = dns.name.from_text(domain)
+        except dns.exception.DNSException as exc:
+            return DnsVerdict(domain, Availability.UNKNOWN, f"not a valid domain name: {exc}")
+        answers: list[tuple[Resolver, _Answer]] = []
+        for resolver in self.resolvers:
+            answer = self._ask(resolver, name)
+            if answer.availability is Availability.REGISTERED:
+                # A veto: no later answer could change the outcome, so stop asking.
+                return DnsVerdict(
+                    domain, Availability.REGISTERED, f"{answer.reason} at {resolver.label}"
+                )
+            answers.append((resolver, answer))
+        return DnsVerdict(domain, *self._combine(answers))
+
+    def _combine(self, answers: list[tuple[Resolver, _Answer]]) -> tuple[Availability, str]:
+        available = [(r, a) for r, a in answers if a.availability is Availability.AVAILABLE]
+        needed = 1 if len(self.resolvers) == 1 else 2
+        if len(available) >= needed:
+            reasons = {a.reason for _, a in available}
+            if len(reasons) == 1:
+                labels = " and ".join(r.label for r, _ in available)
+                return Availability.AVAILABLE, f"{reasons.pop()} at {labels}"
+            return Availability.AVAILABLE, "; ".join(
+                f"{a.reason} at {r.label}" for r, a in available
+            )
+        described = "; ".join(f"{a.reason} at {r.label}" for r, a in answers)
+        if available:
+            return Availability.UNKNOWN, f"available unconfirmed by a second resolver ({described})"
+        return Availability.UNKNOWN, described
+
+    def _ask(self, resolver: Resolver, name: dns.name.Name) -> _Answer:
+        try:
+            answer = _classify(self._query(resolver, name, dns.rdatatype.NS), name)
+            if answer is None:
+                # NOERROR without NS: the name exists in some form (or the resolver's view is
+                # odd); a zone apex answers SOA, so ask for that before calling it available.
+                answer = _classify(self._query(resolver, name, dns.rdatatype.SOA), name)
+            return answer or _Answer(Availability.AVAILABLE, "no NS or SOA")
+        except dns.exception.Timeout:
+            return _Answer(Availability.UNKNOWN, f"timeout after {self.timeout_seconds:g} s")
+        except (dns.exception.DNSException, OSError, ValueError) as exc:
+            # Malformed replies, ICMP port unreachable (ConnectionRefusedError), bad addresses.
+            return _Answer(Availability.UNKNOWN, f"error ({type(exc).__name__}: {exc})")
+
+    def _query(
+        self, resolver: Resolver, name: dns.name.Name, rdtype: dns.rdatatype.RdataType
+    ) -> dns.message.Message:
+        query = dns.message.make_query(name, rdtype)
+        response = dns.query.udp(
+            query, resolver.host, timeout=self.timeout_seconds, port=resolver.port
+        )
+        if response.flags & dns.flags.TC:
+            response = dns.query.tcp(
+                query, resolver.host, timeout=self.timeout_seconds, port=resolver.port
+            )
+        return response
+
+
+def _classify(response: dns.message.Message, name: dns.name.Name) -> _Answer | None:
+    """The answer this response gives, or None for NOERROR with neither NS nor SOA."""
+    rcode = response.rcode()
+    if rcode == dns.rcode.NXDOMAIN:
+        return _Answer(Availability.AVAILABLE, "NXDOMAIN")
+    if rcode != dns.rcode.NOERROR:
+        return _Answer(Availability.UNKNOWN, dns.rcode.to_text(rcode))
+    for rdtype in (dns.rdatatype.NS, dns.rdatatype.SOA):
+        if _has_record(response, name, rdtype):
+            return _Answer(Availability.REGISTERED, f"{rdtype.name} present")
+    return None
+
+
+def _has_record(
+    response: dns.message.Message, name: dns.name.Name, rdtype: dns.rdatatype.RdataType
+) -> bool:
+    return any(rrset.name == name and rrset.rdtype == rdtype for rrset in response.answer)
+
+
+class RegisteredNamesDns:
+    """Offline stand-in: a text file of registered domains, one per line (`#` comments)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._registered = frozenset(
+            _normalize(line.split("#", 1)[0]) for _, line in data_lines(read_text(self.path))
+        )
+
+    def check(self, domain: str) -> DnsVerdict:
+        domain = _normalize(domain)
+        if domain in self._registered:
+            return DnsVerdict(domain, Availability.REGISTERED, f"listed in {self.path.name}")
+        return DnsVerdict(domain, Availability.AVAILABLE, f"not listed in {self.path.name}")

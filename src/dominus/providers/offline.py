@@ -1,0 +1,57 @@
+"""The offline provider set: every fact from local files, by default the bundled SAMPLE DATA.
+
+Used for demos, tests and runs without network access. Nothing in `sample_data/` is real market
+data; reports built from it must say so (ProviderSet.is_sample).
+"""
+
+from __future__ import annotations
+
+from importlib.resources import as_file, files
+from pathlib import Path
+
+from dominus.providers.comparable_sales import load_comparable_sales
+from dominus.providers.dns import RegisteredNamesDns
+from dominus.providers.keyword_data import load_keyword_data
+from dominus.providers.rdap import RecordsRdap
+from dominus.providers.sets import ProviderSet
+from dominus.providers.trademarks import MarksFileSource
+
+
+def _sample_dir() -> Path:
+    # The package is installed as plain files (never zipped), so as_file hands back the real
+    # directory and the context manager has nothing to clean up.
+    with as_file(files("dominus.providers") / "sample_data") as path:
+        return Path(path)
+
+
+SAMPLE_DATA_DIR: Path = _sample_dir()
+SAMPLE_INPUT_PATH: Path = SAMPLE_DATA_DIR / "sample_input.json"
+
+
+def offline_providers(sample_dir: Path = SAMPLE_DATA_DIR) -> ProviderSet:
+    """Providers reading `registered.txt`, `rdap_records.csv`, `marks.csv`, `keywords.csv` and
+    `comps.csv` from `sample_dir`. Raises ProviderDataError if a file is missing or malformed,
+    except the marks file, whose absence the trademark gate reports as "unverified"."""
+    sample_dir = Path(sample_dir)
+    is_sample = sample_dir.resolve() == SAMPLE_DATA_DIR.resolve() or _labelled_sample(sample_dir)
+    return ProviderSet(
+        dns=RegisteredNamesDns(sample_dir / "registered.txt"),
+        rdap=RecordsRdap(sample_dir / "rdap_records.csv"),
+        trademarks=MarksFileSource(sample_dir / "marks.csv"),
+        keyword_data=load_keyword_data(sample_dir / "keywords.csv"),
+        comparable_sales=load_comparable_sales(sample_dir / "comps.csv"),
+        is_sample=is_sample,
+        label="offline (SAMPLE DATA)" if is_sample else f"offline files in {sample_dir}",
+    )
+
+
+def _labelled_sample(directory: Path) -> bool:
+    """A copy of the sample files elsewhere is still sample data: each starts `# SAMPLE DATA`."""
+    for name in ("keywords.csv", "comps.csv"):
+        try:
+            with (directory / name).open(encoding="utf-8-sig") as file:
+                if file.readline().strip().upper().startswith("# SAMPLE DATA"):
+                    return True
+        except OSError:
+            continue
+    return False

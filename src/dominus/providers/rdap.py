@@ -1,0 +1,240 @@
+"""RDAP: the registry's own answer to "is this domain registered?" (RFC 9082/9083).
+
+404 from the authoritative server means not registered; 200 means registered, with dates from the
+`events` list. Everything else (timeouts, rate limits, server errors after retries, odd statuses,
+bodies that are not RDAP JSON) is UNKNOWN: a per-domain failure must never stop a whole run, and a
+domain we could not verify must never be reported as available.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+import httpx
+
+from dominus.providers.csvfiles import parse_date, read_rows, require
+from dominus.providers.errors import ProviderDataError
+from dominus.providers.models import Availability, RdapRecord, StopSignal
+from dominus.providers.rdap_bootstrap import RdapBootstrap
+
+TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
+MAX_RETRY_AFTER_SECONDS = 30.0
+RDAP_ACCEPT = "application/rdap+json, application/json;q=0.9"
+
+
+class RdapClient(Protocol):
+    def lookup(self, domain: str, stop: StopSignal | None = None) -> RdapRecord: ...
+
+
+def normalize_domain(domain: str) -> str:
+    """Lower-case, no trailing dot, internationalized labels as punycode (what registries index)."""
+    domain = domain.strip().lower().rstrip(".")
+    try:
+        return domain.encode("idna").decode("ascii")
+    except UnicodeError:
+        return domain  # leave it; the registry will answer 400 and we report UNKNOWN
+
+
+class HttpRdapClient:
+    def __init__(
+        self,
+        bootstrap: RdapBootstrap,
+        client: httpx.Client,
+        timeout_seconds: float,
+        max_attempts: int = 3,
+        backoff_base_seconds: float = 1.0,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.bootstrap = bootstrap
+        self.client = client
+        self.timeout_seconds = timeout_seconds
+        self.max_attempts = max_attempts
+        self.backoff_base_seconds = backoff_base_seconds
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+
+    def lookup(self, domain: str, stop: StopSignal | None = None) -> RdapRecord:
+        domain = normalize_domain(domain)
+        bases = self.bootstrap.base_urls(domain)
+        if not bases:
+            tld = domain.rsplit(".", 1)[-1]
+            return RdapRecord(domain, Availability.UNKNOWN, detail=f"no RDAP service for .{tld}")
+        url = f"{bases[0].rstrip('/')}/domain/{domain}"
+        problem = ""
+        for attempt in range(1, self.max_attempts + 1):
+            if stop is not None and stop.is_set():
+                return RdapRecord(domain, Availability.UNKNOWN, detail="stopped")
+            outcome = self._attempt(domain, url)
+            if isinstance(outcome, RdapRecord):
+                return outcome
+            problem, retry_after = outcome
+            if attempt == self.max_attempts:
+                break
+            delay = retry_after if retry_after is not None else self._backoff(attempt)
+            if stop is not None:
+                if stop.wait(delay):
+                    return RdapRecord(domain, Availability.UNKNOWN, detail="stopped")
+            else:
+                self._sleep(delay)
+        attempts = "attempt" if self.max_attempts == 1 else "attempts"
+        return RdapRecord(
+            domain,
+            Availability.UNKNOWN,
+            detail=f"{problem} after {self.max_attempts} {attempts} at {_host(url)}",
+        )
+
+    def _backoff(self, attempt: int) -> float:
+        # 1 s, 2 s, 4 s ... with ±20 % jitter so parallel workers do not retry in lockstep.
+        base = self.backoff_base_seconds * 2 ** (attempt - 1)
+        return float(base * self._rng.uniform(0.8, 1.2))
+
+    def _attempt(self, domain: str, url: str) -> RdapRecord | tuple[str, float | None]:
+        """A final record, or (what went wrong, Retry-After seconds or None) to retry."""
+        try:
+            response = self.client.get(
+                url,
+                headers={"Accept": RDAP_ACCEPT},
+                timeout=self.timeout_seconds,
+                follow_redirects=True,
+            )
+        except httpx.TimeoutException:
+            return f"timeout after {self.timeout_seconds:g} s", None
+        except httpx.TransportError as exc:
+            # Connect errors, resets, broken responses: worth another try.
+            return f"{type(exc).__name__}: {exc}", None
+        except httpx.HTTPError as exc:
+            # Not transient (e.g. a redirect loop, an invalid URL): retrying will not help.
+            return RdapRecord(domain, Availability.UNKNOWN, detail=f"{type(exc).__name__}: {exc}")
+        return _interpret(domain, response)
+
+
+def _interpret(domain: str, response: httpx.Response) -> RdapRecord | tuple[str, float | None]:
+    where = _host(str(response.url))
+    status = response.status_code
+    if status == 404:
+        return RdapRecord(domain, Availability.AVAILABLE, detail=f"HTTP 404 at {where}")
+    if status == 200:
+        return _registered(domain, response, where)
+    if status in TRANSIENT_STATUSES:
+        return f"HTTP {status}", _retry_after(response.headers.get("Retry-After"))
+    return RdapRecord(domain, Availability.UNKNOWN, detail=f"HTTP {status} at {where}")
+
+
+def _registered(domain: str, response: httpx.Response, where: str) -> RdapRecord:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        # A 200 that is not RDAP JSON is likely a proxy or error page, not the registry speaking.
+        return RdapRecord(
+            domain, Availability.UNKNOWN, detail=f"HTTP 200 at {where} but not RDAP JSON"
+        )
+    registered_at = expires_at = None
+    events = body.get("events")
+    for event in events if isinstance(events, list) else []:
+        if not isinstance(event, dict):
+            continue
+        action = str(event.get("eventAction", "")).lower()
+        when = _parse_event_date(event.get("eventDate"))
+        if action == "registration" and registered_at is None:
+            registered_at = when
+        elif action == "expiration" and expires_at is None:
+            expires_at = when
+    return RdapRecord(
+        domain,
+        Availability.REGISTERED,
+        registered_at=registered_at,
+        expires_at=expires_at,
+        detail=f"HTTP 200 at {where}",
+    )
+
+
+def _parse_event_date(value: Any) -> date | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        moment = datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        try:  # some servers send odd offsets or fractions; the date part is what we need
+            return date.fromisoformat(text[:10])
+        except ValueError:
+            return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.date()
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Retry-After as seconds (delta-seconds or an HTTP date), capped; None if absent/garbled."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    if value.isdigit():
+        seconds = float(value)
+    else:
+        try:
+            moment = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        seconds = (moment - datetime.now(UTC)).total_seconds()
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).netloc or url
+
+
+class RecordsRdap:
+    """Offline stand-in: a CSV of `domain,status,registered_at,expires_at` (status `registered`
+    or `available`, dates YYYY-MM-DD or empty). Domains not listed are AVAILABLE."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._records: dict[str, RdapRecord] = {}
+        for line, row in read_rows(
+            self.path, required=("domain", "status"), optional=("registered_at", "expires_at")
+        ):
+            domain = normalize_domain(require(self.path, line, "domain", row["domain"]))
+            try:
+                status = Availability(row["status"].lower())
+            except ValueError:
+                status = Availability.UNKNOWN
+            if status is Availability.UNKNOWN:
+                raise ProviderDataError(
+                    self.path, f"status {row['status']!r} is not registered or available", line
+                )
+            dates = {
+                column: parse_date(self.path, line, column, row[column])
+                if row.get(column)
+                else None
+                for column in ("registered_at", "expires_at")
+            }
+            self._records[domain] = RdapRecord(
+                domain,
+                status,
+                registered_at=dates["registered_at"],
+                expires_at=dates["expires_at"],
+                detail=f"listed in {self.path.name}",
+            )
+
+    def lookup(self, domain: str, stop: StopSignal | None = None) -> RdapRecord:
+        domain = normalize_domain(domain)
+        record = self._records.get(domain)
+        if record is not None:
+            return record
+        return RdapRecord(domain, Availability.AVAILABLE, detail=f"not listed in {self.path.name}")

@@ -1,0 +1,178 @@
+"""/api/v1/runs on SQLite and PostgreSQL, with the offline providers and a real worker."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from dominus.pipeline.model import RunInput
+from dominus.pipeline.store import PipelineStore
+from dominus.runtime import Runtime
+from tests.api.conftest import API, assert_error, finish_jobs, runtime_of, sse_text_events
+
+BODY = {
+    "keywords": ["home gym", "solar panels"],
+    "brandableNames": ["zentrova", "nikeshoes"],
+    "closeoutDomains": ["oldgardentools.com", {"domain": "x-y.net", "age": 12, "backlinks": 40}],
+}
+
+
+@pytest.fixture
+def client(make_client: Callable[..., TestClient]) -> TestClient:
+    return make_client(DOMINUS_PROVIDERS="offline")
+
+
+def create(client: TestClient, body: dict[str, Any] = BODY) -> dict[str, Any]:
+    response = client.post(f"{API}/runs", json=body)
+    assert response.status_code == 202, response.text
+    created: dict[str, Any] = response.json()
+    assert response.headers["location"] == f"{API}/runs/{created['runId']}"
+    return created
+
+
+def test_create_answers_202_with_ids_and_links(client: TestClient) -> None:
+    created = create(client)
+    run_id = created["runId"]
+    assert created["status"] == "pending"
+    assert isinstance(created["jobId"], int)
+    assert created["_links"] == {
+        "self": f"{API}/runs/{run_id}",
+        "job": f"{API}/runs/{run_id}/job",
+        "candidates": f"{API}/runs/{run_id}/candidates",
+        "stream": f"{API}/runs/{run_id}/stream",
+    }
+    job = client.get(created["_links"]["job"]).json()
+    assert job["id"] == created["jobId"]
+    assert job["type"] == "PIPELINE_RUN"
+    assert job["payload"] == {"run_id": run_id}
+    run = client.get(created["_links"]["self"]).json()
+    assert run["status"] == "pending"
+    assert run["input"]["brandable"] == ["zentrova", "nikeshoes"]
+    assert run["input"]["closeout"][1] == {
+        "domain": "x-y.net",
+        "age": 12.0,
+        "backlinks": 40,
+        "wayback": None,
+    }
+
+
+def test_a_worker_completes_the_run(client: TestClient) -> None:
+    created = create(client)
+    finish_jobs(runtime_of(client))
+    run = client.get(f"{API}/runs/{created['runId']}").json()
+    assert run["status"] == "completed", run
+    assert run["degraded"] is False
+    assert run["sample_data"] is True
+    assert set(run["stages"]) == {"generate", "dns", "rdap", "score", "trademark"}
+    assert run["summary"]["recommended"] >= 1
+    assert client.get(f"{API}/runs/{created['runId']}/job").json()["status"] == "completed"
+    candidates = client.get(f"{API}/runs/{created['runId']}/candidates").json()
+    by_domain = {candidate["domain"]: candidate for candidate in candidates}
+    assert by_domain["nikeshoes.com"]["trademark"]["verdict"] == "blocked"
+    assert by_domain["nikeshoes.com"]["recommended"] is False
+    recommended = client.get(
+        f"{API}/runs/{created['runId']}/candidates", params={"recommended": True}
+    ).json()
+    assert recommended and all(candidate["recommended"] for candidate in recommended)
+    assert [c["domain"] for c in recommended] == [c["domain"] for c in candidates][
+        : len(recommended)
+    ]
+    events = sse_text_events(client.get(f"{API}/runs/{created['runId']}/stream").text)
+    assert events[-1] == ("end", {"run_id": created["runId"], "status": "completed"})
+
+
+def test_the_stream_follows_a_run_stage_by_stage(client: TestClient) -> None:
+    created = create(client)
+    runtime: Runtime = runtime_of(client)
+    worker = threading.Thread(target=finish_jobs, args=(runtime,))
+    worker.start()
+    response = client.get(f"{API}/runs/{created['runId']}/stream")
+    worker.join()
+    assert response.headers["cache-control"] == "no-store"
+    events = sse_text_events(response.text)
+    assert events[0][0] == "run"
+    assert events[-1][0] == "end"
+    statuses = [data["status"] for name, data in events if name == "run"]
+    assert statuses[-1] == "completed"
+
+
+def test_a_job_cancelled_before_it_ran_shows_in_the_run(client: TestClient) -> None:
+    created = create(client)
+    assert client.post(f"{API}/jobs/{created['jobId']}/cancel").status_code == 200
+    assert client.get(f"{API}/runs/{created['runId']}").json()["status"] == "cancelled"
+    events = sse_text_events(client.get(f"{API}/runs/{created['runId']}/stream").text)
+    assert events[-1] == ("end", {"run_id": created["runId"], "status": "cancelled"})
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{}, {"keywords": []}, {"keywords": [], "brandableNames": [], "closeoutDomains": []}],
+)
+def test_no_input_is_400_no_input(client: TestClient, body: dict[str, Any]) -> None:
+    assert_error(client.post(f"{API}/runs", json=body), 400, "no_input")
+    assert client.get(f"{API}/runs").json()["items"] == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"keywords": "home gym"},
+        {"keywords": [5]},
+        {"keywords": [""]},
+        {"keywords": ["a\x00b"]},
+        {"brandable": ["x"]},
+        {"closeoutDomains": [{"domain": "a.com", "backlinks": False}]},
+        {"closeoutDomains": [{"domain": "a.com", "age": -1}]},
+        {"closeoutDomains": [{"domain": "a.com", "colour": "red"}]},
+    ],
+)
+def test_invalid_bodies_are_422(client: TestClient, body: dict[str, Any]) -> None:
+    assert_error(client.post(f"{API}/runs", json=body), 422, "invalid_request")
+    assert client.get(f"{API}/runs").json()["items"] == []
+
+
+def test_invalid_names_are_recorded_not_refused(client: TestClient) -> None:
+    created = create(client, {"keywords": ["ok name", "bad..one"], "brandableNames": ["-x"]})
+    finish_jobs(runtime_of(client))
+    run = client.get(f"{API}/runs/{created['runId']}").json()
+    assert run["summary"]["invalid"] == 2
+    assert run["summary"]["candidates"] == 1
+
+
+def test_list_runs_newest_first_with_a_cursor(client: TestClient) -> None:
+    ids = [create(client, {"keywords": [f"name{i}"]})["runId"] for i in range(5)]
+    seen: list[int] = []
+    params: dict[str, Any] = {"limit": 2}
+    while True:
+        page = client.get(f"{API}/runs", params=params).json()
+        seen += [run["run_id"] for run in page["items"]]
+        if page["next_cursor"] is None:
+            break
+        params["cursor"] = page["next_cursor"]
+    assert seen == sorted(ids, reverse=True)
+
+
+@pytest.mark.parametrize("run_id", ["424242", "9223372036854775808", "0"])
+def test_unknown_runs_are_404(client: TestClient, run_id: str) -> None:
+    for suffix in ("", "/job", "/candidates", "/stream"):
+        assert_error(client.get(f"{API}/runs/{run_id}{suffix}"), 404, "not_found")
+
+
+def test_a_run_made_in_process_has_no_job(client: TestClient) -> None:
+    runtime = runtime_of(client)
+    run = PipelineStore(runtime.engine).create_run(
+        RunInput(keywords=["x"]), "offline", runtime.clock()
+    )
+    assert_error(client.get(f"{API}/runs/{run.id}/job"), 404, "not_found")
+
+
+def test_runs_need_the_token_when_one_is_set(make_client: Callable[..., TestClient]) -> None:
+    client = make_client(DOMINUS_API_TOKEN="t0ken", DOMINUS_PROVIDERS="offline")
+    assert_error(client.post(f"{API}/runs", json=BODY), 401, "unauthorized")
+    assert_error(client.get(f"{API}/runs"), 401, "unauthorized")
+    response = client.post(f"{API}/runs", json=BODY, headers={"Authorization": "Bearer t0ken"})
+    assert response.status_code == 202

@@ -1,0 +1,94 @@
+"""Stage 1's name rules and candidate generation (table-driven)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dominus.pipeline.generate import generate_candidates
+from dominus.pipeline.model import RunInput
+from dominus.pipeline.names import InvalidNameError, keyword_domain, normalise_domain
+
+
+@pytest.mark.parametrize(
+    ("raw", "ascii_name", "unicode_name"),
+    [
+        ("Example.COM", "example.com", "example.com"),
+        ("  example.com.  ", "example.com", "example.com"),
+        ("bücher.de", "xn--bcher-kva.de", "bücher.de"),
+        ("XN--BCHER-KVA.de", "xn--bcher-kva.de", "bücher.de"),
+        ("my-site.co.uk", "my-site.co.uk", "my-site.co.uk"),
+        ("7eleven.com", "7eleven.com", "7eleven.com"),
+        ("ＥＸＡＭＰＬＥ.com", "example.com", "example.com"),  # full-width, mapped by UTS #46
+        ("a" * 63 + ".com", "a" * 63 + ".com", "a" * 63 + ".com"),
+    ],
+)
+def test_valid_names_are_normalised(raw: str, ascii_name: str, unicode_name: str) -> None:
+    name = normalise_domain(raw)
+    assert (name.ascii, name.unicode) == (ascii_name, unicode_name)
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("", "empty"),
+        ("example", "no TLD"),
+        ("a..com", "empty label"),
+        ("-abc.com", "letters, digits and inner hyphens"),
+        ("abc-.com", "letters, digits and inner hyphens"),
+        ("ab--cd.com", "positions 3 and 4"),
+        ("under_score.com", "letters, digits and inner hyphens"),
+        ("exa mple.com", "spaces"),
+        ("a" * 64 + ".com", "longer than 63"),
+        (".".join(["a" * 60] * 5), "longer than 253"),
+        ("example.c0m", "not a valid top-level domain"),
+        ("example.c", "not a valid top-level domain"),
+    ],
+)
+def test_invalid_names_say_why(raw: str, reason: str) -> None:
+    with pytest.raises(InvalidNameError, match=reason):
+        normalise_domain(raw)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "tld", "expected"),
+    [
+        ("home gym", "com", "homegym.com"),
+        ("  Home   Gym ", "io", "homegym.io"),
+        ("homegym.net", "com", "homegym.net"),  # already a domain
+        ("cloud", "co.uk", "cloud.co.uk"),
+    ],
+)
+def test_keywords_become_domains(keyword: str, tld: str, expected: str) -> None:
+    assert keyword_domain(keyword, tld).ascii == expected
+
+
+def test_generation_dedupes_first_wins_and_records_invalid_inputs() -> None:
+    run_input = RunInput(
+        keywords=["Home Gym", "solar panels"],
+        brandable=["zentrova", "HOMEGYM.com", "bad..name", "zentrova.io"],
+        closeout=[
+            {"domain": "homegym.com", "age": 3},
+            {"domain": "old-tools.net", "age": 12.5, "backlinks": 40, "wayback": 7},
+        ],
+    )
+    result = generate_candidates(run_input, "com")
+    assert [c["domain"] for c in result["candidates"]] == [
+        "homegym.com",
+        "solarpanels.com",
+        "zentrova.com",
+        "zentrova.io",
+        "old-tools.net",
+    ]
+    first = result["candidates"][0]
+    assert first["source"] == "keyword"  # the first occurrence wins, not the closeout's
+    assert first["keyword"] == "home gym"
+    assert result["candidates"][-1]["expiry"] == {"age": 12.5, "backlinks": 40, "wayback": 7}
+    assert result["duplicates"] == 2
+    assert result["invalid"] == [
+        {"input": "bad..name", "source": "brandable", "reason": "empty label (two dots in a row)"}
+    ]
+
+
+def test_run_input_needs_a_name() -> None:
+    with pytest.raises(ValueError, match="at least one"):
+        RunInput()

@@ -1,0 +1,139 @@
+"""The four signal formulas, with hand-computed expected values."""
+
+from __future__ import annotations
+
+import pytest
+
+from dominus.providers.models import ExpiryFacts, KeywordStats
+from dominus.scoring.commercial import commercial_score
+from dominus.scoring.config import ScoringConfig
+from dominus.scoring.expiry import expiry_score
+from dominus.scoring.intrinsic import (
+    character_penalty,
+    intrinsic_score,
+    length_score,
+    pronounceability,
+)
+from dominus.scoring.names import split_domain
+
+CONFIG = ScoringConfig()
+
+
+@pytest.mark.parametrize(
+    ("domain", "expected"),
+    [
+        ("cloudnest.com", ("cloudnest", "com")),
+        ("Shop.CO.UK", ("shop", "co.uk")),
+        ("example.com.", ("example", "com")),
+        ("localhost", ("localhost", "")),
+    ],
+)
+def test_split_domain(domain: str, expected: tuple[str, str]) -> None:
+    assert split_domain(domain) == expected
+
+
+@pytest.mark.parametrize(
+    ("length", "expected"),
+    [(1, 1.0), (7, 1.0), (8, 12 / 13), (13, 7 / 13), (20, 0.0), (25, 0.0)],
+)
+def test_length_score(length: int, expected: float) -> None:
+    assert length_score(length, CONFIG) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("hyphens", "digits", "expected"),
+    [(0, 0, 1.0), (1, 0, 0.75), (0, 1, 0.85), (1, 2, 0.45), (4, 0, 0.0), (2, 5, 0.0)],
+)
+def test_character_penalty(hyphens: int, digits: int, expected: float) -> None:
+    assert character_penalty(hyphens, digits, CONFIG) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [
+        ("cloudnest", 3 / 9 * 1.8),  # clusters cl, dn, st: none longer than 3
+        ("sky", 1 / 3 * 1.8),  # final y is a vowel
+        ("yoga", 2 / 4 * 1.8),  # y before a vowel is a consonant
+        ("strength", 1 / 8 * 1.8),  # str = 3, ng|th = 2 units: no cluster penalty
+        ("aaaa", 1.0),  # 1.8 clamped to 1
+        ("zzqxjkwp", 0.0),  # no vowels, cluster 8: clamped to 0
+        ("1234", 0.0),  # no letters at all
+        ("schmidt", 1 / 7 * 1.8 - 0.0),  # sch|m = 3 units (s, ch, m): still free
+        ("angstrom", 2 / 8 * 1.8 - 0.2),  # ng|s|t|r = 4 units: one over the free length
+    ],
+)
+def test_pronounceability(label: str, expected: float) -> None:
+    assert pronounceability(label, CONFIG) == pytest.approx(expected)
+
+
+def test_digraphs_are_configurable() -> None:
+    # without digraphs "ngth" is a 4-consonant cluster: 0.225 − 0.2
+    assert pronounceability("strength", ScoringConfig(digraphs=())) == pytest.approx(0.025)
+
+
+@pytest.mark.parametrize(
+    ("domain", "expected"),
+    [
+        ("cloudnest.com", (0.3 * 11 / 13 + 0.35 + 0.35 * 0.6) * 1.0),
+        ("go.ai", (0.3 + 0.35 + 0.35 * 0.9) * 0.9),
+        ("a1-b2.io", (0.3 + 0.35 * 0.45 + 0.35 * 0.9) * 0.85),
+        ("strength.net", (0.3 * 12 / 13 + 0.35 + 0.35 * 0.225) * 0.65),
+        ("sky.xyz", (0.3 + 0.35 + 0.35 * 0.6) * 0.4),
+        ("yoga.co", (0.3 + 0.35 + 0.35 * 0.9) * 0.75),
+        ("shop.co.uk", (0.3 + 0.35 + 0.35 * 0.45) * 0.45),  # multi-label suffix: unknown
+        ("shop.zz", (0.3 + 0.35 + 0.35 * 0.45) * 0.45),
+        ("shop.org", (0.3 + 0.35 + 0.35 * 0.45) * 0.55),
+        ("shop.dev", (0.3 + 0.35 + 0.35 * 0.45) * 0.5),
+        ("1234.com", 0.3 + 0.35 * 0.4),
+        ("zzqxjkwp-99.xyz", (0.3 * 9 / 13 + 0.35 * 0.45) * 0.4),
+    ],
+)
+def test_intrinsic_score(domain: str, expected: float) -> None:
+    assert intrinsic_score(domain, CONFIG) == pytest.approx(expected)
+
+
+def test_a_listed_multi_label_suffix_uses_its_own_multiplier() -> None:
+    config = ScoringConfig(tld_multipliers=(("co.uk", 0.6),))
+    assert intrinsic_score("shop.co.uk", config) == pytest.approx(0.8075 * 0.6)
+    assert intrinsic_score("shop.com", config) == pytest.approx(0.8075 * 0.45)  # not listed
+
+
+@pytest.mark.parametrize(
+    ("keyword", "expected"),
+    [
+        (None, None),
+        (KeywordStats("x", 0, 0.0), None),
+        (KeywordStats("x", -5, -1.0), None),
+        (KeywordStats("x", 1_000_000, 50.0), 1.0),
+        (KeywordStats("x", 500_000, 10.0), 0.3 + 0.08),
+        (KeywordStats("x", 2_000_000, 0.0), 0.6),
+        (KeywordStats("x", 0, 100.0), 0.4),
+        (KeywordStats("x", 10_000, float("nan")), 0.006),
+    ],
+)
+def test_commercial_score(keyword: KeywordStats | None, expected: float | None) -> None:
+    result = commercial_score(keyword, CONFIG)
+    if expected is None:
+        assert result is None
+    else:
+        assert result == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("facts", "expected"),
+    [
+        (None, None),
+        (ExpiryFacts(), 0.0),
+        (ExpiryFacts(age_years=10, backlinks=500, wayback_snapshots=250), 0.2 + 0.2 + 0.1),
+        (ExpiryFacts(age_years=40, backlinks=5000, wayback_snapshots=1000), 1.0),
+        (ExpiryFacts(backlinks=1000), 0.4),
+        (ExpiryFacts(age_years=5, wayback_snapshots=50), 0.1 + 0.02),
+        (ExpiryFacts(age_years=-3, backlinks=-1), 0.0),
+    ],
+)
+def test_expiry_score(facts: ExpiryFacts | None, expected: float | None) -> None:
+    result = expiry_score(facts, CONFIG)
+    if expected is None:
+        assert result is None
+    else:
+        assert result == pytest.approx(expected)
