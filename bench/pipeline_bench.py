@@ -125,8 +125,19 @@ def fresh_postgres(url: str, repeat: int) -> str:
     return f"{base}/{database}"
 
 
+def server_version(url: str) -> str:
+    base = url.rpartition("/")[0].replace("postgresql+psycopg", "postgresql")
+    with psycopg.connect(f"{base}/postgres") as connection:
+        row = connection.execute("SHOW server_version").fetchone()
+    return f"PostgreSQL {row[0] if row else '?'}"
+
+
 def render(args: argparse.Namespace, runs: list[dict[str, float]]) -> str:
-    machine = envinfo.describe(postgresql=args.postgres_url if args.backend != "sqlite" else None)
+    server = server_version(args.postgres_url) if args.backend == "postgresql" else None
+    unrelated = {"huey", "procrastinate", "pgqueuer"}  # the queue benchmarks' comparisons
+    machine = [
+        (key, value) for key, value in envinfo.describe(postgresql=server) if key not in unrelated
+    ]
     lines = [
         f"## {utc_now().isoformat(timespec='seconds')} — pipeline, {args.candidates:,} candidates,"
         f" offline providers, {args.backend}",
