@@ -108,7 +108,8 @@ def print_run(runs: PipelineStore, run: RunRecord, status: RunStatus, limit: int
             f"{summary.get('duplicates', 0)} duplicates); DNS available "
             f"{summary.get('dns', {}).get('available', 0)}; RDAP confirmed "
             f"{summary.get('rdap', {}).get('available', 0)}; scored {summary.get('scored', 0)}; "
-            f"trademark {summary.get('trademark', {})}; recommended {summary.get('recommended', 0)}"
+            f"trademark {_counts(summary.get('trademark', {}))}; "
+            f"recommended {summary.get('recommended', 0)}"
         )
     rows = runs.run_scores(run.id, recommended_only=True, limit=limit)
     if rows:
@@ -117,19 +118,34 @@ def print_run(runs: PipelineStore, run: RunRecord, status: RunStatus, limit: int
         console.print("  nothing to recommend: conservative by design")
 
 
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {count}" for name, count in counts.items()) or "-"
+
+
 def candidates_table(rows: list[dict[str, Any]], title: str) -> Table:
-    table = Table(
-        "domain", "EV", "buy max", "list price", "score", "confidence", "trademark", title=title
-    )
-    for row in rows:
-        table.add_row(
+    """Whole-currency amounts (the estimates are not cent-accurate; --json has the cents), and
+    every cell kept whole: on a narrow terminal the table wraps rather than cutting names."""
+    cells = [
+        [
             row["domain"],
-            f"{row['expected_value']:,.2f}",
-            f"{row['suggested_buy_max']:,.2f}",
-            f"{row['suggested_list_price']:,.2f}",
+            f"{row['expected_value']:,.0f}",
+            f"{row['suggested_buy_max']:,.0f}",
+            f"{row['suggested_list_price']:,.0f}",
             f"{row['weighted_score']:.3f}",
             f"{row['confidence']:.2f}",
             row["trademark_verdict"]
             + (f" ({row['trademark_mark']})" if row["trademark_mark"] else ""),
+        ]
+        for row in rows
+    ]
+    headings = ("domain", "EV", "buy max", "list", "score", "conf.", "trademark")
+    table = Table(title=title)
+    for index, heading in enumerate(headings):
+        widest = max([len(heading), *(len(cell[index]) for cell in cells)])
+        numeric = heading not in ("domain", "trademark")
+        table.add_column(
+            heading, justify="right" if numeric else "left", no_wrap=True, min_width=widest
         )
+    for cell in cells:
+        table.add_row(*cell)
     return table
