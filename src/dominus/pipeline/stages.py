@@ -13,7 +13,7 @@ from dominus.pipeline.concurrency import bounded_map
 from dominus.pipeline.trademark_gate import TrademarkGate
 from dominus.providers.models import Availability, ExpiryFacts, StopSignal
 from dominus.providers.sets import ProviderSet
-from dominus.scoring import ScoringConfig, ScoringInput, Weights, relevant_comparables
+from dominus.scoring import ComparablesIndex, ScoringConfig, ScoringInput, Weights
 from dominus.scoring import score_domain as score_one
 
 Progress = Callable[[int, int], None]  # (done, total)
@@ -103,7 +103,7 @@ def score_candidates(
     """Scores every candidate (signals the data allows; the rest are reallocated)."""
     scores: dict[str, Any] = partial.setdefault("scores", {})
     keyword_data = env.providers.keyword_data
-    sales = env.providers.comparable_sales
+    comparables = ComparablesIndex(env.providers.comparable_sales)
     for index, candidate in enumerate(candidates):
         domain = candidate["domain"]
         if domain in scores:
@@ -116,7 +116,7 @@ def score_candidates(
         inputs = ScoringInput(
             domain=domain,
             keyword=keyword,
-            comparables=relevant_comparables(domain, sales),
+            comparables=comparables.relevant(domain),
             expiry=_expiry(candidate.get("expiry")),
             renewal_cost=setup.renewal_cost,
         )

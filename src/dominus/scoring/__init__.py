@@ -6,10 +6,11 @@ score = score_domain(ScoringInput("cloudnest.com", keyword=..., comparables=...)
 
 from dominus.scoring.config import ScoringConfig
 from dominus.scoring.engine import Score, ScoringInput, score_domain
-from dominus.scoring.market import MarketResult, relevant_comparables
+from dominus.scoring.market import ComparablesIndex, MarketResult, relevant_comparables
 from dominus.scoring.weights import Weights
 
 __all__ = [
+    "ComparablesIndex",
     "MarketResult",
     "Score",
     "ScoringConfig",

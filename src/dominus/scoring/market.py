@@ -143,3 +143,34 @@ def relevant_comparables(
         ) or tokens.intersection(sold_label.split("-")):
             chosen.append(sale)
     return chosen
+
+
+class ComparablesIndex:
+    """`relevant_comparables` for many candidates against one (possibly large) list of sales:
+    the sales are indexed once by suffix and affix/token, so each candidate looks at the few
+    sales that can match instead of all of them. Same answer, same order."""
+
+    def __init__(self, sales: Iterable[ComparableSale], *, min_shared: int = 4) -> None:
+        self.sales = list(sales)
+        self.min_shared = min_shared
+        self._by_key: dict[tuple[str, str, str], list[int]] = {}
+        for position, sale in enumerate(self.sales):
+            label, suffix = split_domain(sale.domain)
+            if label:
+                for key in self._keys(label, suffix):
+                    self._by_key.setdefault(key, []).append(position)
+
+    def relevant(self, domain: str) -> list[ComparableSale]:
+        label, suffix = split_domain(domain)
+        positions: set[int] = set()
+        for key in self._keys(label, suffix):
+            positions.update(self._by_key.get(key, ()))
+        return [self.sales[position] for position in sorted(positions)]
+
+    def _keys(self, label: str, suffix: str) -> set[tuple[str, str, str]]:
+        keys = {(suffix, "token", token) for token in label.split("-") if len(token) >= 3}
+        affix = _affix_key(label)
+        if len(affix) >= self.min_shared:
+            keys.add((suffix, "start", affix[: self.min_shared]))
+            keys.add((suffix, "end", affix[-self.min_shared :]))
+        return keys

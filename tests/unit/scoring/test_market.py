@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from datetime import date
 
 import pytest
 
 from dominus.providers.models import ComparableSale
-from dominus.scoring import relevant_comparables
+from dominus.scoring import ComparablesIndex, relevant_comparables
 from dominus.scoring.config import ScoringConfig
 from dominus.scoring.market import market_signal, recency_weight, weighted_median, years_before
 
@@ -153,3 +154,23 @@ def test_relevant_comparables_keeps_input_order() -> None:
         sale(3, TODAY, domain="birdnest.com"),
     ]
     assert [s.price for s in relevant_comparables("cloudnest.com", sales)] == [1, 3]
+
+
+def test_the_index_answers_exactly_as_the_plain_rule() -> None:
+    """ComparablesIndex is an optimisation of relevant_comparables: same sales, same order."""
+    rng = random.Random(3)
+    words = ["cloud", "nest", "shoe", "shoes", "best", "online", "bird", "base", "go", "pro"]
+
+    def name() -> str:
+        parts = rng.sample(words, rng.randint(1, 3))
+        label = rng.choice(["", "-"]).join(parts)
+        return f"{label}.{rng.choice(['com', 'net', 'co.uk'])}"
+
+    sales = [
+        ComparableSale(name(), rng.randint(100, 50_000), "USD", date(2024, 1, 1))
+        for _ in range(400)
+    ]
+    index = ComparablesIndex(sales)
+    for _ in range(300):
+        candidate = name()
+        assert index.relevant(candidate) == relevant_comparables(candidate, sales), candidate
