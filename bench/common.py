@@ -141,6 +141,20 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def start_logged(
+    command: Sequence[str | Path], *, env: dict[str, str], cwd: Path, log: Path
+) -> subprocess.Popen[bytes]:
+    """Start `command` with its stdout and stderr going to `log` (created afresh)."""
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [str(part) for part in command],
+            env=env,
+            cwd=cwd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
 def ensure_running(process: subprocess.Popen[bytes], name: str, log: Path) -> None:
     if process.poll() is not None:
         raise RuntimeError(f"{name} exited early with code {process.returncode}:\n{tail(log)}")

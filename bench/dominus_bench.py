@@ -24,6 +24,7 @@ from common import (
     Drain,
     ensure_running,
     remove_db,
+    start_logged,
     stop_process,
     tail,
     wait_for,
@@ -170,16 +171,13 @@ class DominusBench:
                 "--concurrency",
                 str(concurrency),
             ]
-            with log.open("wb") as out:
-                started = time.perf_counter()
-                worker = subprocess.Popen(
-                    command, env=self._env(db), cwd=self.workdir, stdout=out, stderr=out
-                )
-                try:
-                    returncode = worker.wait(timeout=30 + jobs / 200)
-                except subprocess.TimeoutExpired:
-                    raise RuntimeError(self._hung(worker, db, base, log)) from None
-                wall = time.perf_counter() - started
+            started = time.perf_counter()
+            worker = start_logged(command, env=self._env(db), cwd=self.workdir, log=log)
+            try:
+                returncode = worker.wait(timeout=30 + jobs / 200)
+            except subprocess.TimeoutExpired:
+                raise RuntimeError(self._hung(worker, db, base, log)) from None
+            wall = time.perf_counter() - started
             if returncode != 0:
                 raise RuntimeError(f"dominus worker exited with {returncode}:\n{tail(log)}")
             rows = _query(
@@ -268,20 +266,9 @@ class DominusBench:
         db = self._fresh()
         log = self._log("latency")
         engine: Engine | None = None
-        with log.open("wb") as out:
-            worker = subprocess.Popen(
-                [
-                    self.dominus,
-                    "worker",
-                    "--diagnostic-jobs",
-                    "--concurrency",
-                    str(LATENCY_CONCURRENCY),
-                ],
-                env=self._env(db),
-                cwd=self.workdir,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+        command = [self.dominus, "worker", "--diagnostic-jobs"]
+        command += ["--concurrency", str(LATENCY_CONCURRENCY)]
+        worker = start_logged(command, env=self._env(db), cwd=self.workdir, log=log)
         try:
 
             def registered() -> bool:

@@ -22,6 +22,7 @@ from common import (
     Drain,
     ensure_running,
     process_cpu_seconds,
+    start_logged,
     stop_process,
     tail,
     wait_all,
@@ -156,19 +157,16 @@ class DominusPgBench:
             command = [str(self.dominus), "worker", "--diagnostic-jobs", "--burst"]
             command += ["--concurrency", str(concurrency)]
             sampler = CpuSampler(self.server)
-            with log.open("wb") as out:
-                started = time.perf_counter()
-                worker = subprocess.Popen(
-                    command, env=self._env(database), cwd=self.workdir, stdout=out, stderr=out
-                )
-                sampler.pids = [worker.pid]
-                sampler.sample(force=True)
-                try:
-                    codes, _ = wait_all([worker], timeout=60 + jobs / 100, on_tick=sampler.sample)
-                except TimeoutError:
-                    raise RuntimeError(self._hung([worker], database, base, [log])) from None
-                wall = time.perf_counter() - started
-                sampler.sample(force=True)
+            started = time.perf_counter()
+            worker = start_logged(command, env=self._env(database), cwd=self.workdir, log=log)
+            sampler.pids = [worker.pid]
+            sampler.sample(force=True)
+            try:
+                codes, _ = wait_all([worker], timeout=60 + jobs / 100, on_tick=sampler.sample)
+            except TimeoutError:
+                raise RuntimeError(self._hung([worker], database, base, [log])) from None
+            wall = time.perf_counter() - started
+            sampler.sample(force=True)
             if codes[0] != 0:
                 raise RuntimeError(f"dominus worker exited with {codes[0]}:\n{tail(log)}")
             span = self._span(database, base, jobs, [log])
@@ -212,16 +210,8 @@ class DominusPgBench:
             command = [str(self.dominus), "worker", "--diagnostic-jobs"]
             command += ["--concurrency", str(concurrency)]
             for log in logs:
-                with log.open("wb") as out:
-                    workers.append(
-                        subprocess.Popen(
-                            command,
-                            env=self._env(database),
-                            cwd=self.workdir,
-                            stdout=out,
-                            stderr=subprocess.STDOUT,
-                        )
-                    )
+                env = self._env(database)
+                workers.append(start_logged(command, env=env, cwd=self.workdir, log=log))
 
             def check_running() -> None:
                 for worker, log in zip(workers, logs, strict=True):
@@ -358,20 +348,9 @@ class DominusPgBench:
         database = self._fresh()
         log = self._log("latency")
         engine: Engine | None = None
-        with log.open("wb") as out:
-            worker = subprocess.Popen(
-                [
-                    self.dominus,
-                    "worker",
-                    "--diagnostic-jobs",
-                    "--concurrency",
-                    str(LATENCY_CONCURRENCY),
-                ],
-                env=self._env(database),
-                cwd=self.workdir,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+        command = [self.dominus, "worker", "--diagnostic-jobs"]
+        command += ["--concurrency", str(LATENCY_CONCURRENCY)]
+        worker = start_logged(command, env=self._env(database), cwd=self.workdir, log=log)
         try:
 
             def registered() -> bool:

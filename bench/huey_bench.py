@@ -20,6 +20,7 @@ from common import (
     Drain,
     ensure_running,
     remove_db,
+    start_logged,
     stop_process,
     wait_for,
 )
@@ -55,10 +56,7 @@ class HueyBench:
             BENCH_HUEY_SYNCHRONOUS=self.synchronous,
         )
         command = [self.consumer, "huey_tasks.huey", "-w", str(workers), "-k", "thread", "-q"]
-        with log.open("wb") as out:
-            return subprocess.Popen(
-                command, env=env, cwd=self.workdir, stdout=out, stderr=subprocess.STDOUT
-            )
+        return start_logged(command, env=env, cwd=self.workdir, log=log)
 
     def settings(self) -> str:
         db = self._fresh()

@@ -29,6 +29,7 @@ from common import (
     LATENCY_GAP_SECONDS,
     Drain,
     ensure_running,
+    start_logged,
     stop_process,
     tail,
     wait_all,
@@ -87,14 +88,7 @@ class PgqueuerBench:
             "--mode",
             mode,
         ]
-        with log.open("wb") as out:
-            return subprocess.Popen(
-                command,
-                env=self._env(database),
-                cwd=self.workdir,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+        return start_logged(command, env=self._env(database), cwd=self.workdir, log=log)
 
     @staticmethod
     async def _queries(url: str) -> tuple[asyncpg.Connection, Queries]:

@@ -24,6 +24,7 @@ from common import (
     LATENCY_GAP_SECONDS,
     Drain,
     ensure_running,
+    start_logged,
     stop_process,
     tail,
     wait_all,
@@ -80,14 +81,7 @@ class ProcrastinateBench:
         ]
         if one_shot:
             command.append("--one-shot")  # exit once no job is left (wait=False)
-        with log.open("wb") as out:
-            return subprocess.Popen(
-                command,
-                env=self._env(database),
-                cwd=self.workdir,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+        return start_logged(command, env=self._env(database), cwd=self.workdir, log=log)
 
     # --- enqueue -------------------------------------------------------------------------
     def enqueue_single(self, jobs: int, warmup: int) -> float:
