@@ -11,7 +11,12 @@ from rich.table import Table
 from dominus.cli.output import console, errors, print_json
 from dominus.jobs.model import Job
 from dominus.jobs.sql import SqlJobStore
-from dominus.pipeline.documents import candidate_document, effective_status, run_document
+from dominus.pipeline.documents import (
+    candidate_document,
+    effective_status,
+    job_of_run,
+    run_document,
+)
 from dominus.pipeline.model import RunStatus
 from dominus.pipeline.store import PipelineStore, RunRecord
 
@@ -20,10 +25,6 @@ EXIT_CANCELLED = 3
 EXIT_TIMED_OUT = 124
 POLL_SECONDS = 0.25
 SAMPLE_DATA_NOTICE = "SAMPLE DATA: offline providers and bundled sample figures, not market data"
-
-
-def job_of(jobs: SqlJobStore, run: RunRecord) -> Job | None:
-    return jobs.get_job(run.job_id) if run.job_id is not None else None
 
 
 def wait_for_run(
@@ -35,7 +36,7 @@ def wait_for_run(
     last_line = ""
     while True:
         run = runs.get_run(run_id)
-        job = job_of(jobs, run)
+        job = job_of_run(jobs, run)
         status = effective_status(run, job)
         line = progress_line(run, job, status)
         if line != last_line:

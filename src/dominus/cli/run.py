@@ -13,7 +13,6 @@ from pydantic import ValidationError
 
 from dominus.cli.output import console, print_json
 from dominus.cli.pipeline_output import (
-    job_of,
     report_run,
     stage_progress_printer,
     wait_for_run,
@@ -21,6 +20,7 @@ from dominus.cli.pipeline_output import (
 from dominus.cli.runtime import open_runtime
 from dominus.errors import DominusError
 from dominus.pipeline.closeout_csv import read_closeout_csv
+from dominus.pipeline.documents import job_of_run
 from dominus.pipeline.model import CloseoutDomain, RunInput
 from dominus.pipeline.service import PipelineService
 from dominus.pipeline.setup import OFFLINE
@@ -73,7 +73,7 @@ def run(
             console.print(f"follow it with: dominus runs wait {record.id}")
         return
     finished = wait_for_run(service.store, runtime.store, record.id, timeout)
-    job = job_of(runtime.store, finished)
+    job = job_of_run(runtime.store, finished)
     raise typer.Exit(report_run(service.store, finished, job, as_json=as_json))
 
 

@@ -8,13 +8,17 @@ from rich.table import Table
 from dominus.cli.output import console, print_json, short_time
 from dominus.cli.pipeline_output import (
     candidates_table,
-    job_of,
     print_run,
     report_run,
     wait_for_run,
 )
 from dominus.cli.runtime import open_runtime
-from dominus.pipeline.documents import candidate_document, effective_status, run_document
+from dominus.pipeline.documents import (
+    candidate_document,
+    effective_status,
+    job_of_run,
+    run_document,
+)
 from dominus.pipeline.store import PipelineStore
 
 app = typer.Typer(help="Follow and inspect pipeline runs.", no_args_is_help=True)
@@ -37,7 +41,9 @@ def wait(
     runtime = open_runtime()
     runs = PipelineStore(runtime.engine)
     finished = wait_for_run(runs, runtime.store, run_id, timeout)
-    raise typer.Exit(report_run(runs, finished, job_of(runtime.store, finished), as_json=as_json))
+    raise typer.Exit(
+        report_run(runs, finished, job_of_run(runtime.store, finished), as_json=as_json)
+    )
 
 
 @app.command("list")
@@ -48,7 +54,7 @@ def list_runs(
     """Runs, newest first."""
     runtime = open_runtime()
     runs = PipelineStore(runtime.engine).list_runs(limit=limit)
-    documents = [run_document(run, job_of(runtime.store, run)) for run in runs]
+    documents = [run_document(run, job_of_run(runtime.store, run)) for run in runs]
     if as_json:
         print_json(documents)
         return
@@ -75,7 +81,7 @@ def show(
     runtime = open_runtime()
     runs = PipelineStore(runtime.engine)
     run = runs.get_run(run_id)
-    job = job_of(runtime.store, run)
+    job = job_of_run(runtime.store, run)
     if as_json:
         print_json(run_document(run, job))
         return

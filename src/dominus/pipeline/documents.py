@@ -4,9 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from dominus.errors import JobNotFoundError
 from dominus.jobs.model import Job, JobStatus
+from dominus.jobs.store import JobStore
 from dominus.pipeline.model import FINISHED_RUN_STATUSES, RunStatus
 from dominus.pipeline.store import RunRecord
+
+
+def job_of_run(jobs: JobStore, run: RunRecord) -> Job | None:
+    """The run's job; None for in-process runs and for jobs pruned since (the run row remains
+    the record)."""
+    if run.job_id is None:
+        return None
+    try:
+        return jobs.get_job(run.job_id)
+    except JobNotFoundError:
+        return None
 
 
 def effective_status(run: RunRecord, job: Job | None) -> RunStatus:

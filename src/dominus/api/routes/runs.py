@@ -14,7 +14,7 @@ from dominus.api.run_streaming import run_stream
 from dominus.api.schemas import ErrorBody, JobOut
 from dominus.api.services import ApiServices, services
 from dominus.errors import JobNotFoundError
-from dominus.pipeline.documents import candidate_document, run_document
+from dominus.pipeline.documents import candidate_document, job_of_run, run_document
 from dominus.pipeline.model import CloseoutDomain, RunInput
 from dominus.pipeline.store import RunRecord
 
@@ -25,7 +25,7 @@ API = "/api/v1"
 
 
 def run_out(api: ApiServices, run: RunRecord) -> RunOut:
-    return RunOut.model_validate(run_document(run, _job(api, run)))
+    return RunOut.model_validate(run_document(run, job_of_run(api.store, run)))
 
 
 @router.post(
@@ -125,12 +125,3 @@ def stream_run(run_id: RunId, api: Services) -> StreamingResponse:
         media_type="text/event-stream",
         headers=NO_STORE | {"X-Accel-Buffering": "no"},
     )
-
-
-def _job(api: ApiServices, run: RunRecord) -> Any:
-    if run.job_id is None:
-        return None
-    try:
-        return api.store.get_job(run.job_id)
-    except JobNotFoundError:
-        return None  # pruned: the run row is the record
