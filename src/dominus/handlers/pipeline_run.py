@@ -10,7 +10,7 @@ from dominus.jobs.context import JobContext
 from dominus.jobs.registry import HandlerRegistry
 from dominus.pipeline.model import PIPELINE_RUN, STAGES, PipelineRunPayload, RunStatus, Stage
 from dominus.pipeline.runner import PipelineRunner
-from dominus.pipeline.setup import build_providers, pipeline_options
+from dominus.pipeline.setup import open_providers, pipeline_options
 from dominus.pipeline.store import PipelineStore, RunRecord
 
 # A big run takes a while; a worker that dies mid-run is reclaimed and the retry resumes from
@@ -41,19 +41,20 @@ def run_pipeline_job(
             total=total,
         )
 
-    runner = PipelineRunner(
-        store,
-        build_providers(settings, store.get_run(run_id).providers),
-        pipeline_options(settings),
-        clock=dependencies.clock,
-        stop=context.abort,
-        on_progress=progress,
-    )
-    try:
-        run = runner.run(run_id)
-    except BaseException as error:
-        record_interruption(store, run_id, context.abort.reason, error, dependencies)
-        raise
+    with open_providers(settings, store.get_run(run_id).providers) as providers:
+        runner = PipelineRunner(
+            store,
+            providers,
+            pipeline_options(settings),
+            clock=dependencies.clock,
+            stop=context.abort,
+            on_progress=progress,
+        )
+        try:
+            run = runner.run(run_id)
+        except BaseException as error:
+            record_interruption(store, run_id, context.abort.reason, error, dependencies)
+            raise
     return run_result(run)
 
 

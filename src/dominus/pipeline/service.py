@@ -10,7 +10,7 @@ from dominus.jobs.client import JobQueue
 from dominus.jobs.clock import Clock
 from dominus.pipeline.model import PIPELINE_RUN, PipelineRunPayload, RunInput
 from dominus.pipeline.runner import PipelineRunner, ProgressCallback
-from dominus.pipeline.setup import build_providers, pipeline_options
+from dominus.pipeline.setup import open_providers, pipeline_options
 from dominus.pipeline.store import PipelineStore, RunRecord
 from dominus.providers.models import StopSignal
 
@@ -43,12 +43,13 @@ class PipelineService:
         """Run in this process, without a job (the run has no job id)."""
         kind = providers or self.settings.DOMINUS_PROVIDERS
         run = self.store.create_run(run_input, kind, self.clock())
-        runner = PipelineRunner(
-            self.store,
-            build_providers(self.settings, kind),
-            pipeline_options(self.settings),
-            clock=self.clock,
-            stop=stop,
-            on_progress=on_progress,
-        )
-        return runner.run(run.id)
+        with open_providers(self.settings, kind) as provider_set:
+            runner = PipelineRunner(
+                self.store,
+                provider_set,
+                pipeline_options(self.settings),
+                clock=self.clock,
+                stop=stop,
+                on_progress=on_progress,
+            )
+            return runner.run(run.id)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -43,17 +45,24 @@ OFFLINE = "offline"
 REAL = "real"
 
 
-def build_providers(settings: Settings, kind: str | None = None) -> ProviderSet:
-    """The providers of `kind` ("real" or "offline"; default DOMINUS_PROVIDERS). A run records
-    its kind when it is created, so whichever worker picks it up uses the same providers."""
+@contextmanager
+def open_providers(settings: Settings, kind: str | None = None) -> Iterator[ProviderSet]:
+    """The providers of `kind` ("real" or "offline"; default DOMINUS_PROVIDERS), for one run: a
+    run records its kind when it is created, so whichever worker picks it up uses the same
+    providers. Their network clients are closed when the run is over."""
     if (kind or settings.DOMINUS_PROVIDERS) == OFFLINE:
-        return offline_providers()
-    resolvers = [part.strip() for part in settings.DNS_RESOLVERS.split(",") if part.strip()]
-    client = httpx.Client(
+        yield offline_providers()
+        return
+    with httpx.Client(
         follow_redirects=True,
         headers={"User-Agent": f"dominus/{__version__}"},
         timeout=settings.RDAP_TIMEOUT_MS / 1000,
-    )
+    ) as client:
+        yield _real_providers(settings, client)
+
+
+def _real_providers(settings: Settings, client: httpx.Client) -> ProviderSet:
+    resolvers = [part.strip() for part in settings.DNS_RESOLVERS.split(",") if part.strip()]
     return ProviderSet(
         dns=ResolverDnsChecker(resolvers, settings.DNS_TIMEOUT_MS / 1000),
         rdap=HttpRdapClient(
