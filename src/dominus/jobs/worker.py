@@ -34,6 +34,7 @@ from dominus.jobs.execution import (
 )
 from dominus.jobs.maintenance import MaintenanceThread
 from dominus.jobs.model import AttemptOutcome, Claim, Job, OutcomeKind, WorkerInfo
+from dominus.jobs.reaper import StaleJobReaper
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.retry import RetryPolicy
 from dominus.jobs.store import JobStore
@@ -128,7 +129,12 @@ class Worker:
         self._next_poll_at = epoch
         self._next_heartbeat_at = epoch
         self._next_cancel_check_at = epoch
-        self._next_reclaim_at = epoch
+        self._reaper = StaleJobReaper(
+            store,
+            max_running_age_seconds=self._config.max_running_age_seconds,
+            interval_seconds=self._config.reclaim_interval_seconds,
+            retry_delay=self._retry_delay,
+        )
 
     # --- control from other threads ----------------------------------------------------
     def wake(self) -> None:
@@ -205,8 +211,14 @@ class Worker:
         self._advance_shutdown(now)
         if self._backoff_until is not None and now < self._backoff_until:
             return TickReport(failed=True)
+        if self._backoff.consecutive_failures:
+            # Back after failed ticks: the other workers were probably cut off as well.
+            self._reaper.database_trouble(now)
+        started = time.monotonic()
         try:
             self._register(now)
+            # Heartbeat before the reaper runs: every claim this worker holds is fresh when its
+            # own reaper looks, so it can never reclaim a job whose result it is about to record.
             self._maybe_heartbeat(now)
             self._maybe_check_cancels(now)
             self._maybe_reclaim(now)
@@ -214,6 +226,8 @@ class Worker:
         except Exception as error:  # noqa: BLE001 - the loop survives anything, and logs it
             self._back_off(now, error)
             return TickReport(failed=True)
+        if time.monotonic() - started > self._reaper.stall_seconds:
+            self._reaper.database_trouble(self._clock())  # a stall: others were blocked too
         self._backoff.succeeded()
         self._backoff_until = None
         return report
@@ -298,8 +312,10 @@ class Worker:
     def _maybe_heartbeat(self, now: datetime) -> None:
         if now < self._next_heartbeat_at:
             return
-        unfinished = [claim for claim, job in self._running.items() if not job.finished]
-        held = dict(self._store.heartbeat(self.id, unfinished, now))
+        # Every claim still in `_running` is held, finished ones included: their outcome is
+        # known here but not yet recorded (the database may have been unavailable), and a
+        # claim left to go stale would be reclaimed and its result thrown away.
+        held = dict(self._store.heartbeat(self.id, list(self._running), now))
         self._next_heartbeat_at = now + timedelta(seconds=self._config.heartbeat_interval_seconds)
         for claim, running in self._running.items():
             if running.finished:
@@ -334,22 +350,7 @@ class Worker:
             log.info("job %d %s: cancel requested; aborting", running.job.id, running.job.job_type)
 
     def _maybe_reclaim(self, now: datetime) -> None:
-        if now < self._next_reclaim_at:
-            return
-        reclaimed = self._store.reclaim_stale(
-            now, self._config.max_running_age_seconds, self._retry_delay
-        )
-        self._next_reclaim_at = now + timedelta(seconds=self._config.reclaim_interval_seconds)
-        for job in reclaimed:
-            log.warning(
-                "job %d %s reclaimed from silent worker %s (attempt %d)%s",
-                job.job_id,
-                job.job_type,
-                job.from_worker,
-                job.attempt,
-                "; attempts exhausted, dead-lettered" if job.dead_lettered else "",
-            )
-        if reclaimed:
+        if self._reaper.maybe_reclaim(now):
             self._claim_wanted = True
 
     def _settle_and_claim(self, now: datetime) -> TickReport:
@@ -480,6 +481,10 @@ class Worker:
 
     def _back_off(self, now: datetime, error: Exception) -> None:
         delay = self._backoff.failed()
+        if self._running:
+            # Claims expire if they are not heartbeated: while holding any, try at least once
+            # per heartbeat interval, however long the database has been failing.
+            delay = min(delay, self._config.heartbeat_interval_seconds)
         self._backoff_until = now + timedelta(seconds=delay)
         failures = self._backoff.consecutive_failures
         if isinstance(error, DatabaseBusyError):
@@ -613,7 +618,7 @@ class Worker:
         return max(now, min(duties))
 
     def _database_duties(self) -> list[datetime]:
-        duties = [self._next_heartbeat_at, self._next_reclaim_at]
+        duties = [self._next_heartbeat_at, self._reaper.next_due()]
         if self._accepting and self.running_count < self._config.concurrency:
             duties.append(self._next_poll_at)
             if self._retries_due:

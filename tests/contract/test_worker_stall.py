@@ -1,0 +1,182 @@
+"""A database stall longer than the max running age delays results but never loses them, on
+both backends: the worker loop stepped with `run_once(now)` and a hand-moved clock, so the
+"stall" is simply time passing between ticks with no tick able to reach the database."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from sqlalchemy import Engine
+
+from dominus.errors import DatabaseError
+from dominus.jobs import (
+    HandlerRegistry,
+    JobContext,
+    JobQueue,
+    JobStatus,
+    SqlJobStore,
+    Worker,
+    WorkerConfig,
+)
+from dominus.jobs.diagnostic import register_diagnostic_jobs
+from tests.conftest import FakeClock
+
+MAX_AGE = 3.0
+HEARTBEAT = 0.5
+
+
+def stall_config(**overrides: Any) -> WorkerConfig:
+    values: dict[str, Any] = {
+        "concurrency": 4,
+        "poll_interval_seconds": 5,
+        "heartbeat_interval_seconds": HEARTBEAT,
+        "max_running_age_seconds": MAX_AGE,
+    }
+    return WorkerConfig(**(values | overrides))
+
+
+def assert_completed_once(store: SqlJobStore, ids: list[int]) -> None:
+    for job_id in ids:
+        job = store.get_job(job_id)
+        assert (job.status, job.attempts) == (JobStatus.COMPLETED, 1), job
+        assert store.job_events(job_id) == [], "no reclaimed or lost events"
+    assert store.list_dead_letters(include_requeued=True) == []
+
+
+class Gate(BaseModel):
+    pass
+
+
+def gated_registry(gate: threading.Event) -> HandlerRegistry:
+    """diag.* plus `gated`, which runs until the test opens the gate."""
+    registry = register_diagnostic_jobs(HandlerRegistry())
+
+    def handle(_payload: Gate, context: JobContext) -> dict[str, Any]:
+        while not gate.wait(0.01):
+            context.abort.raise_if_set()
+        return {"done": True}
+
+    registry.register("gated", handle, Gate)
+    return registry
+
+
+def failing(times: int, real: Callable[..., Any]) -> Callable[..., Any]:
+    """`real`, except that the first `times` calls fail as an unreachable database would."""
+    calls = {"n": 0}
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] <= times:
+            raise DatabaseError("database error: connection refused")
+        return real(*args, **kwargs)
+
+    return call
+
+
+def test_results_held_through_a_stall_are_recorded_not_reclaimed(
+    store: SqlJobStore, clock: FakeClock
+) -> None:
+    """Issue 9, defect 3: handlers finished while the database was unreachable for longer than
+    the max running age; the worker's own reaper must not take those jobs back (on their last
+    attempt that dead-lettered all of them) before it records their results."""
+    registry = register_diagnostic_jobs(HandlerRegistry())
+    queue = JobQueue(store, registry, clock=clock)
+    ids = [queue.enqueue_job("diag.noop", max_attempts=1).job_id for _ in range(4)]
+    worker = Worker(store, registry, stall_config(), clock=clock)
+    assert worker.run_once(clock()).claimed == 4
+    assert worker.wait_until_idle(10)  # every result is in hand, none recorded yet
+    clock.advance(MAX_AGE * 3)  # no tick reached the database meanwhile
+    report = worker.run_once(clock())
+    assert not report.failed
+    assert report.settled == 4
+    assert_completed_once(store, ids)
+
+
+def test_running_jobs_survive_a_stall_and_finish(store: SqlJobStore, clock: FakeClock) -> None:
+    """The same for jobs still running when the database comes back: heartbeated before the
+    reaper looks, then completed."""
+    gate = threading.Event()
+    registry = gated_registry(gate)
+    queue = JobQueue(store, registry, clock=clock)
+    ids = [queue.enqueue_job("gated", max_attempts=1).job_id for _ in range(2)]
+    worker = Worker(store, registry, stall_config(), clock=clock)
+    assert worker.run_once(clock()).claimed == 2
+    clock.advance(MAX_AGE * 3)
+    assert not worker.run_once(clock()).failed
+    gate.set()
+    assert worker.wait_until_idle(10)
+    assert worker.run_once(clock()).settled == 2
+    assert_completed_once(store, ids)
+
+
+def test_a_worker_back_from_an_outage_does_not_reclaim_jobs_of_workers_cut_off_with_it(
+    engine: Engine, store: SqlJobStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers share the database and both lose it for longer than the max running age.
+    The one that gets back first must give the other a max age of good contact to heartbeat
+    before it takes the other's silence for death; a worker that really died is still
+    reclaimed, once that window is over."""
+    gate = threading.Event()
+    registry = gated_registry(gate)
+    queue = JobQueue(store, registry, clock=clock)
+    owner_jobs = [queue.enqueue_job("gated", max_attempts=1).job_id for _ in range(2)]
+    owner_store, reaper_store = SqlJobStore(engine), SqlJobStore(engine)
+    owner = Worker(owner_store, registry, stall_config(concurrency=2), clock=clock)
+    assert owner.run_once(clock()).claimed == 2
+    dead_job = queue.enqueue_job("diag.noop", max_attempts=2).job_id
+    [claimed] = store.claim("dead-host:1:abc", ["diag.noop"], 1, clock())
+    assert claimed.id == dead_job
+    reaper = Worker(reaper_store, registry, stall_config(concurrency=1), clock=clock)
+    assert reaper.run_once(clock()).claimed == 0  # registered, nothing to take
+
+    # The outage begins: both workers' ticks fail.
+    monkeypatch.setattr(owner_store, "heartbeat", failing(1, owner_store.heartbeat))
+    monkeypatch.setattr(reaper_store, "heartbeat", failing(1, reaper_store.heartbeat))
+    clock.advance(HEARTBEAT)
+    assert owner.run_once(clock()).failed
+    assert reaper.run_once(clock()).failed
+
+    clock.advance(MAX_AGE * 3)  # neither worker reached the database meanwhile
+    assert not reaper.run_once(clock()).failed  # the reaper is back first...
+    assert store.get_job(dead_job).status is JobStatus.RUNNING  # ...and judges nobody yet
+    for job_id in owner_jobs:
+        assert store.get_job(job_id).status is JobStatus.RUNNING
+
+    clock.advance(HEARTBEAT)
+    assert not owner.run_once(clock()).failed  # the owner heartbeats its claims
+    gate.set()
+    assert owner.wait_until_idle(10)
+    clock.advance(MAX_AGE)  # a max age of good contact later, silence is evidence again
+    owner.run_once(clock())
+    reaper.run_once(clock())
+    assert_completed_once(store, owner_jobs)
+    events = [event.kind.value for event in store.job_events(dead_job)]
+    assert events == ["reclaimed", "retry_scheduled"]
+    assert store.get_job(dead_job).status is JobStatus.PENDING
+
+
+def test_a_worker_holding_claims_retries_at_least_every_heartbeat_interval(
+    engine: Engine, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The backoff after failed ticks grows to 30 s, but a worker holding claims must not wait
+    longer than a heartbeat interval between tries: its claims would expire meanwhile."""
+    store = SqlJobStore(engine)
+    gate = threading.Event()
+    registry = gated_registry(gate)
+    JobQueue(store, registry, clock=clock).enqueue_job("gated")
+    worker = Worker(store, registry, stall_config(poll_interval_seconds=20), clock=clock)
+    assert worker.run_once(clock()).claimed == 1
+    monkeypatch.setattr(store, "heartbeat", failing(5, store.heartbeat))
+    for _ in range(5):
+        clock.advance(HEARTBEAT)
+        assert worker.run_once(clock()).failed
+        assert worker._backoff_until is not None
+        assert (worker._backoff_until - clock()).total_seconds() <= HEARTBEAT
+    gate.set()
+    assert worker.wait_until_idle(10)
+    clock.now = worker._backoff_until
+    assert worker.run_once(clock()).settled == 1
