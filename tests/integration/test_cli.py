@@ -1028,6 +1028,16 @@ def test_run_refuses_bad_input(cli: Cli, args: tuple[str, ...], message: str) ->
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+def test_run_recommends_no_invalid_a_label(cli: Cli) -> None:
+    """Issue 9, defect 9: `xn--a` and `xn--ls8h` (an emoji) were recommended as `.com` names."""
+    result = cli.ok(
+        "run", "-b", "xn--a,xn--ls8h", "--sync", "--json", env={"DOMINUS_PROVIDERS": "offline"}
+    )
+    document = json.loads(result.stdout)
+    assert (document["summary"]["candidates"], document["summary"]["invalid"]) == (0, 2)
+    assert document["recommendations"] == []
+
+
 def test_run_reads_a_closeout_csv(cli: Cli, tmp_path: Path) -> None:
     csv_path = tmp_path / "closeouts.csv"
     csv_path.write_text("domain,age,backlinks,wayback\noldgardentools.com,12,300,90\nx-y.net,,,\n")

@@ -1,5 +1,10 @@
 """Stage 1's rules for a name: lower-cased, IDNA-normalised (UTS #46, as browsers do), checked
-against the DNS limits. A name that fails is recorded with the reason, never silently dropped."""
+against the DNS limits. A name that fails is recorded with the reason, never silently dropped.
+
+Every domain DOMINUS takes in (run input, closeout lists, the offline providers' files, names a
+provider is asked about) goes through `normalise_domain`, so one set of rules decides what a
+valid name is. An ASCII label starting `xn--` (an A-label) is held to the same IDNA 2008 rules as
+the Unicode it stands for: typing the punycode must not get past a check the Unicode would fail."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import idna
 
 MAX_DOMAIN_LENGTH = 253
 MAX_LABEL_LENGTH = 63
+A_LABEL_PREFIX = "xn--"
 _LDH_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 _TLD = re.compile(r"^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$")
 _INNER_SPACES = re.compile(r"\s+")
@@ -69,9 +75,28 @@ def normalise_domain(raw: str) -> DomainName:
 def _ascii_label(label: str) -> str:
     if not label:
         raise InvalidNameError("empty label (two dots in a row)")
-    if label.isascii():
-        return label  # checked by the LDH rule below; idna would reject some valid ASCII forms
-    return idna.encode(label, uts46=True).decode("ascii")
+    if not label.isascii():
+        return idna.encode(label, uts46=True).decode("ascii")
+    if label.startswith(A_LABEL_PREFIX):
+        return _checked_a_label(label)
+    return label  # checked by the LDH rule below; idna would reject some valid ASCII forms
+
+
+def _checked_a_label(label: str) -> str:
+    """`label` (lower-case) if it is a valid A-label: its punycode decodes, the U-label passes
+    IDNA 2008 (no emoji, no disallowed or unassigned code points, contextual and bidi rules), and
+    encoding that U-label again gives back this very A-label. The round trip refuses the
+    non-canonical spellings a decoder tolerates, so one name never has two ASCII forms."""
+    try:
+        unicode_label = idna.ulabel(label)  # decodes, then idna.check_label on the U-label
+        canonical = idna.alabel(unicode_label).decode("ascii")
+    except UnicodeError as error:  # idna.IDNAError and the punycode codec's errors
+        raise InvalidNameError(f"label {label!r} is not a valid A-label: {error}") from None
+    if canonical != label:
+        raise InvalidNameError(
+            f"label {label!r} is not a valid A-label: {unicode_label!r} encodes as {canonical!r}"
+        )
+    return label
 
 
 def _check_limits(labels: list[str], name: str) -> None:

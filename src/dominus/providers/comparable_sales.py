@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dominus.providers.csvfiles import parse_date, parse_number, read_rows, require
+from dominus.providers.csvfiles import parse_date, parse_number, read_rows
 from dominus.providers.errors import ProviderDataError
 from dominus.providers.models import ComparableSale
+from dominus.providers.names import listed_domain
 
 
 def load_comparable_sales(path: Path) -> list[ComparableSale]:
@@ -23,7 +24,7 @@ def load_comparable_sales(path: Path) -> list[ComparableSale]:
             )
         sales.append(
             ComparableSale(
-                domain=require(path, line, "domain", row["domain"]).lower().rstrip("."),
+                domain=listed_domain(path, line, "domain", row["domain"]),
                 price=parse_number(path, line, "price", row["price"]),
                 currency=currency,
                 sale_date=parse_date(path, line, "sale_date", row["sale_date"]),

@@ -25,6 +25,7 @@ import dns.rdatatype
 
 from dominus.providers.csvfiles import data_lines, read_text
 from dominus.providers.models import Availability, DnsVerdict
+from dominus.providers.names import listed_domain, name_to_look_up
 
 
 class DnsChecker(Protocol):
@@ -57,10 +58,6 @@ def parse_resolver(text: str) -> Resolver:
     return Resolver(host, int(port))
 
 
-def _normalize(domain: str) -> str:
-    return domain.strip().lower().rstrip(".")
-
-
 @dataclass(frozen=True)
 class _Answer:
     availability: Availability
@@ -80,7 +77,10 @@ class ResolverDnsChecker:
         self.timeout_seconds = timeout_seconds
 
     def check(self, domain: str) -> DnsVerdict:
-        domain = _normalize(domain)
+        wanted = name_to_look_up(domain)
+        domain = wanted.domain
+        if wanted.problem is not None:
+            return DnsVerdict(domain, Availability.UNKNOWN, wanted.detail)
         try:
             name = dns.name.from_text(domain)
         except dns.exception.DNSException as exc:
@@ -165,11 +165,15 @@ class RegisteredNamesDns:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._registered = frozenset(
-            _normalize(line.split("#", 1)[0]) for _, line in data_lines(read_text(self.path))
+            listed_domain(self.path, number, "domain", line.split("#", 1)[0].strip())
+            for number, line in data_lines(read_text(self.path))
         )
 
     def check(self, domain: str) -> DnsVerdict:
-        domain = _normalize(domain)
+        wanted = name_to_look_up(domain)
+        domain = wanted.domain
+        if wanted.problem is not None:
+            return DnsVerdict(domain, Availability.UNKNOWN, wanted.detail)
         if domain in self._registered:
             return DnsVerdict(domain, Availability.REGISTERED, f"listed in {self.path.name}")
         return DnsVerdict(domain, Availability.AVAILABLE, f"not listed in {self.path.name}")

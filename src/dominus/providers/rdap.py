@@ -19,9 +19,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from dominus.providers.csvfiles import parse_date, read_rows, require
+from dominus.providers.csvfiles import parse_date, read_rows
 from dominus.providers.errors import ProviderDataError
 from dominus.providers.models import Availability, RdapRecord, StopSignal
+from dominus.providers.names import listed_domain, name_to_look_up
 from dominus.providers.rdap_bootstrap import RdapBootstrap
 
 TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -31,15 +32,6 @@ RDAP_ACCEPT = "application/rdap+json, application/json;q=0.9"
 
 class RdapClient(Protocol):
     def lookup(self, domain: str, stop: StopSignal | None = None) -> RdapRecord: ...
-
-
-def normalize_domain(domain: str) -> str:
-    """Lower-case, no trailing dot, internationalized labels as punycode (what registries index)."""
-    domain = domain.strip().lower().rstrip(".")
-    try:
-        return domain.encode("idna").decode("ascii")
-    except UnicodeError:
-        return domain  # leave it; the registry will answer 400 and we report UNKNOWN
 
 
 class HttpRdapClient:
@@ -65,7 +57,10 @@ class HttpRdapClient:
         self._rng = rng or random.Random()
 
     def lookup(self, domain: str, stop: StopSignal | None = None) -> RdapRecord:
-        domain = normalize_domain(domain)
+        wanted = name_to_look_up(domain)  # ASCII labels, which is what registries index
+        domain = wanted.domain
+        if wanted.problem is not None:
+            return RdapRecord(domain, Availability.UNKNOWN, detail=wanted.detail)
         bases = self.bootstrap.base_urls(domain)
         if not bases:
             tld = domain.rsplit(".", 1)[-1]
@@ -209,7 +204,7 @@ class RecordsRdap:
         for line, row in read_rows(
             self.path, required=("domain", "status"), optional=("registered_at", "expires_at")
         ):
-            domain = normalize_domain(require(self.path, line, "domain", row["domain"]))
+            domain = listed_domain(self.path, line, "domain", row["domain"])
             try:
                 status = Availability(row["status"].lower())
             except ValueError:
@@ -233,7 +228,10 @@ class RecordsRdap:
             )
 
     def lookup(self, domain: str, stop: StopSignal | None = None) -> RdapRecord:
-        domain = normalize_domain(domain)
+        wanted = name_to_look_up(domain)
+        domain = wanted.domain
+        if wanted.problem is not None:
+            return RdapRecord(domain, Availability.UNKNOWN, detail=wanted.detail)
         record = self._records.get(domain)
         if record is not None:
             return record

@@ -117,6 +117,21 @@ def test_a_run_on_the_sample_data(runs: PipelineStore, engine: Engine) -> None:
     assert done.weights is not None and done.weight_set_id is None
 
 
+def test_invalid_a_labels_are_refused_not_recommended(runs: PipelineStore) -> None:
+    """Issue 9, defect 9: `xn--a` (punycode that does not decode to a valid label) and `xn--ls8h`
+    (the emoji 💩, refused when typed as such) were recommended as `.com` names."""
+    run = start(runs, RunInput(brandable=["xn--a", "xn--ls8h", "XN--BCHER-KVA"]))
+    done = runner(runs).run(run.id)
+    assert done.status is RunStatus.COMPLETED
+    assert done.summary is not None
+    assert (done.summary["candidates"], done.summary["invalid"]) == (1, 2)
+    assert [row["domain"] for row in runs.run_scores(run.id)] == ["xn--bcher-kva.com"]
+    invalid = runs.checkpoints(run.id)[Stage.GENERATE]["invalid"]
+    assert [entry["input"] for entry in invalid] == ["xn--a", "xn--ls8h"]
+    for entry in invalid:
+        assert entry["reason"].startswith(f"label {entry['input']!r} is not a valid A-label")
+
+
 def test_without_a_trademark_source_nothing_is_recommended(runs: PipelineStore) -> None:
     class NoMarks:
         def marks(self) -> list[Mark] | None:

@@ -65,6 +65,15 @@ def test_404_is_available(fake: FakeRdap, http: httpx.Client) -> None:
     assert fake.hits["/rdap/domain/free.test"] == 1
 
 
+def test_an_invalid_name_is_not_asked_about(fake: FakeRdap, http: httpx.Client) -> None:
+    """An A-label IDNA refuses (here an emoji, U+1F4A9) is unknown, never sent to a registry."""
+    record = rdap_client(fake, http).lookup("xn--ls8h.test")
+    assert record.availability is Availability.UNKNOWN
+    assert record.detail.startswith("not a valid domain name:"), record.detail
+    assert fake.total_hits() == 0
+    assert rdap_client(fake, http).lookup("Bücher.TEST").domain == "xn--bcher-kva.test"
+
+
 def test_200_is_registered_with_dates(fake: FakeRdap, http: httpx.Client) -> None:
     fake.routes["/rdap/domain/taken.test"] = [(200, {}, REGISTERED_BODY, 0.0)]
     record = rdap_client(fake, http).lookup("taken.test")

@@ -20,6 +20,11 @@ from dominus.pipeline.names import InvalidNameError, keyword_domain, normalise_d
         ("7eleven.com", "7eleven.com", "7eleven.com"),
         ("ＥＸＡＭＰＬＥ.com", "example.com", "example.com"),  # full-width, mapped by UTS #46
         ("a" * 63 + ".com", "a" * 63 + ".com", "a" * 63 + ".com"),
+        # A-labels typed as ASCII: valid ones are kept (lower-cased) and shown decoded.
+        ("xn--bcher-kva.com", "xn--bcher-kva.com", "bücher.com"),
+        ("XN--BCHER-KVA.COM", "xn--bcher-kva.com", "bücher.com"),
+        ("example.xn--p1ai", "example.xn--p1ai", "example.рф"),  # an IDN TLD (.рф)
+        ("пример.рф", "xn--e1afmkfd.xn--p1ai", "пример.рф"),
     ],
 )
 def test_valid_names_are_normalised(raw: str, ascii_name: str, unicode_name: str) -> None:
@@ -42,6 +47,15 @@ def test_valid_names_are_normalised(raw: str, ascii_name: str, unicode_name: str
         (".".join(["a" * 60] * 5), "longer than 253"),
         ("example.c0m", "not a valid top-level domain"),
         ("example.c", "not a valid top-level domain"),
+        # A-labels are held to the rules their Unicode form would be.
+        ("xn--a.com", "'xn--a' is not a valid A-label"),  # punycode that decodes to U+0080
+        ("xn--ls8h.com", "'xn--ls8h' is not a valid A-label.*U\\+1F4A9"),  # 💩, as when typed
+        ("💩.com", "not a valid internationalised name.*U\\+1F4A9"),
+        ("xn--.com", "'xn--' is not a valid A-label"),
+        ("xn--abc-.com", "'xn--abc-' is not a valid A-label"),
+        ("xn--ab--c.com", "'xn--ab--c' is not a valid A-label"),  # not punycode at all
+        ("example.xn--a", "'xn--a' is not a valid A-label"),  # the TLD too
+        ("xn--bcher-kva.xn--ls8h", "'xn--ls8h' is not a valid A-label"),
     ],
 )
 def test_invalid_names_say_why(raw: str, reason: str) -> None:
@@ -87,6 +101,18 @@ def test_generation_dedupes_first_wins_and_records_invalid_inputs() -> None:
     assert result["invalid"] == [
         {"input": "bad..name", "source": "brandable", "reason": "empty label (two dots in a row)"}
     ]
+
+
+def test_invalid_a_labels_are_recorded_like_any_invalid_name() -> None:
+    run_input = RunInput(brandable=["xn--a", "xn--ls8h", "XN--BCHER-KVA"])
+    result = generate_candidates(run_input, "com")
+    assert [c["domain"] for c in result["candidates"]] == ["xn--bcher-kva.com"]
+    assert result["candidates"][0]["unicode"] == "bücher.com"
+    assert [(entry["input"], entry["source"]) for entry in result["invalid"]] == [
+        ("xn--a", "brandable"),
+        ("xn--ls8h", "brandable"),
+    ]
+    assert all("not a valid A-label" in entry["reason"] for entry in result["invalid"])
 
 
 def test_run_input_needs_a_name() -> None:

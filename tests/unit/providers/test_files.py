@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from dominus.providers.comparable_sales import load_comparable_sales
+from dominus.providers.dns import RegisteredNamesDns
 from dominus.providers.errors import ProviderDataError
 from dominus.providers.keyword_data import load_keyword_data
 from dominus.providers.models import Availability, Mark
@@ -130,6 +131,42 @@ def test_records_rdap(tmp_path: Path) -> None:
     bad = write(tmp_path, "domain,status,registered_at,expires_at\nx.com,maybe,,\n", "bad.csv")
     with pytest.raises(ProviderDataError, match="line 2: status 'maybe'"):
         RecordsRdap(bad)
+
+
+def test_listed_domains_follow_the_run_input_rules(tmp_path: Path) -> None:
+    """A name listed in Unicode meets the candidate's ASCII form (and the reverse)."""
+    registered = RegisteredNamesDns(write(tmp_path, "Bücher.com\nxn--e1afmkfd.xn--p1ai\n"))
+    assert registered.check("xn--bcher-kva.com").availability is Availability.REGISTERED
+    assert registered.check("пример.рф").availability is Availability.REGISTERED
+    records = RecordsRdap(
+        write(tmp_path, "domain,status,registered_at,expires_at\nBÜCHER.com.,registered,,\n")
+    )
+    assert records.lookup("xn--bcher-kva.com").availability is Availability.REGISTERED
+    sales = write(tmp_path, "domain,price,currency,sale_date\nbücher.de,100,USD,2021-01-01\n")
+    assert [sale.domain for sale in load_comparable_sales(sales)] == ["xn--bcher-kva.de"]
+
+
+@pytest.mark.parametrize("domain", ["xn--ls8h.com", "xn--a.com", "a..com", "💩.com"])
+def test_an_invalid_listed_domain_is_a_data_error(tmp_path: Path, domain: str) -> None:
+    problem = f"line 3: domain {domain!r} is not a valid domain"
+    with pytest.raises(ProviderDataError, match=problem):
+        RegisteredNamesDns(write(tmp_path, f"# names\nok.com\n{domain}\n", "registered.txt"))
+    header = "domain,status,registered_at,expires_at\nok.com,registered,,\n"
+    with pytest.raises(ProviderDataError, match=problem):
+        RecordsRdap(write(tmp_path, f"{header}{domain},registered,,\n"))
+    header = "domain,price,currency,sale_date\nok.com,1,USD,2021-01-01\n"
+    with pytest.raises(ProviderDataError, match=problem):
+        load_comparable_sales(write(tmp_path, f"{header}{domain},1,USD,2021-01-01\n"))
+
+
+@pytest.mark.parametrize("domain", ["xn--ls8h.com", "xn--a.com", "💩.com"])
+def test_an_invalid_name_is_never_looked_up_nor_available(domain: str) -> None:
+    providers = offline_providers()
+    verdict = providers.dns.check(domain)
+    record = providers.rdap.lookup(domain)
+    assert (verdict.availability, record.availability) == (Availability.UNKNOWN,) * 2
+    assert verdict.detail.startswith("not a valid domain name:"), verdict.detail
+    assert record.detail.startswith("not a valid domain name:"), record.detail
 
 
 def test_offline_providers_on_sample_data() -> None:
