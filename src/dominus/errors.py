@@ -15,7 +15,8 @@
         ├── JobNotFoundError        no job (or dead-letter entry) with that id
         ├── InvalidTransitionError  the job's state does not allow that operation
         ├── DuplicateJobTypeError   a job type was registered twice
-        └── JobAbortedError         raised inside a handler when its abort signal is set
+        ├── JobAbortedError         raised inside a handler when its abort signal is set
+        └── PermanentJobError       raised by a handler: retrying cannot help, fail the job now
 
 The class docstring is the default message, so `raise QueueFullError()` still says something useful.
 """
@@ -88,3 +89,10 @@ class DuplicateJobTypeError(JobError):
 
 class JobAbortedError(JobError):
     """The job was asked to stop (cancelled, timed out, or the worker is shutting down)."""
+
+
+class PermanentJobError(JobError):
+    """The job cannot succeed however often it is tried (e.g. what it refers to is gone).
+
+    Raised by a handler, it fails the attempt without a retry, whatever attempts remain: the job
+    ends failed with a dead-letter entry carrying the message, as after its last attempt."""

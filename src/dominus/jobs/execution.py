@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from dominus.errors import PermanentJobError
 from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.jobs.context import JobContext, ProgressReporter
 from dominus.jobs.model import AttemptOutcome, Claim, Job, OutcomeKind
@@ -47,6 +48,7 @@ class Finished:
     error: str | None = None
     traceback: str | None = None
     finished_at: datetime | None = field(default=None)
+    permanent: bool = False  # the error was a PermanentJobError: no retry
 
 
 class HandlerPool:
@@ -100,6 +102,7 @@ def run_handler(running: RunningJob, clock: Callable[[], datetime]) -> Finished:
             error=describe_exception(error),
             traceback=traceback.format_exc(),
             finished_at=clock(),
+            permanent=isinstance(error, PermanentJobError),
         )
 
 
@@ -132,8 +135,9 @@ def outcome_of(
 
     The abort reason decides first: a cancelled job is cancelled even if its handler ignored the
     signal and returned a result (which is dropped); a job stopped by shutdown is interrupted; a
-    timed-out attempt is a failure. A lost claim needs no special case: the store's fence
-    rejects the outcome and records that it was dropped.
+    timed-out attempt is a failure (retried like any other). A handler's PermanentJobError is a
+    failure that is not retried. A lost claim needs no special case: the store's fence rejects
+    the outcome and records that it was dropped.
     """
     running = finished.running
     claim = running.claim
@@ -166,6 +170,7 @@ def outcome_of(
             error=finished.error,
             traceback=finished.traceback,
             retry_at=retry_at(running),
+            permanent=finished.permanent,
             **about,
         )
     return AttemptOutcome(claim, OutcomeKind.COMPLETED, result=finished.value, **about)

@@ -8,7 +8,8 @@ State machine (who moves a job out of each state):
               → pending     the owning worker after a failed attempt with attempts left
                             (run_at = now + backoff), a reaper reclaiming a stale job, or a
                             worker shutting down with WORKER_SHUTDOWN_REQUEUE
-              → failed      the owning worker (or a reaper) when the last attempt failed; a
+              → failed      the owning worker (or a reaper) when the last attempt failed,
+                            or at once when the handler raised PermanentJobError; a
                             dead-letter entry is written in the same transaction
               → cancelled   the owning worker, after a cancel request or at shutdown
     failed    → pending     `dlq requeue` / `jobs retry` (same id, attempts reset)
@@ -48,7 +49,7 @@ class EventKind(StrEnum):
     RECLAIMED = "reclaimed"  # a stale running job was taken back from a silent worker
     CANCEL_REQUESTED = "cancel_requested"  # a running job was asked to stop
     CANCELLED = "cancelled"  # the job ended cancelled
-    DEAD_LETTERED = "dead_lettered"  # attempts exhausted: failed + DLQ entry
+    DEAD_LETTERED = "dead_lettered"  # attempts exhausted (or a permanent error): failed + DLQ
     REQUEUED = "requeued"  # back to pending from the DLQ (`dlq requeue`)
     RETRIED = "retried"  # back to pending by `jobs retry`
     RELEASED = "released"  # returned to pending at worker shutdown, attempt not spent
@@ -196,6 +197,8 @@ class AttemptOutcome:
     retry_at: datetime | None = None
     # For interruptions: True puts the job back to pending without spending the attempt.
     requeue: bool = False
+    # For failures: the handler said retrying cannot help (PermanentJobError): no retry.
+    permanent: bool = False
     progress: JsonObject | None = field(default=None)
     # For the metrics: the job's type and how long the attempt ran.
     job_type: str = ""

@@ -404,13 +404,14 @@ class Worker:
         if outcome.kind is OutcomeKind.COMPLETED:
             log.info("job %d %s completed (%s)", job.id, job.job_type, attempt)
         elif outcome.kind is OutcomeKind.FAILED:
-            if job.attempts >= job.max_attempts:
+            if job.attempts >= job.max_attempts or outcome.permanent:
                 log.error(
-                    "job %d %s failed (%s): %s; dead-lettered",
+                    "job %d %s failed (%s): %s; %sdead-lettered",
                     job.id,
                     job.job_type,
                     attempt,
                     outcome.error,
+                    "permanent, not retried; " if outcome.permanent else "",
                 )
                 return
             assert outcome.retry_at is not None

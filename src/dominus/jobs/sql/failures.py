@@ -1,6 +1,8 @@
 """Ending an attempt as a failure: shared by a worker reporting an exception or timeout and by a
 reaper reclaiming a stale job. Either way the attempt counts: back to pending (not before the
-retry time) while attempts remain, else failed with a dead-letter entry, in one transaction."""
+retry time) while attempts remain, else failed with a dead-letter entry, in one transaction. A
+permanent failure (the handler raised PermanentJobError) ends the job as if it were the last
+attempt."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ class FailedAttempt:
     retry_at: datetime
     traceback: str | None = None
     progress: dict[str, Any] | None = None
+    permanent: bool = False  # no retry, whatever attempts remain
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,9 @@ def record_failed_attempt(
 ) -> FailureRecorded | None:
     """None if the claim no longer holds (or `only_if` is false): nothing is written."""
     claim = attempt.claim
-    exhausted = job_queue.c.attempts >= job_queue.c.max_attempts
+    exhausted: ColumnElement[bool] = (
+        true() if attempt.permanent else job_queue.c.attempts >= job_queue.c.max_attempts
+    )
     row = connection.execute(
         update(job_queue)
         .where(fenced(claim), true() if only_if is None else only_if)
@@ -60,11 +65,18 @@ def record_failed_attempt(
             updated_at=now,
         )
         .returning(
-            job_queue.c.status, job_queue.c.job_type, job_queue.c.payload, job_queue.c.attempts
+            job_queue.c.status,
+            job_queue.c.job_type,
+            job_queue.c.payload,
+            job_queue.c.attempts,
+            job_queue.c.max_attempts,
         )
     ).one_or_none()
     if row is None:
         return None
+    details: dict[str, Any] = {"traceback": attempt.traceback} if attempt.traceback else {}
+    if attempt.permanent:
+        details["permanent"] = True
     record_event(
         connection,
         claim.job_id,
@@ -73,7 +85,7 @@ def record_failed_attempt(
         attempt=claim.attempt,
         worker_id=claim.worker_id,
         message=attempt.message,
-        details={"traceback": attempt.traceback} if attempt.traceback else None,
+        details=details or None,
     )
     dead = row.status == "failed"
     increments = metrics.Increments()
@@ -94,7 +106,16 @@ def record_failed_attempt(
             last_error=attempt.message,
             now=now,
             worker_id=claim.worker_id if attempt.kind is EventKind.FAILED else None,
+            why=_why_dead(attempt, row.attempts, row.max_attempts),
         )
     else:
         record_retry_scheduled(connection, claim.job_id, claim.attempt, attempt.retry_at, now)
     return FailureRecorded(job_type=row.job_type, dead_lettered=dead)
+
+
+def _why_dead(attempt: FailedAttempt, attempts: int, max_attempts: int) -> str:
+    if attempt.permanent and attempts < max_attempts:
+        return f"permanent error on attempt {attempts} of {max_attempts}, not retried"
+    if attempt.permanent:
+        return f"permanent error on the last attempt ({attempts} of {max_attempts})"
+    return f"attempts exhausted ({attempts} of {max_attempts})"

@@ -88,9 +88,11 @@ def dead_letter(
     last_error: str | None,
     now: datetime,
     worker_id: str | None,
+    why: str,
 ) -> None:
-    """Write the DLQ entry for a job whose last attempt just failed, and say so in its events.
-    Call after the attempt's own FAILED/RECLAIMED event, so its error is included."""
+    """Write the DLQ entry for a job whose last attempt just failed (or failed permanently), and
+    say so in its events, `why` first. Call after the attempt's own FAILED/RECLAIMED event, so
+    its error is included."""
     errors = current_round_errors(connection, job_id)
     connection.execute(
         insert(dead_letter_jobs).values(
@@ -110,5 +112,5 @@ def dead_letter(
         now,
         attempt=attempts,
         worker_id=worker_id,
-        message=f"attempts exhausted ({attempts} of {attempts}); moved to the dead-letter queue",
+        message=f"{why}; moved to the dead-letter queue",
     )

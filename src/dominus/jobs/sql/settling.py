@@ -111,6 +111,7 @@ def _fail(connection: Connection, outcome: AttemptOutcome, now: datetime) -> boo
         retry_at=outcome.retry_at or now,
         traceback=outcome.traceback,
         progress=outcome.progress,
+        permanent=outcome.permanent,
     )
     return record_failed_attempt(connection, attempt, now) is not None
 
