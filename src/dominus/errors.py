@@ -9,6 +9,7 @@
     │   └── SchemaNotMigratedError  the database is behind the code's migrations
     └── JobError                    something about a job or its queue
         ├── UnknownJobTypeError     no handler is registered for that job type
+        ├── NotEnqueueableError     that job type is enqueued only by its own endpoint/command
         ├── InvalidPayloadError     the payload does not match the job type's payload model
         ├── InvalidJobOptionError   an enqueue option is out of range (priority, attempts, ...)
         ├── QueueFullError          JOB_QUEUE_MAX_DEPTH pending+running jobs already exist
@@ -61,6 +62,11 @@ class JobError(DominusError):
 
 class UnknownJobTypeError(JobError):
     """No handler is registered for that job type."""
+
+
+class NotEnqueueableError(JobError):
+    """That job type belongs to a resource and is enqueued only by the resource's own
+    endpoint or command, not by the generic enqueue."""
 
 
 class InvalidPayloadError(JobError):

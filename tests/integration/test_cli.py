@@ -422,6 +422,21 @@ def test_enqueue_more_bad_options_exit_2_and_write_nothing(cli: Cli, store: SqlJ
     assert store.list_jobs() == []
 
 
+def test_enqueue_refuses_a_job_type_that_belongs_to_a_resource(
+    cli: Cli, store: SqlJobStore, tmp_path: Path
+) -> None:
+    """Issue 9, defect 11: PIPELINE_RUN is enqueued with its run (`dominus run`), never alone."""
+    lines = tmp_path / "runs.jsonl"
+    lines.write_text('{"run_id": 1}\n', encoding="utf-8")
+    for source in (("--payload", '{"run_id": 1}'), ("--from-file", str(lines))):
+        assert_bad_input(
+            cli.run("enqueue", "PIPELINE_RUN", *source),
+            "'PIPELINE_RUN' cannot be enqueued directly",
+            "`dominus run`",
+        )
+    assert store.list_jobs() == []
+
+
 def _write_lines(path: Path, count: int) -> list[str]:
     lines = [json.dumps({"seconds": index % 7}) for index in range(count)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -5,8 +5,15 @@ import threading
 import pytest
 from pydantic import BaseModel
 
-from dominus.errors import DuplicateJobTypeError, JobAbortedError, UnknownJobTypeError
-from dominus.jobs import AbortReason, AbortSignal, HandlerRegistry, JobContext
+from dominus.errors import (
+    DuplicateJobTypeError,
+    JobAbortedError,
+    NotEnqueueableError,
+    UnknownJobTypeError,
+)
+from dominus.jobs import AbortReason, AbortSignal, EnqueueRequest, HandlerRegistry, JobContext
+from dominus.jobs.client import JobQueue
+from tests.conftest import T0
 
 
 class Empty(BaseModel):
@@ -70,3 +77,19 @@ def test_restricting_a_registry() -> None:
     assert registry.restricted_to(["b.job"]).names() == ["b.job"]
     with pytest.raises(UnknownJobTypeError):
         registry.restricted_to(["c.job"])
+
+
+def test_an_internal_type_is_built_only_for_its_owner() -> None:
+    """The generic enqueue (no `internal`) refuses it, naming what to use instead; the store is
+    never reached (validation happens before anything is written)."""
+    registry = HandlerRegistry()
+    registry.register("a.job", handler, Empty)
+    registry.register("owned.job", handler, Empty, enqueue_via="POST /api/v1/owners")
+    assert [entry.public for entry in registry] == [True, False]
+    queue = JobQueue(store=None, registry=registry)  # type: ignore[arg-type]
+    assert queue.build(EnqueueRequest("a.job"), T0).job_type == "a.job"
+    with pytest.raises(NotEnqueueableError, match=r"line 3: .*'owned\.job'.*POST /api/v1/owners"):
+        queue.build(EnqueueRequest("owned.job"), T0, "line 3: ")
+    with pytest.raises(NotEnqueueableError):
+        queue.enqueue_jobs([EnqueueRequest("a.job"), EnqueueRequest("owned.job")])
+    assert queue.build(EnqueueRequest("owned.job"), T0, internal=True).job_type == "owned.job"

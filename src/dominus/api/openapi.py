@@ -4,7 +4,8 @@ it accepts and each one's payload schema.
 `EnqueueBody` is generic in code (any type, any payload object: the queue validates the payload
 against the job type's model). In the document it becomes one alternative per registered job
 type, `type` fixed to that name and `payload` described by that type's payload model, so a
-client (or a fuzzer) reading the schema knows exactly what `POST /jobs` accepts.
+client (or a fuzzer) reading the schema knows exactly what `POST /jobs` accepts. Internal types
+(enqueued only by their own endpoint, e.g. PIPELINE_RUN by `POST /runs`) are not listed.
 """
 
 from __future__ import annotations
@@ -41,12 +42,13 @@ def install_openapi(app: FastAPI, registry: HandlerRegistry) -> None:
 
 
 def with_job_types(document: dict[str, Any], registry: HandlerRegistry) -> dict[str, Any]:
-    if not len(registry):
+    public = sorted((entry for entry in registry if entry.public), key=lambda entry: entry.name)
+    if not public:
         return document  # nothing can be enqueued; the generic body stays (any type is a 422)
     schemas: dict[str, Any] = document.setdefault("components", {}).setdefault("schemas", {})
     generic = schemas["EnqueueBody"]
     alternatives = []
-    for job_type in sorted(registry, key=lambda entry: entry.name):
+    for job_type in public:
         payload_schema = forbid_nul(
             job_type.payload_model.model_json_schema(ref_template=COMPONENTS + "{model}")
         )

@@ -1,17 +1,31 @@
-"""PIPELINE_RUN: runs (or resumes) one pipeline run; the run row holds its input."""
+"""PIPELINE_RUN: runs (or resumes) one pipeline run; the run row holds its input.
+
+Only the run's own job runs it (the job created with the run, `pipeline_runs.job_id`): its first
+attempt, a retry after a crash or a failure, or an operator's `jobs retry` / `dlq requeue`. Any
+other PIPELINE_RUN job (one enqueued by hand before such jobs were refused, or by code) fails
+permanently, without a retry: rerunning a finished run would overwrite its results, and an
+unknown run will not appear by retrying."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from dominus.errors import PermanentJobError
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.jobs.abort import AbortReason
 from dominus.jobs.context import JobContext
 from dominus.jobs.registry import HandlerRegistry
-from dominus.pipeline.model import PIPELINE_RUN, STAGES, PipelineRunPayload, RunStatus, Stage
+from dominus.pipeline.model import (
+    FINISHED_RUN_STATUSES,
+    PIPELINE_RUN,
+    STAGES,
+    PipelineRunPayload,
+    RunStatus,
+    Stage,
+)
 from dominus.pipeline.runner import PipelineRunner
 from dominus.pipeline.setup import open_providers, pipeline_options
-from dominus.pipeline.store import PipelineStore, RunRecord
+from dominus.pipeline.store import PipelineStore, RunNotFoundError, RunRecord
 
 # A big run takes a while; a worker that dies mid-run is reclaimed and the retry resumes from
 # the last checkpoint, so a few attempts are cheap.
@@ -22,7 +36,15 @@ def register_pipeline_run(registry: HandlerRegistry, dependencies: HandlerDepend
     def handle(payload: PipelineRunPayload, context: JobContext) -> dict[str, Any]:
         return run_pipeline_job(payload.run_id, context, dependencies)
 
-    registry.register(PIPELINE_RUN, handle, PipelineRunPayload, max_attempts=PIPELINE_MAX_ATTEMPTS)
+    # A run's job is created with its run row, in one transaction (PipelineService.submit); a
+    # PIPELINE_RUN enqueued on its own would point at a run that is not its own.
+    registry.register(
+        PIPELINE_RUN,
+        handle,
+        PipelineRunPayload,
+        max_attempts=PIPELINE_MAX_ATTEMPTS,
+        enqueue_via="POST /api/v1/runs or `dominus run`",
+    )
 
 
 def run_pipeline_job(
@@ -30,6 +52,11 @@ def run_pipeline_job(
 ) -> dict[str, Any]:
     store = PipelineStore(dependencies.engine)
     settings = dependencies.settings
+    run = run_of_job(store, run_id, context.job.id)
+    if run.status is RunStatus.COMPLETED:
+        # Its own job again after the run was finished (the worker died before recording the
+        # job's completion): the run's results stand; running it again would replace them.
+        return run_result(run)
 
     def progress(stage: Stage, number: int, done: int, total: int) -> None:
         context.progress(
@@ -41,7 +68,7 @@ def run_pipeline_job(
             total=total,
         )
 
-    with open_providers(settings, store.get_run(run_id).providers) as providers:
+    with open_providers(settings, run.providers) as providers:
         runner = PipelineRunner(
             store,
             providers,
@@ -56,6 +83,23 @@ def run_pipeline_job(
             record_interruption(store, run_id, context.abort.reason, error, dependencies)
             raise
     return run_result(run)
+
+
+def run_of_job(store: PipelineStore, run_id: int, job_id: int) -> RunRecord:
+    """The run this job may run or resume, or PermanentJobError saying why it may not."""
+    try:
+        run = store.get_run(run_id)
+    except RunNotFoundError:
+        raise PermanentJobError(f"run {run_id} does not exist") from None
+    if run.job_id == job_id:
+        return run
+    if run.status in FINISHED_RUN_STATUSES:
+        when = run.finished_at.isoformat() if run.finished_at else "an unknown time"
+        raise PermanentJobError(
+            f"run {run_id} already {run.status.value} at {when}; start a new run"
+        )
+    owner = f"job {run.job_id}" if run.job_id is not None else "a `dominus run --sync` process"
+    raise PermanentJobError(f"run {run_id} is {run.status.value} and belongs to {owner}")
 
 
 def record_interruption(

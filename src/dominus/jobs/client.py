@@ -2,7 +2,8 @@
 
 Validation happens before anything is written: an unknown job type, a payload that fails the
 type's pydantic model or an option out of range raises, naming the field, and the whole batch
-is refused.
+is refused. So does an internal job type (`JobType.enqueue_via`) unless the caller says it is
+that type's owner (`internal=True`): the generic paths (API, CLI) never do.
 """
 
 from __future__ import annotations
@@ -70,31 +71,43 @@ class JobQueue:
         dedupe_key: str | None = None,
         timeout_seconds: float | None = None,
         connection: Connection | None = None,
+        internal: bool = False,
     ) -> EnqueueResult:
-        """Enqueue one job. With `connection`, the insert joins the caller's transaction."""
+        """Enqueue one job. With `connection`, the insert joins the caller's transaction;
+        `internal=True` is for the owner of an internal job type (see JobType.enqueue_via)."""
         request = EnqueueRequest(
             job_type, payload, priority, max_attempts, run_at, dedupe_key, timeout_seconds
         )
-        return self.enqueue_jobs([request], connection=connection)[0]
+        return self.enqueue_jobs([request], connection=connection, internal=internal)[0]
 
     def enqueue_jobs(
-        self, requests: Iterable[EnqueueRequest], *, connection: Connection | None = None
+        self,
+        requests: Iterable[EnqueueRequest],
+        *,
+        connection: Connection | None = None,
+        internal: bool = False,
     ) -> list[EnqueueResult]:
         """Enqueue a batch atomically: all jobs or, if any is invalid, none."""
         now = self.clock()
         batch = list(requests)
         jobs = [
-            self.build(request, now, f"job #{index + 1}: " if len(batch) > 1 else "")
+            self.build(
+                request, now, f"job #{index + 1}: " if len(batch) > 1 else "", internal=internal
+            )
             for index, request in enumerate(batch)
         ]
         results = self.store.enqueue(jobs, now, max_depth=self.max_depth, connection=connection)
         self._notify()
         return results
 
-    def build(self, request: EnqueueRequest, now: datetime, where: str = "") -> NewJob:
+    def build(
+        self, request: EnqueueRequest, now: datetime, where: str = "", *, internal: bool = False
+    ) -> NewJob:
         """Validate one request into a row-ready job (raises; writes nothing). `where` prefixes
         error messages, e.g. "line 7: "."""
         job_type = self.registry.get(request.job_type)
+        if not internal:
+            job_type.check_enqueueable(where)
         payload = _validated_payload(job_type.payload_model, request.payload, where + job_type.name)
         priority = job_type.priority if request.priority is None else request.priority
         max_attempts = (

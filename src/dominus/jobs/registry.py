@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from dominus.errors import DuplicateJobTypeError, UnknownJobTypeError
+from dominus.errors import DuplicateJobTypeError, NotEnqueueableError, UnknownJobTypeError
 from dominus.jobs.context import JobContext
 from dominus.jobs.retry import RetryPolicy
 
@@ -30,6 +30,22 @@ class JobType(Generic[PayloadT]):
     timeout_seconds: float | None = None
     # None: the worker's default policy (JOB_RETRY_BASE_MS / JOB_RETRY_MAX_MS).
     retry_policy: RetryPolicy | None = None
+    # None: a public type, which any caller may enqueue (`POST /jobs`, `dominus enqueue`).
+    # Otherwise the type is internal: its jobs belong to something else (a row that must exist
+    # first, in the same transaction), so only that owner enqueues them, and this says what a
+    # caller should use instead ("POST /api/v1/runs or `dominus run`").
+    enqueue_via: str | None = None
+
+    @property
+    def public(self) -> bool:
+        return self.enqueue_via is None
+
+    def check_enqueueable(self, where: str = "") -> None:
+        """Raise NotEnqueueableError for an internal type (a generic caller is asking)."""
+        if self.enqueue_via is not None:
+            raise NotEnqueueableError(
+                f"{where}job type {self.name!r} cannot be enqueued directly; use {self.enqueue_via}"
+            )
 
 
 class HandlerRegistry:
@@ -55,6 +71,7 @@ class HandlerRegistry:
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         timeout_seconds: float | None = None,
         retry_policy: RetryPolicy | None = None,
+        enqueue_via: str | None = None,
     ) -> JobType[PayloadT]:
         job_type = JobType(
             name=name,
@@ -64,6 +81,7 @@ class HandlerRegistry:
             max_attempts=max_attempts,
             timeout_seconds=timeout_seconds,
             retry_policy=retry_policy,
+            enqueue_via=enqueue_via,
         )
         self.add(job_type)
         return job_type

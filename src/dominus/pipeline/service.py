@@ -27,7 +27,11 @@ class PipelineService:
 
         def enqueue(connection: Connection, run_id: int) -> int:
             payload = PipelineRunPayload(run_id=run_id)
-            return self.queue.enqueue_job(PIPELINE_RUN, payload, connection=connection).job_id
+            # internal: PIPELINE_RUN is enqueued only here, with its run (see the handler).
+            result = self.queue.enqueue_job(
+                PIPELINE_RUN, payload, connection=connection, internal=True
+            )
+            return result.job_id
 
         kind = providers or self.settings.DOMINUS_PROVIDERS
         return self.store.create_run(run_input, kind, self.clock(), enqueue)
