@@ -40,7 +40,7 @@ class Settings(BaseSettings):
     JOB_RETRY_BASE_MS: int = Field(default=1000, ge=0, le=86_400_000)
     JOB_RETRY_MAX_MS: int = Field(default=600_000, ge=0, le=7 * 86_400_000)
     DOMINUS_DIAGNOSTIC_JOBS: bool = False
-    # Set: every /api/v1 request needs `Authorization: Bearer <token>`.
+    # Set: every /api/v1 request needs `Authorization: Bearer <token>` (never empty: see api_token).
     DOMINUS_API_TOKEN: SecretStr | None = Field(default=None)
     DOMINUS_LOG_LEVEL: str = Field(
         default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR|debug|info|warning|error)$"
@@ -90,7 +90,31 @@ def load_settings(**overrides: object) -> Settings:
             "JOB_RETRY_BASE_MS must not exceed JOB_RETRY_MAX_MS "
             f"(got {settings.JOB_RETRY_BASE_MS} > {settings.JOB_RETRY_MAX_MS})"
         )
+    api_token(settings)
     return settings
+
+
+def api_token(settings: Settings) -> str | None:
+    """The API token, or None when DOMINUS_API_TOKEN is unset.
+
+    A token set to nothing (`DOMINUS_API_TOKEN=$UNSET_VAR`) is an error rather than "no token":
+    read as "no token" it silently turns authentication off. A token no client could send in a
+    header (surrounding whitespace, control characters) is refused too, since it would lock
+    everyone out. The messages never repeat the value."""
+    if settings.DOMINUS_API_TOKEN is None:
+        return None
+    token = settings.DOMINUS_API_TOKEN.get_secret_value()
+    if not token.strip():
+        raise ConfigurationError(
+            "DOMINUS_API_TOKEN is set but empty: set a token (for example the output of "
+            '`python3 -c "import secrets; print(secrets.token_urlsafe(32))"`) or unset it'
+        )
+    if token != token.strip() or any(ord(char) < 0x20 or ord(char) == 0x7F for char in token):
+        raise ConfigurationError(
+            "DOMINUS_API_TOKEN begins or ends with whitespace or holds a control character, "
+            "which no client can send in an Authorization header"
+        )
+    return token
 
 
 def _describe(error: ValidationError) -> str:

@@ -18,6 +18,7 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None
         "JOB_QUEUE_MAX_DEPTH",
         "JOB_RETRY_BASE_MS",
         "JOB_RETRY_MAX_MS",
+        "DOMINUS_API_TOKEN",
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)  # type: ignore[arg-type]
@@ -78,3 +79,30 @@ def test_heartbeat_must_be_shorter_than_the_stale_threshold(
     monkeypatch.setenv("JOB_MAX_RUNNING_AGE_MS", "5000")
     with pytest.raises(ConfigurationError, match="JOB_HEARTBEAT_INTERVAL_MS"):
         load_settings()
+
+
+@pytest.mark.parametrize("token", ["", " ", "\t\n "])
+def test_an_empty_api_token_is_a_configuration_error(
+    monkeypatch: pytest.MonkeyPatch, token: str
+) -> None:
+    """Read as "no token" it would silently turn authentication off (issue 9)."""
+    monkeypatch.setenv("DOMINUS_API_TOKEN", token)
+    with pytest.raises(ConfigurationError, match="DOMINUS_API_TOKEN is set but empty"):
+        load_settings()
+
+
+@pytest.mark.parametrize("token", [" leading-secret", "trailing-secret ", "new\nline-secret"])
+def test_an_api_token_no_header_can_carry_is_refused_without_echoing_it(
+    monkeypatch: pytest.MonkeyPatch, token: str
+) -> None:
+    monkeypatch.setenv("DOMINUS_API_TOKEN", token)
+    with pytest.raises(ConfigurationError, match="DOMINUS_API_TOKEN") as raised:
+        load_settings()
+    assert "secret" not in str(raised.value)
+
+
+def test_a_non_ascii_api_token_is_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOMINUS_API_TOKEN", "pässwörd ünïcode ✓")
+    settings = load_settings()
+    assert settings.DOMINUS_API_TOKEN is not None
+    assert settings.DOMINUS_API_TOKEN.get_secret_value() == "pässwörd ünïcode ✓"

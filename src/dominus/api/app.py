@@ -11,7 +11,7 @@ from dominus.api.openapi import install_openapi
 from dominus.api.routes import dead_letters, health, jobs, queue, runs
 from dominus.api.security import BearerTokenMiddleware
 from dominus.api.services import ApiServices
-from dominus.config import Settings, load_settings
+from dominus.config import Settings, api_token, load_settings
 from dominus.runtime import Runtime, build_runtime
 
 API_PREFIX = "/api/v1"
@@ -21,6 +21,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     """Build the app. The database is not required to be reachable or migrated at this point:
     `/api/v1/ready` reports that, and other endpoints answer 503 until it is."""
     settings = settings or (runtime.settings if runtime else load_settings())
+    token = api_token(settings)  # before anything is opened: an empty token is refused
     runtime = runtime or build_runtime(settings, require_migrated=False)
     registry = runtime.registry(diagnostic_jobs=settings.DOMINUS_DIAGNOSTIC_JOBS)
     app = FastAPI(
@@ -33,14 +34,13 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         redoc_url=None,
     )
     app.state.services = ApiServices(runtime=runtime, queue=runtime.queue(registry))
-    token = settings.DOMINUS_API_TOKEN.get_secret_value() if settings.DOMINUS_API_TOKEN else None
     api = APIRouter(prefix=API_PREFIX)
     for module in (jobs, runs, dead_letters, queue, health):
         api.include_router(module.router)
     app.include_router(api)
     install_error_handlers(app)
     install_openapi(app, registry)
-    if token:
+    if token is not None:
         # ADR 0006: the schema and its docs page stay public; everything else needs the token.
         public = frozenset({f"{API_PREFIX}/openapi.json", f"{API_PREFIX}/docs"})
         app.add_middleware(

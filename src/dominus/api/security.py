@@ -4,6 +4,10 @@ It is an ASGI middleware rather than a route dependency so that it runs before a
 looks at the request: FastAPI parses and validates a body before it resolves dependencies, so a
 dependency would let an unauthenticated client learn from 422s (or 404s and 405s) what the API
 accepts. Here every request under the prefix without the token is a 401, whatever it asks for.
+
+Tokens are compared as bytes: the token's UTF-8 encoding against the header's raw bytes, as
+they arrived. Decoding the header first (ASGI servers hand it over undecoded) would have to
+guess an encoding, and a non-ASCII token could then never match.
 """
 
 from __future__ import annotations
@@ -15,14 +19,17 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from dominus.api.errors import error_response
 
 UNAUTHORIZED_MESSAGE = "a valid `Authorization: Bearer <token>` header is required"
+# On a non-loopback address the token is all that stands between the network and the API.
+MIN_PUBLIC_TOKEN_LENGTH = 16
 
 
-def bearer_token_matches(header: str, expected: bytes) -> bool:
+def bearer_token_matches(header: bytes, expected: bytes) -> bool:
     """`header` is `Bearer <expected>` (scheme case-insensitive), compared in constant time."""
-    scheme, _, given = header.partition(" ")
-    # compare_digest runs whatever the scheme, so a wrong scheme costs the same time.
-    matches = hmac.compare_digest(given.strip().encode(), expected)
-    return scheme.lower() == "bearer" and matches
+    scheme, _, given = header.partition(b" ")
+    # compare_digest runs whatever the scheme, so a wrong scheme costs the same time. An empty
+    # expected token (refused by the settings) would match `Bearer`: it matches nothing instead.
+    matches = hmac.compare_digest(given.strip(b" \t"), expected)
+    return bool(expected) and scheme.lower() == b"bearer" and matches
 
 
 class BearerTokenMiddleware:
@@ -33,7 +40,7 @@ class BearerTokenMiddleware:
         self, app: ASGIApp, *, token: str, prefix: str, public_paths: frozenset[str]
     ) -> None:
         self.app = app
-        self.expected = token.encode()
+        self.expected = token.encode("utf-8")
         self.prefix = prefix
         self.public_paths = public_paths
 
@@ -53,8 +60,8 @@ class BearerTokenMiddleware:
         return under_prefix and path not in self.public_paths
 
 
-def _header(scope: Scope, name: bytes) -> str:
+def _header(scope: Scope, name: bytes) -> bytes:
     for key, value in scope.get("headers", ()):
         if key.lower() == name:
-            return bytes(value).decode("latin-1")
-    return ""
+            return bytes(value)
+    return b""

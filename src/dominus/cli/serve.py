@@ -14,7 +14,9 @@ import typer
 import uvicorn
 
 from dominus.api import create_app
+from dominus.api.security import MIN_PUBLIC_TOKEN_LENGTH
 from dominus.cli.runtime import open_runtime
+from dominus.config import api_token
 from dominus.errors import ConfigurationError
 from dominus.jobs.worker import Worker
 
@@ -39,11 +41,7 @@ def serve(
     runtime = open_runtime()
     if diagnostic_jobs:
         runtime.settings = runtime.settings.model_copy(update={"DOMINUS_DIAGNOSTIC_JOBS": True})
-    if not _is_loopback(host) and runtime.settings.DOMINUS_API_TOKEN is None:
-        raise ConfigurationError(
-            f"refusing to serve on {host}, which is not a loopback address, without "
-            "DOMINUS_API_TOKEN: set a token, or bind 127.0.0.1"
-        )
+    _refuse_an_open_public_bind(host, api_token(runtime.settings))
     app = create_app(runtime.settings, runtime=runtime)
     worker = thread = None
     if with_worker:
@@ -67,6 +65,25 @@ def serve(
         worker.request_shutdown()
         thread.join()
     raise typer.Exit(0)
+
+
+def _refuse_an_open_public_bind(host: str, token: str | None) -> None:
+    """Off loopback the token is the only guard: it must be set and long enough to resist
+    guessing. (An empty token never gets here: the settings refuse it.)"""
+    if _is_loopback(host):
+        return
+    if token is None:
+        raise ConfigurationError(
+            f"refusing to serve on {host}, which is not a loopback address, without "
+            "DOMINUS_API_TOKEN: set a token, or bind 127.0.0.1"
+        )
+    if len(token) < MIN_PUBLIC_TOKEN_LENGTH:
+        raise ConfigurationError(
+            f"refusing to serve on {host}, which is not a loopback address, with a "
+            f"DOMINUS_API_TOKEN of {len(token)} characters: use at least "
+            f"{MIN_PUBLIC_TOKEN_LENGTH} (for example the output of "
+            '`python3 -c "import secrets; print(secrets.token_urlsafe(32))"`)'
+        )
 
 
 def _is_loopback(host: str) -> bool:
