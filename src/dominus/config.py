@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Literal
 
 import annotated_types
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dominus.errors import ConfigurationError
+from dominus.host_names import parse_host_list
 
 DEFAULT_DATABASE_URL = "sqlite:///./data/dominus.db"
 
@@ -40,11 +41,14 @@ class Settings(BaseSettings):
     JOB_RETRY_BASE_MS: int = Field(default=1000, ge=0, le=86_400_000)
     JOB_RETRY_MAX_MS: int = Field(default=600_000, ge=0, le=7 * 86_400_000)
     DOMINUS_DIAGNOSTIC_JOBS: bool = False
-    # Set: every /api/v1 request needs `Authorization: Bearer <token>` (never empty: see api_token).
+    # Set: every /api/v1 request needs `Authorization: Bearer <token>`.
     DOMINUS_API_TOKEN: SecretStr | None = Field(default=None)
     DOMINUS_LOG_LEVEL: str = Field(
         default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR|debug|info|warning|error)$"
     )
+    # Comma-separated `name[:port]`: the Host names the API answers to besides loopback names
+    # and the address it is bound to (a reverse proxy's public name, say). Others get a 421.
+    DOMINUS_ALLOWED_HOSTS: str = ""
 
     # --- the domain pipeline ---------------------------------------------------------------
     # `offline`: the bundled sample data and file-backed providers, no network (labelled as
@@ -71,6 +75,12 @@ class Settings(BaseSettings):
     PIPELINE_STAGE_BUDGET_MAX_MS: int = Field(default=3_600_000, ge=100, le=7 * 86_400_000)
     # Yearly renewal cost used for the buy maximum (3 years are subtracted); 0 = unknown.
     DEFAULT_RENEWAL_COST: float = Field(default=0.0, ge=0, le=1_000_000)
+
+    @field_validator("DOMINUS_ALLOWED_HOSTS")
+    @classmethod
+    def _allowed_hosts_parse(cls, value: str) -> str:
+        parse_host_list(value)  # raises ValueError naming the entry
+        return value
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -19,6 +19,7 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None
         "JOB_RETRY_BASE_MS",
         "JOB_RETRY_MAX_MS",
         "DOMINUS_API_TOKEN",
+        "DOMINUS_ALLOWED_HOSTS",
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)  # type: ignore[arg-type]
@@ -106,3 +107,12 @@ def test_a_non_ascii_api_token_is_allowed(monkeypatch: pytest.MonkeyPatch) -> No
     settings = load_settings()
     assert settings.DOMINUS_API_TOKEN is not None
     assert settings.DOMINUS_API_TOKEN.get_secret_value() == "pässwörd ünïcode ✓"
+
+
+def test_allowed_hosts_are_checked_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOMINUS_ALLOWED_HOSTS", "dominus.example.com,proxy.example:8443")
+    assert load_settings().DOMINUS_ALLOWED_HOSTS == "dominus.example.com,proxy.example:8443"
+    monkeypatch.setenv("DOMINUS_ALLOWED_HOSTS", "dominus.example.com,https://proxy.example")
+    with pytest.raises(ConfigurationError, match="DOMINUS_ALLOWED_HOSTS") as raised:
+        load_settings()
+    assert "https://proxy.example" in str(raised.value)

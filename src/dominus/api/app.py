@@ -8,6 +8,7 @@ from fastapi import APIRouter, FastAPI
 from dominus import __version__
 from dominus.api.errors import install_error_handlers
 from dominus.api.openapi import install_openapi
+from dominus.api.request_guards import HostAllowList, RequestGuardMiddleware
 from dominus.api.routes import dead_letters, health, jobs, queue, runs
 from dominus.api.security import BearerTokenMiddleware
 from dominus.api.services import ApiServices
@@ -17,9 +18,16 @@ from dominus.runtime import Runtime, build_runtime
 API_PREFIX = "/api/v1"
 
 
-def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None,
+    *,
+    runtime: Runtime | None = None,
+    bind_host: str | None = None,
+) -> FastAPI:
     """Build the app. The database is not required to be reachable or migrated at this point:
-    `/api/v1/ready` reports that, and other endpoints answer 503 until it is."""
+    `/api/v1/ready` reports that, and other endpoints answer 503 until it is. `bind_host` is the
+    address the server listens on (`serve --host`); without it the app answers to loopback names
+    and DOMINUS_ALLOWED_HOSTS only."""
     settings = settings or (runtime.settings if runtime else load_settings())
     token = api_token(settings)  # before anything is opened: an empty token is refused
     runtime = runtime or build_runtime(settings, require_migrated=False)
@@ -46,4 +54,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         app.add_middleware(
             BearerTokenMiddleware, token=token, prefix=API_PREFIX, public_paths=public
         )
+    # Added last, so outermost: before the token and before any body is read (ADR 0008).
+    hosts = HostAllowList.build(bind_host, settings.DOMINUS_ALLOWED_HOSTS)
+    app.add_middleware(RequestGuardMiddleware, hosts=hosts, prefix=API_PREFIX)
     return app

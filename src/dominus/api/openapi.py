@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from dominus.api.request_guards import document_request_guards
 from dominus.jobs.registry import HandlerRegistry
 
 COMPONENTS = "#/components/schemas/"
@@ -34,7 +35,7 @@ def install_openapi(app: FastAPI, registry: HandlerRegistry) -> None:
                 description=app.description,
                 routes=app.routes,
             )
-            app.openapi_schema = with_job_types(document, registry)
+            app.openapi_schema = document_request_guards(with_job_types(document, registry))
         return app.openapi_schema
 
     replace: Callable[[], dict[str, Any]] = build

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import signal
@@ -18,6 +17,7 @@ from dominus.api.security import MIN_PUBLIC_TOKEN_LENGTH
 from dominus.cli.runtime import open_runtime
 from dominus.config import api_token
 from dominus.errors import ConfigurationError
+from dominus.host_names import is_loopback
 from dominus.jobs.worker import Worker
 
 log = logging.getLogger("dominus.api")
@@ -42,7 +42,7 @@ def serve(
     if diagnostic_jobs:
         runtime.settings = runtime.settings.model_copy(update={"DOMINUS_DIAGNOSTIC_JOBS": True})
     _refuse_an_open_public_bind(host, api_token(runtime.settings))
-    app = create_app(runtime.settings, runtime=runtime)
+    app = create_app(runtime.settings, runtime=runtime, bind_host=host)
     worker = thread = None
     if with_worker:
         registry = runtime.registry(diagnostic_jobs=runtime.settings.DOMINUS_DIAGNOSTIC_JOBS)
@@ -70,7 +70,7 @@ def serve(
 def _refuse_an_open_public_bind(host: str, token: str | None) -> None:
     """Off loopback the token is the only guard: it must be set and long enough to resist
     guessing. (An empty token never gets here: the settings refuse it.)"""
-    if _is_loopback(host):
+    if is_loopback(host):
         return
     if token is None:
         raise ConfigurationError(
@@ -84,15 +84,6 @@ def _refuse_an_open_public_bind(host: str, token: str | None) -> None:
             f"{MIN_PUBLIC_TOKEN_LENGTH} (for example the output of "
             '`python3 -c "import secrets; print(secrets.token_urlsafe(32))"`)'
         )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class _Server(uvicorn.Server):
