@@ -43,6 +43,8 @@ class Settings(BaseSettings):
     DOMINUS_DIAGNOSTIC_JOBS: bool = False
     # Set: every /api/v1 request needs `Authorization: Bearer <token>`.
     DOMINUS_API_TOKEN: SecretStr | None = Field(default=None)
+    # Server-Sent Event streams one API process serves at once; one more is a 429.
+    DOMINUS_MAX_STREAMS: int = Field(default=100, ge=1, le=10_000)
     DOMINUS_LOG_LEVEL: str = Field(
         default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR|debug|info|warning|error)$"
     )

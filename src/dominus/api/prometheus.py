@@ -3,7 +3,9 @@ process reports the same figures for the whole installation.
 
 Gauges: jobs by status and type, dead-letter entries, oldest pending age, live workers.
 Counters (from `job_metrics`, which only grows): jobs enqueued, completed, failed attempts,
-reclaims, dead-lettered, cancelled; and the job duration histogram."""
+reclaims, dead-lettered, cancelled; and the job duration histogram.
+
+One gauge is this process's own, not the installation's: the event streams it has open."""
 
 from __future__ import annotations
 
@@ -81,7 +83,20 @@ class QueueCollector(Collector):
         yield durations
 
 
+class ProcessCollector(Collector):
+    def __init__(self, api: ApiServices) -> None:
+        self._api = api
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(
+            "dominus_api_open_streams",
+            "Server-Sent Event streams open in this API process (at most DOMINUS_MAX_STREAMS).",
+            self._api.streams.open_streams,
+        )
+
+
 def render(api: ApiServices) -> bytes:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(QueueCollector(api))
+    registry.register(ProcessCollector(api))
     return generate_latest(registry)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
+from dominus.api.stream_limits import StreamLimits
 from dominus.api.streaming import follow
 from dominus.jobs.model import Job
 from dominus.jobs.store import JobStore
@@ -22,7 +23,9 @@ def _document(state: RunState) -> dict[str, Any]:
     return document
 
 
-def run_stream(runs: PipelineStore, jobs: JobStore, run_id: int) -> Iterator[str]:
+def run_stream(
+    runs: PipelineStore, jobs: JobStore, run_id: int, limits: StreamLimits
+) -> AsyncIterator[str]:
     """`run` events on every change (status, stages, progress), `end` when it has finished."""
 
     def read() -> RunState:
@@ -32,6 +35,7 @@ def run_stream(runs: PipelineStore, jobs: JobStore, run_id: int) -> Iterator[str
     return follow(
         read(),
         reread=read,
+        limits=limits,
         signature=lambda state: json.dumps(_document(state), sort_keys=True),
         document=_document,
         finished=lambda state: is_finished(*state),

@@ -1,12 +1,14 @@
-"""What the routes share: the runtime (store, clock), the queue, the settings."""
+"""What the routes share: the runtime (store, clock), the queue, the settings, the limits on
+event streams."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from fastapi import Request
 
+from dominus.api.stream_limits import StreamLimits
 from dominus.jobs.client import JobQueue
 from dominus.jobs.sql import SqlJobStore
 from dominus.pipeline.service import PipelineService
@@ -18,6 +20,12 @@ from dominus.runtime import Runtime
 class ApiServices:
     runtime: Runtime
     queue: JobQueue
+    # One per app (so per process): the cap on open streams is per process.
+    streams: StreamLimits = field(init=False)
+
+    def __post_init__(self) -> None:
+        limits = StreamLimits(self.runtime.settings.DOMINUS_MAX_STREAMS)
+        object.__setattr__(self, "streams", limits)  # a frozen dataclass, set once here
 
     @property
     def store(self) -> SqlJobStore:

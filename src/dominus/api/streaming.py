@@ -1,13 +1,17 @@
 """Server-Sent Events read from the database (so they follow work done by any worker, on any
-host): one polling loop, used for jobs and for pipeline runs."""
+host): one polling loop, used for jobs and for pipeline runs. It is asynchronous: a stream sleeps
+on the event loop between polls and borrows a thread only for each read (ADR 0009)."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import AsyncIterator, Callable, Hashable
 from typing import Any, TypeVar
 
+import anyio
+
+from dominus.api.stream_limits import StreamLimits
 from dominus.errors import DatabaseError, JobNotFoundError
 from dominus.jobs.documents import job_document
 from dominus.jobs.model import Job
@@ -25,20 +29,23 @@ def sse_event(name: str, data: object) -> str:
     return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
-def follow(
+async def follow(
     first: T,
     *,
     reread: Callable[[], T],
+    limits: StreamLimits,
     signature: Callable[[T], Hashable],
     document: Callable[[T], dict[str, Any]],
     finished: Callable[[T], bool],
     name: str,
     ids: dict[str, Any],
     gone: type[Exception],
-) -> Iterator[str]:
+) -> AsyncIterator[str]:
     """`name` events with `document(item)` whenever `signature(item)` changes, then `end` once
     `finished(item)`; `gone` if it disappears, `timeout` after MAX_STREAM_SECONDS; a comment
-    line now and then so proxies keep the connection open. `ids` go into those last events."""
+    line now and then so proxies keep the connection open. `ids` go into those last events.
+    `reread` is a blocking database read, run in a thread under `limits`. The stream just ends
+    when the server stops."""
     started = last_sent = time.monotonic()
     item = first
     yield sse_event(name, document(item))
@@ -47,9 +54,11 @@ def follow(
         if time.monotonic() - started > MAX_STREAM_SECONDS:
             yield sse_event("timeout", ids | {"status": document(item)["status"]})
             return
-        time.sleep(POLL_SECONDS)
+        await anyio.sleep(POLL_SECONDS)
+        if limits.stopping:
+            return  # no `end`: the job has not ended; a client reconnects to a live server
         try:
-            item = reread()
+            item = await limits.read(reread)
         except gone:
             yield sse_event("gone", ids)
             return
@@ -69,12 +78,13 @@ def _signature(job: Job) -> tuple[object, ...]:
     return (job.status, job.attempts, json.dumps(job.progress, sort_keys=True), job.locked_by)
 
 
-def job_stream(store: JobStore, job: Job) -> Iterator[str]:
+def job_stream(store: JobStore, job: Job, limits: StreamLimits) -> AsyncIterator[str]:
     """`job` events on every change of status, attempt, progress or owner; `end` when the job
     has finished."""
     return follow(
         job,
         reread=lambda: store.get_job(job.id),
+        limits=limits,
         signature=_signature,
         document=job_document,
         finished=lambda current: current.status.is_terminal,

@@ -55,8 +55,15 @@ def serve(
         )
         app.state.services.queue.subscribe(worker.wake)
         thread = threading.Thread(target=worker.run, name="dominus-worker", daemon=True)
+    streams = app.state.services.streams
+
+    def stop() -> None:
+        streams.stop()
+        if worker is not None:
+            worker.request_shutdown()
+
     config = uvicorn.Config(app, host=host, port=port, log_config=None)
-    server = _Server(config, on_exit=worker.request_shutdown if worker else None)
+    server = _Server(config, on_exit=stop)
     _install_signal_handlers()
     if thread is not None:
         thread.start()
@@ -87,8 +94,9 @@ def _refuse_an_open_public_bind(host: str, token: str | None) -> None:
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, which also starts the embedded worker's graceful shutdown on the first
-    signal, so both stop together."""
+    """uvicorn's server, which on the first signal also ends the open event streams (uvicorn
+    waits for every open connection) and starts the embedded worker's graceful shutdown, so
+    everything stops together."""
 
     def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None] | None) -> None:
         super().__init__(config)

@@ -18,6 +18,7 @@ from dominus.api.schemas import (
     JobPage,
 )
 from dominus.api.services import ApiServices, services
+from dominus.api.stream_limits import EventStreamResponse
 from dominus.api.streaming import job_stream
 from dominus.jobs.documents import event_document, job_document
 from dominus.jobs.model import Job, JobStatus
@@ -119,13 +120,10 @@ def job_events(job_id: JobId, response: Response, api: Services) -> list[EventOu
 def stream_job(job_id: JobId, api: Services) -> StreamingResponse:
     """Server-Sent Events: a `job` event with the whole job whenever its status, attempt or
     progress changes, until it ends (`end` event). Reads the database, so it follows jobs run
-    by any worker on any host."""
+    by any worker on any host. 429 `too_many_streams` when the server already serves
+    `DOMINUS_MAX_STREAMS` streams."""
     first = api.store.get_job(job_id)  # 404 now, not inside the stream
-    return StreamingResponse(
-        job_stream(api.store, first),
-        media_type="text/event-stream",
-        headers=NO_STORE | {"X-Accel-Buffering": "no"},
-    )
+    return EventStreamResponse(job_stream(api.store, first, api.streams), api.streams)
 
 
 @router.post("/jobs/{job_id}/cancel", response_model=JobOut, responses=ERRORS)

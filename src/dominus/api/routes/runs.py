@@ -13,6 +13,7 @@ from dominus.api.run_schemas import CandidateOut, RunCreated, RunOut, RunPage, R
 from dominus.api.run_streaming import run_stream
 from dominus.api.schemas import ErrorBody, JobOut
 from dominus.api.services import ApiServices, services
+from dominus.api.stream_limits import EventStreamResponse
 from dominus.errors import JobNotFoundError
 from dominus.pipeline.documents import candidate_document, job_of_run, run_document
 from dominus.pipeline.model import CloseoutDomain, RunInput
@@ -118,10 +119,7 @@ def run_candidates(
 )
 def stream_run(run_id: RunId, api: Services) -> StreamingResponse:
     """Server-Sent Events: a `run` event whenever the run's status, a stage or the progress
-    changes, then `end`. Reads the database, so it follows runs on any worker."""
+    changes, then `end`. Reads the database, so it follows runs on any worker. 429
+    `too_many_streams` when the server already serves `DOMINUS_MAX_STREAMS` streams."""
     api.runs.get_run(run_id)  # 404 now, not inside the stream
-    return StreamingResponse(
-        run_stream(api.runs, api.store, run_id),
-        media_type="text/event-stream",
-        headers=NO_STORE | {"X-Accel-Buffering": "no"},
-    )
+    return EventStreamResponse(run_stream(api.runs, api.store, run_id, api.streams), api.streams)
