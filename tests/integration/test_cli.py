@@ -507,6 +507,26 @@ def test_enqueue_from_file_option_errors(cli: Cli, store: SqlJobStore, tmp_path:
     assert store.list_jobs() == []
 
 
+def test_enqueue_refuses_deep_json_in_one_line(
+    cli: Cli, store: SqlJobStore, tmp_path: Path
+) -> None:
+    deep_objects = '{"a":' * 1_000 + "1" + "}" * 1_000  # parsed by json: RecursionError before
+    deep_arrays = "[" * 100_000 + "]" * 100_000
+    at_the_limit = '{"a":' * 64 + "1" + "}" * 64  # passes the depth check, fails the model
+    lines = tmp_path / "deep.jsonl"
+    lines.write_text('{"seconds": 1}\n' + deep_arrays + "\n", encoding="utf-8")
+    enqueue = ("enqueue", "diag.sleep", "--diagnostic-jobs")
+    from_file, payload, limit = cli.run_many(
+        (*enqueue, "--from-file", str(lines)),
+        (*enqueue, "--payload", deep_objects),
+        (*enqueue, "--payload", at_the_limit),
+    )
+    assert_bad_input(from_file, "deep.jsonl line 2 is nested more than 64 levels deep")
+    assert_bad_input(payload, "--payload is nested more than 64 levels deep")
+    assert_bad_input(limit, "invalid payload for diag.sleep", "a: Extra inputs")
+    assert store.list_jobs() == []
+
+
 # --- jobs ------------------------------------------------------------------------------------
 
 

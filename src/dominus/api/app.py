@@ -7,6 +7,7 @@ from fastapi import APIRouter, FastAPI
 
 from dominus import __version__
 from dominus.api.errors import install_error_handlers
+from dominus.api.limits import RequestLimitsMiddleware
 from dominus.api.openapi import install_openapi
 from dominus.api.request_guards import HostAllowList, RequestGuardMiddleware
 from dominus.api.routes import dead_letters, health, jobs, queue, runs
@@ -48,6 +49,7 @@ def create_app(
     app.include_router(api)
     install_error_handlers(app)
     install_openapi(app, registry)
+    app.add_middleware(RequestLimitsMiddleware)  # inside the token check: strangers get a 401
     if token is not None:
         # ADR 0006: the schema and its docs page stay public; everything else needs the token.
         public = frozenset({f"{API_PREFIX}/openapi.json", f"{API_PREFIX}/docs"})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from dominus.cli.runtime import open_runtime
 from dominus.errors import InvalidJobOptionError, InvalidPayloadError
 from dominus.jobs.client import EnqueueRequest
 from dominus.jobs.documents import job_document
+from dominus.jobs.json_limits import loads_limited
 from dominus.jobs.model import NewJob
 from dominus.jobs.store import JobStore
 
@@ -95,10 +95,7 @@ def _replace_payload(template: EnqueueRequest, payload: dict[str, Any]) -> Enque
 def _parse_payload(text: str | None, where: str = "--payload") -> dict[str, Any]:
     if text is None:
         return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InvalidPayloadError(f"{where} is not valid JSON: {error}") from None
+    value = loads_limited(text, where)
     if not isinstance(value, dict):
         raise InvalidPayloadError(f"{where} must be a JSON object, got {type(value).__name__}")
     return value

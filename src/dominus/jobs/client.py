@@ -20,6 +20,13 @@ from sqlalchemy import Connection
 
 from dominus.errors import InvalidJobOptionError, InvalidPayloadError
 from dominus.jobs.clock import utc_now
+from dominus.jobs.json_limits import (
+    MAX_JSON_DEPTH,
+    MAX_PAYLOAD_BYTES,
+    too_big_message,
+    too_deep_message,
+    value_nests_deeper_than,
+)
 from dominus.jobs.model import EnqueueResult, Job, NewJob
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.store import JobStore
@@ -170,12 +177,18 @@ def _validated_payload(
 ) -> dict[str, Any]:
     if isinstance(payload, BaseModel):
         payload = payload.model_dump(mode="json")
+    if value_nests_deeper_than(payload):  # before anything walks it recursively
+        raise InvalidPayloadError(f"invalid payload for {job_type}: {too_deep_message('it')}")
     # Payloads are stored as JSON, so they are validated as JSON, strictly: `"3"` or `true` is
     # not a number of seconds (lax mode would take them), whoever enqueues (API, CLI, code).
     try:
         document = json.dumps(integral_floats_as_ints(payload or {}), allow_nan=False)
     except (TypeError, ValueError) as error:
         raise InvalidPayloadError(f"invalid payload for {job_type}: {error}") from None
+    if len(document) > MAX_PAYLOAD_BYTES:  # ASCII (ensure_ascii): characters are bytes
+        raise InvalidPayloadError(
+            f"invalid payload for {job_type}: {too_big_message('it', len(document))}"
+        )
     try:
         validated = model.model_validate_json(document, strict=True)
     except ValidationError as error:
@@ -200,13 +213,20 @@ def _holds_nul(value: Any) -> bool:
 
 def integral_floats_as_ints(value: Any) -> Any:
     """`3.0` as `3`, all the way down: JSON (and JSON Schema) do not tell them apart, strict
-    validation does, and an integer field sent `3.0` by a JavaScript client is still 3."""
+    validation does, and an integer field sent `3.0` by a JavaScript client is still 3.
+    A value nested deeper than MAX_JSON_DEPTH is a ValueError, never a RecursionError."""
+    return _integral_floats_as_ints(value, 0)
+
+
+def _integral_floats_as_ints(value: Any, depth: int) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
+    if isinstance(value, dict | list) and depth >= MAX_JSON_DEPTH:
+        raise ValueError(too_deep_message("the value"))
     if isinstance(value, dict):
-        return {key: integral_floats_as_ints(item) for key, item in value.items()}
+        return {key: _integral_floats_as_ints(item, depth + 1) for key, item in value.items()}
     if isinstance(value, list):
-        return [integral_floats_as_ints(item) for item in value]
+        return [_integral_floats_as_ints(item, depth + 1) for item in value]
     return value
 
 
