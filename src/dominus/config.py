@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     DOMINUS_API_TOKEN: SecretStr | None = Field(default=None)
     # Server-Sent Event streams one API process serves at once; one more is a 429.
     DOMINUS_MAX_STREAMS: int = Field(default=100, ge=1, le=10_000)
+    # The largest request body the API reads; a larger one is a 413.
+    DOMINUS_MAX_BODY_BYTES: int = Field(default=1_048_576, ge=1024, le=67_108_864)
     DOMINUS_LOG_LEVEL: str = Field(
         default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR|debug|info|warning|error)$"
     )

@@ -1097,3 +1097,20 @@ def test_run_reads_a_closeout_csv(cli: Cli, tmp_path: Path) -> None:
     failed = cli.run("run", "--closeout-csv", str(bad))
     assert failed.code == 2
     assert "bad.csv" in failed.stderr and "line 2" in failed.stderr
+
+
+def test_runs_list_counts_inputs_and_a_run_takes_at_most_100000_names(
+    cli: Cli, tmp_path: Path
+) -> None:
+    offline = {"DOMINUS_PROVIDERS": "offline"}
+    ran = cli.ok("run", "-k", "home gym,meal prep", "-b", "zentrova", "--json", env=offline)
+    [listed] = cli.ok("runs", "list", "--json").json()
+    assert listed["run_id"] == ran.json()["run_id"]
+    assert "input" not in listed
+    assert listed["input_summary"] == {"keywords": 2, "brandable": 1, "closeout": 0}
+    shown = cli.ok("runs", "show", str(listed["run_id"]), "--json").json()
+    assert shown["input"]["keywords"] == ["home gym", "meal prep"]
+    names = ",".join(["a"] * 40_000)  # one argument may hold at most 128 KiB
+    too_many = cli.run("run", "-k", names, "-b", names, "-c", names, env=offline)
+    assert_bad_input(too_many, "at most 100,000 names in all, got 120,000")
+    assert len(cli.ok("runs", "list", "--json").json()) == 1

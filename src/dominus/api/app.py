@@ -49,7 +49,8 @@ def create_app(
     app.include_router(api)
     install_error_handlers(app)
     install_openapi(app, registry)
-    app.add_middleware(RequestLimitsMiddleware)  # inside the token check: strangers get a 401
+    # Inside the token check: a stranger's body is never read.
+    app.add_middleware(RequestLimitsMiddleware, max_body_bytes=settings.DOMINUS_MAX_BODY_BYTES)
     if token is not None:
         # ADR 0006: the schema and its docs page stay public; everything else needs the token.
         public = frozenset({f"{API_PREFIX}/openapi.json", f"{API_PREFIX}/docs"})

@@ -1,10 +1,16 @@
 """Limits on what a request may send, checked before anything parses it.
 
-FastAPI parses a JSON body with Python's `json` before any of our code runs, and that parser
-recurses: a body nested ~1,000 levels deep ends as a RecursionError (FastAPI's own catch-all
-turns it into a vague 400), a few hundred levels get through it and recurse further down. So this
-ASGI middleware reads the body first, refuses one nested more than MAX_JSON_DEPTH levels with a
-422 (a cheap scan of the raw bytes, no parsing), and hands the app the body it read.
+- **Size.** A body over DOMINUS_MAX_BODY_BYTES is a 413 `payload_too_large`: at once when its
+  Content-Length says so, otherwise (chunked) as soon as the bytes received pass the limit; the
+  rest is never read, so no request holds more than the limit in memory.
+- **Depth.** FastAPI parses a JSON body with Python's `json` before any of our code runs, and
+  that parser recurses: a body nested ~1,000 levels deep ends as a RecursionError (FastAPI's own
+  catch-all turns it into a vague 400), a few hundred levels get through it and recurse further
+  down. A body nested more than MAX_JSON_DEPTH levels is a 422 `invalid_request`, found by a
+  cheap scan of the raw bytes.
+
+Both need the body before the app sees it, so this ASGI middleware reads it first and hands the
+app the bytes it read.
 """
 
 from __future__ import annotations
@@ -15,17 +21,31 @@ from dominus.api.errors import error_response
 from dominus.jobs.json_limits import MAX_JSON_DEPTH, text_nests_deeper_than, too_deep_message
 
 
-class RequestLimitsMiddleware:
-    """Answers 422 `invalid_request` to an HTTP request whose body nests too deep."""
+class BodyTooLargeError(Exception):
+    """The body passed the limit (raised while reading it, never out of the middleware)."""
 
-    def __init__(self, app: ASGIApp) -> None:
+
+class RequestLimitsMiddleware:
+    """Answers 413 `payload_too_large` to an HTTP request whose body is over `max_body_bytes`
+    and 422 `invalid_request` to one whose body nests too deep."""
+
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
         self.app = app
+        self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        body = await _read_body(receive)
+        try:
+            body = await self._read_body(scope, receive)
+        except BodyTooLargeError:
+            message = (
+                f"the request body is over the limit of {self.max_body_bytes:,} bytes "
+                "(DOMINUS_MAX_BODY_BYTES)"
+            )
+            await error_response(413, "payload_too_large", message)(scope, receive, send)
+            return
         if body is None:
             return  # the client went away before it finished sending
         if text_nests_deeper_than(body, MAX_JSON_DEPTH):
@@ -34,17 +54,36 @@ class RequestLimitsMiddleware:
             return
         await self.app(scope, _replay(body, receive), send)
 
+    async def _read_body(self, scope: Scope, receive: Receive) -> bytes | None:
+        """The whole body; None if the client disconnected first. Raises BodyTooLargeError
+        before reading a byte when Content-Length is over the limit, else as soon as what
+        arrived is."""
+        declared = _content_length(scope)
+        if declared is not None and declared > self.max_body_bytes:
+            raise BodyTooLargeError
+        chunks: list[bytes] = []
+        received = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            received += len(chunk)
+            if received > self.max_body_bytes:
+                raise BodyTooLargeError
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
 
-async def _read_body(receive: Receive) -> bytes | None:
-    """The whole body; None if the client disconnected first."""
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            return b"".join(chunks)
+
+def _content_length(scope: Scope) -> int | None:
+    """The declared length, if the first declaration is a number (servers refuse bodies whose
+    framing disagrees with it; without one, the bytes are counted as they arrive)."""
+    for name, value in scope.get("headers", ()):
+        if name.lower() == b"content-length":
+            text = bytes(value).decode("latin-1").strip()
+            return int(text) if text.isascii() and text.isdigit() else None
+    return None
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
-from dominus.pipeline.model import MAX_INPUT_NAMES, CloseoutDomain, NameText
+from dominus.pipeline.model import MAX_INPUT_NAMES, CloseoutDomain, NameText, check_input_size
 
 
 def _at_least_one_name() -> list[JsonValue]:
@@ -34,6 +34,11 @@ class RunRequest(BaseModel):
         description="Domains, or objects with the closeout list's facts.",
     )
 
+    @model_validator(mode="after")
+    def _not_too_big(self) -> RunRequest:
+        check_input_size(len(self.keywords) + len(self.brandableNames) + len(self.closeoutDomains))
+        return self
+
 
 class RunCreated(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
@@ -44,7 +49,9 @@ class RunCreated(BaseModel):
     links: dict[str, str] = Field(alias="_links")
 
 
-class RunOut(BaseModel):
+class RunSummaryOut(BaseModel):
+    """A run in a listing: everything but its input, which it counts."""
+
     run_id: int
     job_id: int | None
     status: str
@@ -60,11 +67,17 @@ class RunOut(BaseModel):
     error: str | None
     weight_set_id: int | None
     weights: dict[str, Any] | None
+    input_summary: dict[str, int] = Field(
+        description="How many names each input list holds (`keywords`, `brandable`, `closeout`)."
+    )
+
+
+class RunOut(RunSummaryOut):
     input: dict[str, Any]
 
 
 class RunPage(BaseModel):
-    items: list[RunOut]
+    items: list[RunSummaryOut]
     next_cursor: int | None
 
 

@@ -55,7 +55,9 @@ class EnqueueBody(BaseModel):
     timeout_seconds: TimeoutSeconds | None = None
 
 
-class JobOut(BaseModel):
+class JobSummaryOut(BaseModel):
+    """A job in a listing: everything but its payload and result (`GET /jobs/{id}` has them)."""
+
     id: int
     type: str
     status: JobStatus
@@ -63,8 +65,6 @@ class JobOut(BaseModel):
     attempts: int
     max_attempts: int
     failure_count: int
-    payload: dict[str, Any]
-    result: Any = None
     last_error: str | None = None
     progress: dict[str, Any] | None = None
     dedupe_key: str | None = None
@@ -79,8 +79,13 @@ class JobOut(BaseModel):
     locked_by: str | None = None
 
 
+class JobOut(JobSummaryOut):
+    payload: dict[str, Any]
+    result: Any = None
+
+
 class JobPage(BaseModel):
-    items: list[JobOut]
+    items: list[JobSummaryOut]
     next_cursor: int | None = Field(
         default=None, description="Pass as `cursor` for the next (older) page; null at the end."
     )

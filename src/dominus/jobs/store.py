@@ -68,8 +68,11 @@ class JobStore(Protocol):
         before_id: int | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
+        with_payload_and_result: bool = True,
     ) -> list[Job]:
-        """Newest first (by id); `before_id` pages towards older jobs."""
+        """Newest first (by id); `before_id` pages towards older jobs. Without payload and
+        result, those two are not read (the jobs carry `{}` and None): a page of summaries stays
+        small whatever the jobs hold."""
         ...
 
     def job_events(self, job_id: int) -> list[JobEvent]:

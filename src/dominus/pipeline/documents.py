@@ -43,8 +43,10 @@ def is_finished(run: RunRecord, job: Job | None) -> bool:
 
 
 def run_document(run: RunRecord, job: Job | None = None) -> dict[str, Any]:
+    """The run; with its whole `input` unless it was read by a listing (`input` None), which
+    carries only `input_summary`, the length of each input list."""
     summary = run.summary or {}
-    return {
+    document = {
         "run_id": run.id,
         "job_id": run.job_id,
         "status": effective_status(run, job).value,
@@ -60,8 +62,11 @@ def run_document(run: RunRecord, job: Job | None = None) -> dict[str, Any]:
         "error": run.error,
         "weight_set_id": run.weight_set_id,
         "weights": run.weights,
-        "input": run.input,
+        "input_summary": run.input_counts,
     }
+    if run.input is not None:
+        document["input"] = run.input
+    return document
 
 
 def candidate_document(row: dict[str, Any]) -> dict[str, Any]:

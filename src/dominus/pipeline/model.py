@@ -17,6 +17,8 @@ from pydantic import (
 
 from dominus.jobs.client import integral_floats_as_ints
 
+# Names a run takes, all lists together: past this a run's stages outgrow their time budgets
+# (PIPELINE_STAGE_BUDGET_MAX_MS), and its input row its purpose.
 MAX_INPUT_NAMES = 100_000
 # An input name: any text (stage 1 records the invalid ones), but not NUL, which PostgreSQL
 # cannot store, and not longer than any domain could be after trimming.
@@ -60,6 +62,11 @@ class CloseoutDomain(BaseModel):
     wayback: Count | None = Field(default=None, description="Archive snapshots.")
 
 
+def check_input_size(names: int) -> None:
+    if names > MAX_INPUT_NAMES:
+        raise ValueError(f"a run takes at most {MAX_INPUT_NAMES:,} names in all, got {names:,}")
+
+
 class RunInput(BaseModel):
     """The names a run starts from. At least one list must be non-empty."""
 
@@ -70,9 +77,10 @@ class RunInput(BaseModel):
     closeout: list[CloseoutDomain] = Field(default_factory=list, max_length=MAX_INPUT_NAMES)
 
     @model_validator(mode="after")
-    def _not_empty(self) -> RunInput:
+    def _not_empty_nor_too_big(self) -> RunInput:
         if not (self.keywords or self.brandable or self.closeout):
             raise ValueError("give at least one keyword, brandable name or closeout domain")
+        check_input_size(self.size())
         return self
 
     def size(self) -> int:

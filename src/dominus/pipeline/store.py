@@ -10,7 +10,17 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, func, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    Integer,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from dominus.db.errors import database_errors
@@ -26,6 +36,8 @@ from dominus.pipeline.model import RunInput, RunStatus, Stage
 
 BATCH_SIZE = 500
 MAX_ID = 2**63 - 1
+# The lists of a run's input (RunInput's fields), counted in run listings.
+INPUT_LISTS = ("keywords", "brandable", "closeout")
 
 
 class RunNotFoundError(DominusError):
@@ -37,7 +49,10 @@ class RunRecord:
     id: int
     job_id: int | None
     status: RunStatus
-    input: dict[str, Any]
+    # None when the run comes from `list_runs`, which reads only `input_counts`: an input can
+    # be megabytes, a page of runs must not be.
+    input: dict[str, Any] | None
+    input_counts: dict[str, int]
     providers: str
     created_at: datetime
     started_at: datetime | None
@@ -52,6 +67,8 @@ class RunRecord:
 
     @property
     def run_input(self) -> RunInput:
+        if self.input is None:
+            raise ValueError(f"run {self.id} was read without its input (a listing)")
         return RunInput.model_validate(self.input)
 
 
@@ -108,10 +125,16 @@ class PipelineStore:
             return _run_of(_one_run(connection, run_id))
 
     def list_runs(self, *, limit: int = 50, before_id: int | None = None) -> list[RunRecord]:
-        query = select(pipeline_runs).order_by(pipeline_runs.c.id.desc()).limit(limit)
-        if before_id is not None:
-            query = query.where(pipeline_runs.c.id < min(before_id, MAX_ID))
+        """Newest first, without their inputs (`input` None): the database counts each list."""
         with database_errors(), self.engine.connect() as connection:
+            counts = [
+                _input_count(connection.dialect.name, name).label(f"input_{name}")
+                for name in INPUT_LISTS
+            ]
+            columns = [column for column in pipeline_runs.c if column.name != "input"]
+            query = select(*columns, *counts).order_by(pipeline_runs.c.id.desc()).limit(limit)
+            if before_id is not None:
+                query = query.where(pipeline_runs.c.id < min(before_id, MAX_ID))
             return [_run_of(row._mapping) for row in connection.execute(query)]
 
     def start_run(self, run_id: int, now: datetime) -> RunRecord:
@@ -313,12 +336,27 @@ def _one_run(connection: Connection, run_id: int) -> Any:
     return row._mapping
 
 
+def _input_count(dialect: str, name: str) -> ColumnElement[int]:
+    """The length of one list of a run's input, computed by the database."""
+    if dialect == "postgresql":
+        length = func.jsonb_array_length(pipeline_runs.c.input.op("->")(name), type_=Integer)
+    else:
+        length = func.json_array_length(pipeline_runs.c.input, f"$.{name}", type_=Integer)
+    return func.coalesce(length, 0, type_=Integer)
+
+
 def _run_of(row: Any) -> RunRecord:
+    full_input = row.get("input")
+    if full_input is not None:
+        counts = {name: len(full_input.get(name) or ()) for name in INPUT_LISTS}
+    else:
+        counts = {name: row[f"input_{name}"] for name in INPUT_LISTS}
     return RunRecord(
         id=row["id"],
         job_id=row["job_id"],
         status=RunStatus(row["status"]),
-        input=row["input"],
+        input=full_input,
+        input_counts=counts,
         providers=row["providers"],
         created_at=row["created_at"],
         started_at=row["started_at"],

@@ -16,6 +16,7 @@ from dominus.api.schemas import (
     IsoDateTime,
     JobOut,
     JobPage,
+    JobSummaryOut,
 )
 from dominus.api.services import ApiServices, services
 from dominus.api.stream_limits import EventStreamResponse
@@ -32,6 +33,12 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+# Endpoints that take a body (the limit applies to every request; only these expect one).
+TOO_LARGE: dict[int | str, dict[str, Any]] = {
+    413: {"model": ErrorBody, "description": "A body over DOMINUS_MAX_BODY_BYTES"}
+}
+
+
 def with_errors(responses: dict[int | str, dict[str, Any]]) -> dict[int | str, dict[str, Any]]:
     return responses | ERRORS
 
@@ -45,7 +52,8 @@ def job_out(job: Job) -> JobOut:
     status_code=202,
     response_model=JobOut,
     responses=with_errors(
-        {
+        TOO_LARGE
+        | {
             200: {"model": JobOut, "description": "An active job with that dedupe key"},
             400: {"model": ErrorBody, "description": "A body that is not even text"},
         }
@@ -82,7 +90,8 @@ def list_jobs(
         int | None, Query(ge=1, description="`next_cursor` of the page before.")
     ] = None,
 ) -> JobPage:
-    """Jobs, newest first, a page at a time."""
+    """Jobs, newest first, a page at a time: each without its payload and result, which
+    `GET /jobs/{id}` returns."""
     response.headers.update(NO_STORE)
     jobs = api.store.list_jobs(
         status=status,
@@ -91,9 +100,11 @@ def list_jobs(
         before_id=cursor,
         created_after=_utc_filter("created_after", created_after),
         created_before=_utc_filter("created_before", created_before),
+        with_payload_and_result=False,
     )
     next_cursor = jobs[-1].id if len(jobs) == limit else None
-    return JobPage(items=[job_out(job) for job in jobs], next_cursor=next_cursor)
+    items = [JobSummaryOut.model_validate(job_document(job)) for job in jobs]
+    return JobPage(items=items, next_cursor=next_cursor)
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut, responses=ERRORS)

@@ -8,8 +8,15 @@ from fastapi import APIRouter, Depends, Path, Query, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from dominus.api.errors import error_response
-from dominus.api.routes.jobs import ERRORS, NO_STORE, job_out, with_errors
-from dominus.api.run_schemas import CandidateOut, RunCreated, RunOut, RunPage, RunRequest
+from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, job_out, with_errors
+from dominus.api.run_schemas import (
+    CandidateOut,
+    RunCreated,
+    RunOut,
+    RunPage,
+    RunRequest,
+    RunSummaryOut,
+)
 from dominus.api.run_streaming import run_stream
 from dominus.api.schemas import ErrorBody, JobOut
 from dominus.api.services import ApiServices, services
@@ -33,7 +40,9 @@ def run_out(api: ApiServices, run: RunRecord) -> RunOut:
     "/runs",
     status_code=202,
     response_model=RunCreated,
-    responses=with_errors({400: {"model": ErrorBody, "description": "No input at all"}}),
+    responses=with_errors(
+        TOO_LARGE | {400: {"model": ErrorBody, "description": "No input at all"}}
+    ),
 )
 def create_run(body: RunRequest, api: Services) -> Any:
     """Start a pipeline run (a PIPELINE_RUN job): 202 with `Location: /api/v1/runs/{runId}`."""
@@ -73,11 +82,15 @@ def list_runs(
         int | None, Query(ge=1, description="`next_cursor` of the page before.")
     ] = None,
 ) -> RunPage:
-    """Runs, newest first."""
+    """Runs, newest first, each with the size of its input lists (`input_summary`); the
+    input itself is in `GET /runs/{id}`."""
     response.headers.update(NO_STORE)
     runs = api.runs.list_runs(limit=limit, before_id=cursor)
     next_cursor = runs[-1].id if len(runs) == limit else None
-    return RunPage(items=[run_out(api, run) for run in runs], next_cursor=next_cursor)
+    items = [
+        RunSummaryOut.model_validate(run_document(run, job_of_run(api.store, run))) for run in runs
+    ]
+    return RunPage(items=items, next_cursor=next_cursor)
 
 
 @router.get("/runs/{run_id}", response_model=RunOut, responses=ERRORS)

@@ -26,6 +26,7 @@ from dominus.jobs.sql.rows import (
     DEAD_LETTER_COLUMNS,
     EVENT_COLUMNS,
     JOB_COLUMNS,
+    SUMMARY_COLUMNS,
     dead_letter_from_row,
     event_from_row,
     job_from_row,
@@ -57,8 +58,11 @@ class JobFilters:
     created_before: datetime | None = None
 
 
-def list_jobs(connection: Connection, filters: JobFilters, limit: int) -> list[Job]:
-    query = select(*JOB_COLUMNS).order_by(job_queue.c.id.desc()).limit(limit)
+def list_jobs(
+    connection: Connection, filters: JobFilters, limit: int, with_payload_and_result: bool = True
+) -> list[Job]:
+    columns = JOB_COLUMNS if with_payload_and_result else SUMMARY_COLUMNS
+    query = select(*columns).order_by(job_queue.c.id.desc()).limit(limit)
     if filters.status is not None:
         query = query.where(job_queue.c.status == filters.status.value)
     if filters.job_type is not None:

@@ -19,6 +19,10 @@ from dominus.jobs.model import (
 )
 
 JOB_COLUMNS = tuple(job_queue.c)
+# A job without the two documents its handler's caller and the handler decide the size of.
+SUMMARY_COLUMNS = tuple(
+    column for column in job_queue.c if column.name not in {"payload", "result"}
+)
 EVENT_COLUMNS = tuple(job_events.c)
 DEAD_LETTER_COLUMNS = tuple(dead_letter_jobs.c)
 
@@ -28,7 +32,7 @@ def job_from_row(row: Row[Any]) -> Job:
     return Job(
         id=values["id"],
         job_type=values["job_type"],
-        payload=values["payload"],
+        payload=values.get("payload", {}),  # not read for summaries (SUMMARY_COLUMNS)
         status=JobStatus(values["status"]),
         priority=values["priority"],
         attempts=values["attempts"],
@@ -42,7 +46,7 @@ def job_from_row(row: Row[Any]) -> Job:
         heartbeat_at=values["heartbeat_at"],
         cancel_requested_at=values["cancel_requested_at"],
         locked_by=values["locked_by"],
-        result=values["result"],
+        result=values.get("result"),
         last_error=values["last_error"],
         progress=values["progress"],
         dedupe_key=values["dedupe_key"],
@@ -70,7 +74,7 @@ def dead_letter_from_row(row: Row[Any]) -> DeadLetterEntry:
         id=values["id"],
         job_id=values["job_id"],
         job_type=values["job_type"],
-        payload=values["payload"],
+        payload=values.get("payload", {}),  # not read for summaries (SUMMARY_COLUMNS)
         attempts=values["attempts"],
         errors=[attempt_error_from_json(item) for item in values["errors"]],
         last_error=values["last_error"],

@@ -104,11 +104,14 @@ class SqlJobStore:
         before_id: int | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
+        with_payload_and_result: bool = True,
     ) -> list[Job]:
         if job_type is not None and "\x00" in job_type:
             return []  # no job has one (enqueue refuses NUL), and PostgreSQL cannot compare it
         filters = admin.JobFilters(status, job_type, before_id, created_after, created_before)
-        return self._read(lambda conn: admin.list_jobs(conn, filters, limit))
+        return self._read(
+            lambda conn: admin.list_jobs(conn, filters, limit, with_payload_and_result)
+        )
 
     def job_events(self, job_id: int) -> list[JobEvent]:
         return self._read(lambda conn: admin.job_events_of(conn, job_id))
