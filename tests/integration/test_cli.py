@@ -1114,3 +1114,61 @@ def test_runs_list_counts_inputs_and_a_run_takes_at_most_100000_names(
     too_many = cli.run("run", "-k", names, "-b", names, "-c", names, env=offline)
     assert_bad_input(too_many, "at most 100,000 names in all, got 120,000")
     assert len(cli.ok("runs", "list", "--json").json()) == 1
+
+
+CLOSEOUT_CASES = {
+    "nul-in-domain": (b"domain,age\nab\x00c.com,3\n", "line 2: contains a NUL character"),
+    "age-over-200": (
+        b"domain,age\nabc.com,250\n",
+        "line 2: age: Input should be less than or equal to 200",
+    ),
+    "huge-backlinks": (
+        b"domain,backlinks\nabc.com," + b"1" + b"0" * 30 + b"\n",
+        "line 2: backlinks:",
+    ),
+    "domain-over-300": (
+        b"domain\n" + b"a" * 301 + b".com\n",
+        "line 2: domain: String should have at most 300",
+    ),
+    "field-over-128-kib": (
+        b'domain,age\n"' + b"a" * 140_000 + b'",1\n',
+        "line 2: a field is longer than 131,072",
+    ),
+    "unbalanced-quote": (b'domain\nok.com\n"abc.com\n', "line 3: a quote is not closed"),
+    "unbalanced-quote-2-columns": (
+        b'domain,age\n"abc.com,3\nxyz.com,4\n',
+        "line 2: a quote is not closed",
+    ),
+    "text-after-quote": (b'domain\n"abc".com\n', "line 2: text after the closing quote"),
+    "not-utf-8": (b"domain\nok.com\nab\xffc.com\n", "line 3: not UTF-8 text"),
+}
+
+
+def test_run_refuses_a_bad_closeout_csv_with_one_line_naming_the_line(
+    cli: Cli, tmp_path: Path
+) -> None:
+    commands = []
+    for name, (content, _) in CLOSEOUT_CASES.items():
+        path = tmp_path / f"{name}.csv"
+        path.write_bytes(content)
+        commands.append(("run", "--closeout-csv", str(path), "--sync"))
+    too_long = "a" * 400
+    commands.append(("run", "-c", too_long, "--sync"))
+    commands.append(("run", "-k", f"gym,{too_long}", "--sync"))
+    results = cli.run_many(*commands, timeout=60)
+    csv_results = results[: len(CLOSEOUT_CASES)]
+    for result, (name, (_, fragment)) in zip(csv_results, CLOSEOUT_CASES.items(), strict=True):
+        assert_bad_input(result, f"{name}.csv, {fragment}")
+    assert_bad_input(results[-2], "invalid run input: domain: String should have at most 300")
+    assert_bad_input(results[-1], "invalid run input: keywords.1: String should have at most 300")
+    assert cli.ok("runs", "list", "--json").json() == []
+
+
+def test_enqueue_from_a_file_that_is_not_utf8_names_the_line(
+    cli: Cli, store: SqlJobStore, tmp_path: Path
+) -> None:
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(b'{"seconds": 1}\n{"message": "caf\xe9"}\n')
+    result = cli.diag("enqueue", "diag.sleep", "--from-file", str(path))
+    assert_bad_input(result, "latin1.jsonl line 2 is not UTF-8 text")
+    assert store.list_jobs() == []

@@ -14,7 +14,7 @@ from dominus.cli.runtime import open_runtime
 from dominus.errors import InvalidJobOptionError, InvalidPayloadError
 from dominus.jobs.client import EnqueueRequest
 from dominus.jobs.documents import job_document
-from dominus.jobs.json_limits import loads_limited
+from dominus.jobs.json_limits import MAX_PAYLOAD_BYTES, loads_limited
 from dominus.jobs.model import NewJob
 from dominus.jobs.store import JobStore
 
@@ -114,14 +114,28 @@ def _parse_time(text: str | None) -> datetime | None:
 
 
 def _read_payloads(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """Each non-blank line's payload. Lines are read one at a time (at most a payload's size
+    plus its line break), decoded one at a time, so an error names its line."""
+    payloads = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        with path.open("rb") as file:
+            raw_lines = iter(lambda: file.readline(MAX_PAYLOAD_BYTES + 2), b"")
+            for number, raw in enumerate(raw_lines, start=1):
+                where = f"{path} line {number}"
+                if len(raw.rstrip(b"\r\n")) > MAX_PAYLOAD_BYTES:  # the read stopped mid-line
+                    raise InvalidPayloadError(
+                        f"{where} is over the limit of {MAX_PAYLOAD_BYTES:,} bytes for a payload"
+                    )
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise InvalidPayloadError(
+                        f"{where} is not UTF-8 text ({error.reason})"
+                    ) from None
+                if line.strip():
+                    payloads.append((number, _parse_payload(line, where)))
     except OSError as error:
         raise InvalidPayloadError(f"cannot read {path}: {error.strerror}") from None
-    payloads = []
-    for number, line in enumerate(lines, start=1):
-        if line.strip():
-            payloads.append((number, _parse_payload(line, f"{path} line {number}")))
     return payloads
 
 

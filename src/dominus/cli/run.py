@@ -88,16 +88,22 @@ def build_input(
         if keywords or brandable or closeout or closeout_csv:
             raise RunInputError("--sample takes no other input")
         return RunInput.model_validate(json.loads(SAMPLE_INPUT_PATH.read_text(encoding="utf-8")))
-    closeouts = [CloseoutDomain(domain=name) for name in _split(closeout)]
-    if closeout_csv is not None:
-        closeouts += read_closeout_csv(closeout_csv)
+    closeouts = read_closeout_csv(closeout_csv) if closeout_csv is not None else []
     try:
+        closeouts = [CloseoutDomain(domain=name) for name in _split(closeout)] + closeouts
         return RunInput(keywords=_split(keywords), brandable=_split(brandable), closeout=closeouts)
     except ValidationError as error:
-        problems = "; ".join(
-            str(issue["msg"]).removeprefix("Value error, ") for issue in error.errors()
-        )
-        raise RunInputError(f"invalid run input: {problems}") from None
+        raise RunInputError(f"invalid run input: {_problems(error)}") from None
+
+
+def _problems(error: ValidationError) -> str:
+    """`-k`'s third name: `keywords.2: String should have at most 300 characters`."""
+    problems = []
+    for issue in error.errors():
+        where = ".".join(str(part) for part in issue["loc"])
+        message = str(issue["msg"]).removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return "; ".join(problems)
 
 
 def _split(values: str | None) -> list[str]:

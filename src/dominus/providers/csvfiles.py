@@ -1,10 +1,18 @@
-"""Reading the small CSV data files providers load (marks, keywords, sales, RDAP records).
+"""Reading the CSV files DOMINUS loads (marks, keywords, sales, RDAP records, closeout lists).
 
-Rules shared by every loader, so an operator's hand-edited file fails loudly and precisely:
-UTF-8 (a BOM is tolerated, spreadsheets add one), blank lines and lines starting with `#` are
-skipped anywhere, the first other line is the header and must name every required column, and
-any bad row raises ProviderDataError with the file and line number rather than being dropped.
-Records spanning several lines (quoted newlines) are not supported; these files never need them.
+Rules shared by every loader, so an operator's hand-edited file fails loudly and precisely, with
+the file and line number, and never as a traceback or silently:
+
+- UTF-8 (a BOM is tolerated, spreadsheets add one), decoded line by line so that a bad byte is
+  reported at its line; the file is read as a stream, never whole.
+- Blank lines and lines starting with `#` are skipped anywhere; the first other line is the
+  header and must name every required column (and no unknown one).
+- Strict CSV: a quote that is never closed is an error (the lenient reader took the rest of the
+  line as one field), as is text after a closing quote. Records spanning several lines (quoted
+  newlines) are not supported; these files never need them.
+- No NUL character (PostgreSQL cannot store one), no field over csv's field limit (128 KiB), no
+  line over MAX_LINE_BYTES.
+- Any bad row raises ProviderDataError rather than being dropped.
 """
 
 from __future__ import annotations
@@ -16,6 +24,10 @@ from datetime import date
 from pathlib import Path
 
 from dominus.providers.errors import ProviderDataError
+
+_BOM = "\ufeff".encode()
+# No line of these files is anywhere near this; a longer one is not what it claims to be.
+MAX_LINE_BYTES = 1_048_576
 
 
 def read_text(path: Path) -> str:
@@ -37,13 +49,67 @@ def data_lines(text: str) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
+def file_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line without its end) of the UTF-8 text file at `path`, read as a
+    stream and decoded line by line."""
+    try:
+        with path.open("rb") as file:
+            # Bounded reads: a file without line breaks is not read whole to find the first.
+            raw_lines = iter(lambda: file.readline(MAX_LINE_BYTES + 1), b"")
+            for number, raw in enumerate(raw_lines, start=1):
+                if len(raw) > MAX_LINE_BYTES:
+                    raise ProviderDataError(
+                        path, f"line longer than {MAX_LINE_BYTES:,} bytes", number
+                    )
+                yield number, _decoded(path, number, raw.removeprefix(_BOM) if number == 1 else raw)
+    except FileNotFoundError:
+        raise ProviderDataError(path, "file not found") from None
+    except OSError as exc:
+        raise ProviderDataError(path, f"cannot read ({exc.strerror or exc})") from exc
+
+
+def _decoded(path: Path, number: int, raw: bytes) -> str:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProviderDataError(path, f"not UTF-8 text ({exc.reason})", number) from None
+    return line.removesuffix("\n").removesuffix("\r")
+
+
+def csv_fields(path: Path, number: int, line: str) -> list[str]:
+    """The stripped fields of one CSV line, strictly parsed."""
+    if "\x00" in line:
+        raise ProviderDataError(path, "contains a NUL character", number)
+    try:
+        fields = next(csv.reader([line], strict=True))
+    except csv.Error as exc:
+        raise ProviderDataError(path, _csv_problem(exc), number) from None
+    return [field.strip() for field in fields]
+
+
+def _csv_problem(error: csv.Error) -> str:
+    message = str(error)
+    if "unexpected end of data" in message:
+        return "a quote is not closed (quoted fields cannot span lines)"
+    if "field larger than field limit" in message:
+        return f"a field is longer than {csv.field_size_limit():,} characters"
+    if "expected after" in message:
+        return "text after the closing quote of a field"
+    if "new-line character" in message:
+        return "a carriage return inside a line"
+    return f"malformed CSV ({message})"
+
+
 def read_rows(
     path: Path, required: Sequence[str], optional: Sequence[str] = ()
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """(line number, {column: stripped value}) for each data row of the CSV file at `path`."""
     header: list[str] | None = None
-    for number, line in data_lines(read_text(path)):
-        fields = [field.strip() for field in next(csv.reader([line]))]
+    for number, line in file_lines(path):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        fields = csv_fields(path, number, line)
         if header is None:
             header = [name.lower() for name in fields]
             missing = [name for name in required if name not in header]

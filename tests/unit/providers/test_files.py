@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from dominus.pipeline.closeout_csv import read_closeout_csv
 from dominus.providers.comparable_sales import load_comparable_sales
 from dominus.providers.dns import RegisteredNamesDns
 from dominus.providers.errors import ProviderDataError
@@ -212,3 +213,53 @@ def test_bundled_bootstrap_covers_common_tlds() -> None:
     )
     assert nested.base_urls("shop.co.uk") == ["https://co.example/"]
     assert nested.base_urls("shop.org.uk") == ["https://uk.example/"]
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"mark\nab\x00c\n", "line 2: contains a NUL character"),
+        (b'mark,owner\n"Apple,Apple Inc.\n', "line 2: a quote is not closed"),
+        (b'mark\n"Apple\nInc."\n', "line 2: a quote is not closed"),  # no multi-line records
+        (b'mark\n"Apple"Inc\n', "line 2: text after the closing quote"),
+        (b"mark\nApple\rNike\n", "line 2: a carriage return inside a line"),
+        (b'mark\n"' + b"x" * 131_073 + b'"\n', "line 2: a field is longer than 131,072"),
+        (b"mark\nApple\n# caf\xe9\nNik\xe9\n", "line 3: not UTF-8 text"),
+        (b"mark\n" + b"x" * (1_048_576 + 1), "line 2: line longer than 1,048,576 bytes"),
+    ],
+    ids=[
+        "nul",
+        "open-quote",
+        "quoted-newline",
+        "after-quote",
+        "cr",
+        "long-field",
+        "latin-1",
+        "long",
+    ],
+)
+def test_the_shared_reader_refuses_malformed_csv_naming_the_line(
+    tmp_path: Path, content: bytes, problem: str
+) -> None:
+    path = tmp_path / "marks.csv"
+    path.write_bytes(content)
+    with pytest.raises(ProviderDataError) as caught:
+        load_marks(path)
+    assert caught.value.message.startswith(f"{path}, {problem}")
+
+
+def test_quoted_fields_and_crlf_line_ends_still_read(tmp_path: Path) -> None:
+    path = write(tmp_path, 'mark,owner\r\n"Nike","Nike, Inc."\r\n"say ""hi""",x\r\n', bom=True)
+    assert [(mark.mark, mark.owner) for mark in load_marks(path)] == [
+        ("Nike", "Nike, Inc."),
+        ('say "hi"', "x"),
+    ]
+
+
+def test_a_closeout_csv_longer_than_a_run_takes_stops_at_the_first_row_too_many(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "domain\n" + "".join(f"d{index}.com\n" for index in range(10)))
+    assert len(read_closeout_csv(path, max_rows=10)) == 10
+    with pytest.raises(ProviderDataError, match="line 5: more than 3 domains, the most a run"):
+        read_closeout_csv(path, max_rows=3)
