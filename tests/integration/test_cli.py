@@ -286,13 +286,17 @@ INVALID_SETTINGS = [
         ["JOB_HEARTBEAT_INTERVAL_MS must be smaller than JOB_MAX_RUNNING_AGE_MS"],
     ),
     ({"DATABASE_URL": "mysql://localhost/dominus"}, ["DATABASE_URL", "mysql"]),
+    (
+        {"DATABASE_URL": "postgresql+psycopg://u@h:abc/db"},
+        ["DATABASE_URL is not a valid database URL", "h:abc"],
+    ),
 ]
 
 
 @pytest.mark.parametrize(
     ("settings", "fragments"),
     INVALID_SETTINGS,
-    ids=["concurrency-0", "poll-interval-1", "heartbeat-vs-age", "mysql"],
+    ids=["concurrency-0", "poll-interval-1", "heartbeat-vs-age", "mysql", "port-not-a-number"],
 )
 def test_invalid_settings_exit_2_naming_the_variable(
     cli: Cli, store: SqlJobStore, settings: dict[str, str], fragments: list[str]

@@ -382,6 +382,8 @@ def test_the_same_database_is_refused(
     [
         ("mysql://localhost/dominus", "sqlite:///x.db", "source must be a sqlite:///"),
         ("sqlite:///x.db", "not a url", "target is not a valid database URL"),
+        ("postgresql+psycopg://u@h:abc/db", "sqlite:///x.db", "source is not a valid database"),
+        ("sqlite:///x.db", "postgresql+psycopg://u@h:abc/db", "target is not a valid database"),
         ("sqlite:///x.db", "sqlite://", "target must be a SQLite file, not an in-memory"),
         ("sqlite:///x.db", "sqlite:///:memory:", "target must be a SQLite file, not an in-memory"),
     ],
@@ -389,6 +391,14 @@ def test_the_same_database_is_refused(
 def test_bad_urls_are_refused(source: str, target: str, fragment: str) -> None:
     with pytest.raises(ConfigurationError, match=fragment):
         copy_database(source, target)
+
+
+def test_a_non_numeric_port_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    bad = "postgresql+psycopg://u@h:abc/db"
+    for args in (("--from", source, "--to", bad), ("--from", bad, "--to", source)):
+        ran = run_dominus(tmp_path, "db", "copy", *args)
+        assert_one_line_error(ran, "is not a valid database URL", "h:abc")
 
 
 def test_target_at_an_unknown_revision_is_refused(

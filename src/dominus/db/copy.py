@@ -33,11 +33,10 @@ from pathlib import Path
 
 from alembic.util.exc import CommandError
 from sqlalchemy import Connection, Engine, Table, func, inspect, select, text
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.engine import URL
 
 from dominus.db import migrate
-from dominus.db.engine import create_database_engine, read_only
+from dominus.db.engine import create_database_engine, parse_database_url, read_only
 from dominus.db.errors import database_errors
 from dominus.db.schema import metadata
 from dominus.errors import (
@@ -101,10 +100,7 @@ def copy_database(
 
 
 def _parse(url: str, role: str) -> URL:
-    try:
-        parsed = make_url(url)
-    except ArgumentError as error:
-        raise ConfigurationError(f"the {role} is not a valid database URL: {url!r}") from error
+    parsed = parse_database_url(url, f"the {role}")
     if parsed.get_backend_name() not in BACKENDS:
         raise ConfigurationError(
             f"the {role} must be a sqlite:/// or postgresql+psycopg:// URL, "

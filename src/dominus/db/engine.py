@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import ConnectionPoolEntry
@@ -32,10 +32,7 @@ def create_database_engine(
 ) -> Engine:
     """Create the engine for `url` (a `sqlite:///path` or `postgresql+psycopg://...` URL).
     `setting` names where the URL came from, for error messages."""
-    try:
-        parsed = make_url(url)
-    except ArgumentError as error:
-        raise ConfigurationError(f"{setting} is not a valid database URL: {url!r}") from error
+    parsed = parse_database_url(url, setting)
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         return _create_sqlite_engine(url, busy_timeout_ms, setting)
@@ -46,6 +43,15 @@ def create_database_engine(
     raise ConfigurationError(
         f"{setting} must be a sqlite:/// or postgresql+psycopg:// URL, got backend {backend!r}"
     )
+
+
+def parse_database_url(url: str, setting: str) -> URL:
+    """`url` parsed, or a ConfigurationError naming `setting`. SQLAlchemy raises ArgumentError
+    for most malformed URLs but a plain ValueError for a port that is not a number."""
+    try:
+        return make_url(url)
+    except (ArgumentError, ValueError) as error:
+        raise ConfigurationError(f"{setting} is not a valid database URL: {url!r}") from error
 
 
 def sqlite_path(engine: Engine) -> Path | None:
