@@ -47,6 +47,14 @@ class CopyRefusedError(DominusError):
 class DatabaseError(DominusError):
     """The database could not be reached or used."""
 
+    def __init__(self, message: str | None = None, *, detail: str | None = None) -> None:
+        super().__init__(message)
+        # The driver's own words: for logs only, since they can name hosts, users and paths.
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return f"{self.message}: {self.detail}" if self.detail else self.message
+
 
 class DatabaseBusyError(DatabaseError):
     """The database stayed locked by another writer for longer than the busy timeout."""

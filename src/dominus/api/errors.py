@@ -84,9 +84,11 @@ async def _dominus_error(_request: Request, error: DominusError) -> JSONResponse
                 headers = {"Retry-After": str(QUEUE_FULL_RETRY_AFTER_SECONDS)}
             elif status == 503:
                 headers = {"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)}
+                # The driver's text (in `str(error)`) is for the operator's log only: it can name
+                # hosts, users and paths. The client gets the message, in DOMINUS's words.
                 log.warning("%s", error)
-            return error_response(status, code, str(error), headers)
-    return error_response(400, "bad_request", str(error))
+            return error_response(status, code, error.message, headers)
+    return error_response(400, "bad_request", error.message)
 
 
 async def _validation_error(_request: Request, error: RequestValidationError) -> JSONResponse:

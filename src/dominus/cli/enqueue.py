@@ -11,6 +11,7 @@ from sqlalchemy import Engine
 
 from dominus.cli.output import console, errors, print_json
 from dominus.cli.runtime import open_runtime
+from dominus.db.errors import database_errors
 from dominus.errors import InvalidJobOptionError, InvalidPayloadError
 from dominus.jobs.client import EnqueueRequest
 from dominus.jobs.documents import job_document
@@ -145,7 +146,7 @@ def _insert_in_batches(
     """All lines in one transaction (all or nothing), written in batches with progress."""
     created = 0
     show_progress = len(jobs) > FILE_BATCH_SIZE
-    with engine.begin() as connection:
+    with database_errors(), engine.begin() as connection:  # the commit can fail too (disk full)
         for start in range(0, len(jobs), FILE_BATCH_SIZE):
             chunk = jobs[start : start + FILE_BATCH_SIZE]
             results = store.enqueue(chunk, now, max_depth=max_depth, connection=connection)

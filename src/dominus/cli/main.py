@@ -4,8 +4,12 @@ invalid settings), 75 when the queue is full (try again later), 1 for database f
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import sys
+from typing import NoReturn
 
+import psycopg
 import typer
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -15,11 +19,14 @@ from dominus.cli.enqueue import enqueue
 from dominus.cli.run import run
 from dominus.cli.serve import serve
 from dominus.cli.worker import worker
+from dominus.db.errors import translated
 from dominus.errors import DatabaseError, DominusError, QueueFullError, SchemaNotMigratedError
 
 EXIT_BAD_INPUT = 2
 EXIT_TRY_LATER = 75  # EX_TEMPFAIL
 EXIT_FAILURE = 1
+
+log = logging.getLogger("dominus.cli")
 
 app = typer.Typer(
     name="dominus",
@@ -55,11 +62,18 @@ def main() -> None:
     try:
         app()
     except DominusError as error:
-        sys.stderr.write(f"error: {error}\n")
-        sys.exit(exit_code_for(error))
-    except SQLAlchemyError as error:  # a driver error that escaped translation: still one line
-        sys.stderr.write(f"error: database error: {error}\n")
-        sys.exit(EXIT_FAILURE)
+        fail(error)
+    except (SQLAlchemyError, sqlite3.Error, psycopg.Error) as error:
+        fail(translated(error))  # a driver error that escaped translation: still one line
+
+
+def fail(error: DominusError) -> NoReturn:
+    """One `error:` line in DOMINUS's words and the exit code. A database failure's driver text
+    (which names the host, user, file...) is logged just before it, at WARNING."""
+    if isinstance(error, DatabaseError) and error.detail:
+        log.warning("the database driver said: %s", error.detail)
+    sys.stderr.write(f"error: {error.message}\n")
+    sys.exit(exit_code_for(error))
 
 
 if __name__ == "__main__":

@@ -63,9 +63,9 @@ def ensure_migrated(engine: Engine) -> None:
     if current == head:
         return
     if current is None:
+        # No URL in the message: `/api/v1/ready` shows it to API clients (ADR 0011).
         raise SchemaNotMigratedError(
-            f"the database at {engine.url.render_as_string(hide_password=True)} has no DOMINUS "
-            "schema yet; run `dominus db upgrade` first"
+            "the database has no DOMINUS schema yet; run `dominus db upgrade` first"
         )
     raise SchemaNotMigratedError(
         f"the database schema is at revision {current} but this DOMINUS expects {head}; "

@@ -24,14 +24,11 @@ from typing import Any
 import psycopg
 from sqlalchemy import Engine
 
-from dominus.db.errors import database_errors
-from dominus.errors import DatabaseBusyError, DatabaseError
+from dominus.db.errors import database_errors, translated
 from dominus.jobs.metrics_model import DURATION_BUCKETS
 from dominus.jobs.model import AttemptOutcome, Job, JobStatus
 from dominus.jobs.sql import metrics
 from dominus.jobs.sql.sqlite_driver import JOB_FIELDS
-
-_BUSY_STATES = {"40001", "40P01", "55P03"}
 
 # Completes the batch (fenced on each claim) and adds the landed completions to the metrics in
 # the same statement, so a tick stays one round trip. Each duration falls in the first bucket
@@ -120,7 +117,7 @@ class PostgresLoopConnections:
             rows = claimed.fetchall()
         except psycopg.Error as error:
             self._recover(raw, error)
-            raise _translated(error) from error
+            raise translated(error) from error
         jobs = [_job(row) for row in rows]
         jobs.sort(key=lambda job: (-job.priority, job.run_at, job.id))
         return [outcome.claim.job_id in landed for outcome in outcomes], jobs
@@ -206,9 +203,3 @@ def _job(row: tuple[Any, ...]) -> Job:
         dedupe_key=row[19],
         timeout_seconds=row[20],
     )
-
-
-def _translated(error: psycopg.Error) -> DatabaseError:
-    if getattr(error, "sqlstate", None) in _BUSY_STATES:
-        return DatabaseBusyError(f"database busy: {error}")
-    return DatabaseError(f"database error: {error}")

@@ -22,8 +22,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from dominus.db.errors import database_errors, is_busy_error
-from dominus.errors import DatabaseBusyError, DatabaseError
+from dominus.db.errors import database_errors, is_busy_error, translated
 from dominus.jobs.model import AttemptOutcome, Job, JobStatus, NewJob
 from dominus.jobs.sql import metrics
 
@@ -223,7 +222,7 @@ class LoopConnections:
                 raise
         except sqlite3.Error as error:
             self._forget_if_broken(error)
-            raise _translated(error) from error
+            raise translated(error) from error
         return claimed
 
     def _connection(self) -> sqlite3.Connection:
@@ -242,9 +241,3 @@ class LoopConnections:
         self._local.pooled = None
         if pooled is not None:
             pooled.invalidate()
-
-
-def _translated(error: sqlite3.Error) -> DatabaseError:
-    if is_busy_error(error):
-        return DatabaseBusyError(f"database busy: {error}")
-    return DatabaseError(f"database error: {error}")
