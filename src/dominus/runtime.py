@@ -83,9 +83,12 @@ class Runtime:
         )
 
 
-def build_runtime(settings: Settings, *, require_migrated: bool = True) -> Runtime:
-    """Open the database of `settings` and (by default) refuse an un-migrated schema."""
-    engine = create_database_engine(settings.DATABASE_URL)
+def build_runtime(
+    settings: Settings, *, require_migrated: bool = True, create: bool = False
+) -> Runtime:
+    """Open the database of `settings` and (by default) refuse an un-migrated schema. A SQLite
+    file that does not exist is refused unless `create` (only `dominus db upgrade` creates)."""
+    engine = create_database_engine(settings.DATABASE_URL, sqlite_mode="rwc" if create else "rw")
     if require_migrated:
         ensure_migrated(engine)
     return Runtime(settings=settings, engine=engine)

@@ -18,7 +18,7 @@ app = typer.Typer(
 @app.command("upgrade")
 def upgrade() -> None:
     """Apply every pending migration (creates the database file on SQLite)."""
-    runtime = open_runtime(require_migrated=False)
+    runtime = open_runtime(require_migrated=False, create=True)
     before = migrate.current_revision(runtime.engine)
     migrate.upgrade(runtime.engine)
     after = migrate.current_revision(runtime.engine)

@@ -11,11 +11,12 @@ from dominus.runtime import Runtime, build_runtime
 __all__ = ["Runtime", "configure_logging", "open_runtime"]
 
 
-def open_runtime(*, require_migrated: bool = True) -> Runtime:
-    """Read the settings, open the database and (by default) refuse an un-migrated schema."""
+def open_runtime(*, require_migrated: bool = True, create: bool = False) -> Runtime:
+    """Read the settings, open the database and (by default) refuse an un-migrated schema and a
+    SQLite file that does not exist (`create`: make it)."""
     settings = load_settings()
     configure_logging(settings.DOMINUS_LOG_LEVEL)
-    return build_runtime(settings, require_migrated=require_migrated)
+    return build_runtime(settings, require_migrated=require_migrated, create=create)
 
 
 def configure_logging(level: str) -> None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import quote
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, Connection, make_url
@@ -26,16 +27,25 @@ from dominus.errors import ConfigurationError
 SQLITE_BUSY_TIMEOUT_MS = 5000
 READ_ONLY_OPTION = "dominus_read_only"
 
+# How a SQLite file is opened (SQLite's URI `mode`): "rwc" creates it (and its directory) when
+# missing, "rw" requires it to exist.
+SqliteMode = Literal["rwc", "rw"]
+
 
 def create_database_engine(
-    url: str, *, busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_MS, setting: str = "DATABASE_URL"
+    url: str,
+    *,
+    busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_MS,
+    setting: str = "DATABASE_URL",
+    sqlite_mode: SqliteMode = "rwc",
 ) -> Engine:
     """Create the engine for `url` (a `sqlite:///path` or `postgresql+psycopg://...` URL).
-    `setting` names where the URL came from, for error messages."""
+    `setting` names where the URL came from, for error messages. `sqlite_mode` says whether a
+    SQLite file may be created ("rwc", with its directory) or must exist already ("rw")."""
     parsed = parse_database_url(url, setting)
     backend = parsed.get_backend_name()
     if backend == "sqlite":
-        return _create_sqlite_engine(url, busy_timeout_ms, setting)
+        return _create_sqlite_engine(url, busy_timeout_ms, setting, sqlite_mode)
     if backend == "postgresql":
         if parsed.drivername != "postgresql+psycopg":
             url = parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
@@ -58,7 +68,7 @@ def sqlite_path(engine: Engine) -> Path | None:
     """The database file of a SQLite engine, or None for other backends."""
     if engine.dialect.name != "sqlite" or not engine.url.database:
         return None
-    return Path(engine.url.database)
+    return Path(engine.url.database).expanduser()
 
 
 def read_only(engine: Engine) -> Engine:
@@ -66,30 +76,27 @@ def read_only(engine: Engine) -> Engine:
     return engine.execution_options(**{READ_ONLY_OPTION: True})
 
 
-def _create_sqlite_engine(url: str, busy_timeout_ms: int, setting: str) -> Engine:
-    parsed = make_url(url)
-    database = parsed.database or ""
+def _create_sqlite_engine(url: str, busy_timeout_ms: int, setting: str, mode: SqliteMode) -> Engine:
+    database = make_url(url).database or ""
     if database in ("", ":memory:") or database.startswith("file::memory:"):
         raise ConfigurationError(
             "an in-memory SQLite database cannot be shared by the worker and its callers; "
             "use a file path such as sqlite:///./data/dominus.db"
         )
-    directory = Path(database).expanduser().parent
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
+    path = Path(database).expanduser()
+    if mode == "rwc":
+        _make_directory(path.parent, setting)
+    elif not path.is_file():
+        # Most likely a typo in the path: creating an empty database (and its directories)
+        # there would only turn it into a confusing "not migrated" somewhere unexpected.
         raise ConfigurationError(
-            f"{setting}: cannot create the directory {directory} ({error.strerror})"
-        ) from error
+            f"no database at {path.absolute()}: check {setting}, or create it with "
+            "`dominus db upgrade`"
+        )
+    timeout = busy_timeout_ms / 1000
     engine = create_engine(
         url,
-        connect_args={
-            # The driver's own transaction handling is switched off: SQLAlchemy's begin event
-            # below emits BEGIN / BEGIN IMMEDIATE itself.
-            "isolation_level": None,
-            "timeout": busy_timeout_ms / 1000,
-            "check_same_thread": False,
-        },
+        creator=lambda: _connect_sqlite(path, mode, timeout),
         # Generous: every handler thread may write progress at once, and SQLite connections
         # are cheap; a small pool would make handlers queue for a connection, not for the lock.
         pool_size=8,
@@ -98,6 +105,29 @@ def _create_sqlite_engine(url: str, busy_timeout_ms: int, setting: str) -> Engin
     event.listen(engine, "connect", _configure_sqlite_connection)
     event.listen(engine, "begin", _begin_sqlite_transaction)
     return engine
+
+
+def _make_directory(directory: Path, setting: str) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigurationError(
+            f"{setting}: cannot create the directory {directory} ({error.strerror})"
+        ) from error
+
+
+def _connect_sqlite(path: Path, mode: SqliteMode, timeout: float) -> sqlite3.Connection:
+    """A connection in SQLite's URI `mode`: with "rw", a file deleted while the process runs is
+    not silently re-created empty by the next connection; opening fails instead."""
+    return sqlite3.connect(
+        f"file:{quote(str(path))}?mode={mode}",
+        uri=True,
+        timeout=timeout,
+        # The driver's own transaction handling is switched off: SQLAlchemy's begin event
+        # below emits BEGIN / BEGIN IMMEDIATE itself.
+        isolation_level=None,
+        check_same_thread=False,
+    )
 
 
 def _configure_sqlite_connection(dbapi_connection: DBAPIConnection, _: ConnectionPoolEntry) -> None:
