@@ -9,7 +9,7 @@ from functools import cached_property
 from sqlalchemy import Engine
 
 from dominus.config import Settings
-from dominus.db.engine import create_database_engine, sqlite_path
+from dominus.db.engine import SqliteMode, create_database_engine, sqlite_path
 from dominus.db.migrate import ensure_migrated
 from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs.client import JobQueue
@@ -84,11 +84,17 @@ class Runtime:
 
 
 def build_runtime(
-    settings: Settings, *, require_migrated: bool = True, create: bool = False
+    settings: Settings,
+    *,
+    require_migrated: bool = True,
+    create: bool = False,
+    read_only: bool = False,
 ) -> Runtime:
     """Open the database of `settings` and (by default) refuse an un-migrated schema. A SQLite
-    file that does not exist is refused unless `create` (only `dominus db upgrade` creates)."""
-    engine = create_database_engine(settings.DATABASE_URL, sqlite_mode="rwc" if create else "rw")
+    file that does not exist is refused unless `create` (only `dominus db upgrade` creates);
+    `read_only` opens a SQLite file for reading alone (one-shot reads: list, show, stats)."""
+    mode: SqliteMode = "rwc" if create else "ro" if read_only else "rw"
+    engine = create_database_engine(settings.DATABASE_URL, sqlite_mode=mode)
     if require_migrated:
         ensure_migrated(engine)
     return Runtime(settings=settings, engine=engine)

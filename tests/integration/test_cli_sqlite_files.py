@@ -3,15 +3,25 @@ being created, and a read-only database can still be read."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import shutil
+import sqlite3
 import subprocess
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from dominus.config import Settings
+from dominus.db.engine import create_database_engine
 from dominus.db.migrate import head_revision
+from dominus.jobs import HandlerRegistry, JobQueue, SqlJobStore
+from dominus.jobs.diagnostic import register_diagnostic_jobs
 from tests.polling import free_port
 
 DOMINUS = Path(sys.executable).with_name("dominus")
@@ -87,3 +97,67 @@ def test_a_missing_database_file_is_refused_not_created(tmp_path: Path) -> None:
     assert path.is_file()
     [current] = run_all(tmp_path, url, ("db", "current"))
     assert current.stdout.strip() == f"database: {head_revision()}; code expects: {head_revision()}"
+
+
+@pytest.fixture
+def shared_directory() -> Iterator[Path]:
+    """A directory the unprivileged user can reach (pytest's own temporary directories are
+    private to their owner)."""
+    directory = Path(tempfile.mkdtemp(prefix="dominus-read-only-"))
+    yield directory
+    directory.chmod(0o755)
+    shutil.rmtree(directory)
+
+
+def as_unprivileged_user() -> list[str]:
+    """Run as `nobody` when the tests run as root: root ignores file permissions, so a chmod
+    alone proves nothing there. As any other user, the chmod is enough."""
+    if os.geteuid() != 0:
+        return []
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.mark.parametrize("journal", ["wal", "delete"])
+def test_reading_commands_work_on_a_read_only_database(
+    shared_directory: Path, migrated_sqlite_template: Path, journal: str
+) -> None:
+    """A WAL database whose file and directory are read-only (SQLite cannot make its -shm
+    file), and one in rollback-journal mode (switching it to WAL would write): every one-shot
+    reading command answers, and nothing is written."""
+    path = shared_directory / "dominus.db"
+    shutil.copyfile(migrated_sqlite_template, path)
+    url = f"sqlite:///{path}"
+    engine = create_database_engine(url)
+    queue = JobQueue(SqlJobStore(engine), register_diagnostic_jobs(HandlerRegistry()))
+    job_id = queue.enqueue_job("diag.noop").job_id
+    engine.dispose()
+    if journal == "delete":
+        with contextlib.closing(sqlite3.connect(path)) as connection:
+            connection.execute("PRAGMA journal_mode=DELETE")
+    assert sorted(p.name for p in shared_directory.iterdir()) == ["dominus.db"]
+    before = path.read_bytes()
+    path.chmod(0o444)
+    shared_directory.chmod(0o555)
+
+    stats, listed, shown, dead, runs, current = run_all(
+        shared_directory,
+        url,
+        ("queue", "stats", "--json"),
+        ("jobs", "list", "--json"),
+        ("jobs", "show", str(job_id), "--json"),
+        ("dlq", "list", "--json"),
+        ("runs", "list", "--json"),
+        ("db", "current"),
+        prefix=as_unprivileged_user(),
+    )
+    for ran in (stats, listed, shown, dead, runs, current):
+        assert ran.code == 0, ran
+        assert ran.stderr == "", ran
+    assert json.loads(stats.stdout)["by_status"]["pending"] == 1
+    assert [job["id"] for job in json.loads(listed.stdout)] == [job_id]
+    assert json.loads(shown.stdout)["status"] == "pending"
+    assert json.loads(dead.stdout) == []
+    assert json.loads(runs.stdout) == []
+    assert current.stdout.strip() == f"database: {head_revision()}; code expects: {head_revision()}"
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in shared_directory.iterdir()) == ["dominus.db"]

@@ -32,7 +32,7 @@ def upgrade() -> None:
 @app.command("current")
 def current() -> None:
     """Print the schema revision of the database and the one this code expects."""
-    runtime = open_runtime(require_migrated=False)
+    runtime = open_runtime(require_migrated=False, read_only=True)
     revision = migrate.current_revision(runtime.engine)
     console.print(
         f"database: {revision or 'not migrated'}; code expects: {migrate.head_revision()}"

@@ -23,7 +23,8 @@ def list_entries(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array of entries."),
 ) -> None:
     """List dead-letter entries, newest first."""
-    entries = open_runtime().store.list_dead_letters(include_requeued=include_requeued, limit=limit)
+    store = open_runtime(read_only=True).store
+    entries = store.list_dead_letters(include_requeued=include_requeued, limit=limit)
     if as_json:
         print_json([dead_letter_document(entry) for entry in entries])
         return
@@ -47,7 +48,7 @@ def show(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Show an entry with every attempt's error and traceback."""
-    entry = open_runtime().store.get_dead_letter(entry_id)
+    entry = open_runtime(read_only=True).store.get_dead_letter(entry_id)
     if as_json:
         print_json(dead_letter_document(entry))
         return

@@ -30,7 +30,8 @@ def list_jobs(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array of jobs."),
 ) -> None:
     """List jobs, newest first."""
-    jobs = open_runtime().store.list_jobs(status=status, job_type=job_type, limit=limit)
+    store = open_runtime(read_only=True).store
+    jobs = store.list_jobs(status=status, job_type=job_type, limit=limit)
     if as_json:
         print_json([job_document(job) for job in jobs])
         return
@@ -55,7 +56,7 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print the job and its events as JSON."),
 ) -> None:
     """Show a job: its fields, result, last error and history of events."""
-    store = open_runtime().store
+    store = open_runtime(read_only=True).store
     job = store.get_job(job_id)
     events = store.job_events(job_id)
     if as_json:

@@ -17,7 +17,7 @@ app = typer.Typer(help="The queue as a whole.", no_args_is_help=True)
 @app.command("stats")
 def stats(as_json: bool = typer.Option(False, "--json")) -> None:
     """Counts by status and type, dead-letter size, oldest pending age, live workers."""
-    runtime = open_runtime()
+    runtime = open_runtime(read_only=True)
     now = runtime.clock()
     # A worker is alive while its heartbeat is younger than the stale-job threshold.
     alive_since = now - timedelta(milliseconds=runtime.settings.JOB_MAX_RUNNING_AGE_MS)

@@ -52,7 +52,7 @@ def list_runs(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
 ) -> None:
     """Runs, newest first."""
-    runtime = open_runtime()
+    runtime = open_runtime(read_only=True)
     runs = PipelineStore(runtime.engine).list_runs(limit=limit)
     documents = [run_document(run, job_of_run(runtime.store, run)) for run in runs]
     if as_json:
@@ -78,7 +78,7 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """A run: its status, stages, summary and recommendations."""
-    runtime = open_runtime()
+    runtime = open_runtime(read_only=True)
     runs = PipelineStore(runtime.engine)
     run = runs.get_run(run_id)
     job = job_of_run(runtime.store, run)
@@ -102,7 +102,7 @@ def candidates(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
 ) -> None:
     """The run's scored candidates, recommended first, then by expected value."""
-    runs = PipelineStore(open_runtime().engine)
+    runs = PipelineStore(open_runtime(read_only=True).engine)
     rows = runs.run_scores(run_id, recommended_only=recommended, limit=limit)
     if as_json:
         print_json([candidate_document(row) for row in rows])

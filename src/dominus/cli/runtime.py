@@ -11,12 +11,17 @@ from dominus.runtime import Runtime, build_runtime
 __all__ = ["Runtime", "configure_logging", "open_runtime"]
 
 
-def open_runtime(*, require_migrated: bool = True, create: bool = False) -> Runtime:
+def open_runtime(
+    *, require_migrated: bool = True, create: bool = False, read_only: bool = False
+) -> Runtime:
     """Read the settings, open the database and (by default) refuse an un-migrated schema and a
-    SQLite file that does not exist (`create`: make it)."""
+    SQLite file that does not exist (`create`: make it). `read_only`: a command that only reads
+    once (it works on a read-only SQLite file)."""
     settings = load_settings()
     configure_logging(settings.DOMINUS_LOG_LEVEL)
-    return build_runtime(settings, require_migrated=require_migrated, create=create)
+    return build_runtime(
+        settings, require_migrated=require_migrated, create=create, read_only=read_only
+    )
 
 
 def configure_logging(level: str) -> None:

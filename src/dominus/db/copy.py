@@ -82,7 +82,7 @@ def copy_database(
         raise CopyRefusedError("the source and the target are the same database")
     if source.get_backend_name() == "sqlite" and not _sqlite_file(source).is_file():
         raise ConfigurationError(f"the source database file {_sqlite_file(source)} does not exist")
-    source_engine = create_database_engine(source_url, setting="--from", sqlite_mode="rw")
+    source_engine = create_database_engine(source_url, setting="--from", sqlite_mode="ro")
     target_engine = create_database_engine(target_url, setting="--to")
     report = CopyReport(_where(source_engine), _where(target_engine))
     try:

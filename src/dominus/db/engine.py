@@ -28,8 +28,10 @@ SQLITE_BUSY_TIMEOUT_MS = 5000
 READ_ONLY_OPTION = "dominus_read_only"
 
 # How a SQLite file is opened (SQLite's URI `mode`): "rwc" creates it (and its directory) when
-# missing, "rw" requires it to exist.
-SqliteMode = Literal["rwc", "rw"]
+# missing, "rw" requires it to exist, "ro" only reads it (and never writes, even a pragma).
+SqliteMode = Literal["rwc", "rw", "ro"]
+# The extended result code for "the directory is read-only, so the -shm file cannot be made".
+_SQLITE_READONLY_DIRECTORY = 1544
 
 
 def create_database_engine(
@@ -41,7 +43,9 @@ def create_database_engine(
 ) -> Engine:
     """Create the engine for `url` (a `sqlite:///path` or `postgresql+psycopg://...` URL).
     `setting` names where the URL came from, for error messages. `sqlite_mode` says whether a
-    SQLite file may be created ("rwc", with its directory) or must exist already ("rw")."""
+    SQLite file may be created ("rwc", with its directory), must exist already ("rw"), or is only
+    read ("ro": every transaction is a plain BEGIN and nothing is written, so a read-only file
+    or directory is no obstacle)."""
     parsed = parse_database_url(url, setting)
     backend = parsed.get_backend_name()
     if backend == "sqlite":
@@ -101,8 +105,9 @@ def _create_sqlite_engine(url: str, busy_timeout_ms: int, setting: str, mode: Sq
         # are cheap; a small pool would make handlers queue for a connection, not for the lock.
         pool_size=8,
         max_overflow=64,
+        execution_options={READ_ONLY_OPTION: True} if mode == "ro" else {},
     )
-    event.listen(engine, "connect", _configure_sqlite_connection)
+    event.listen(engine, "connect", _configure_wal if mode != "ro" else _configure_reader)
     event.listen(engine, "begin", _begin_sqlite_transaction)
     return engine
 
@@ -119,8 +124,28 @@ def _make_directory(directory: Path, setting: str) -> None:
 def _connect_sqlite(path: Path, mode: SqliteMode, timeout: float) -> sqlite3.Connection:
     """A connection in SQLite's URI `mode`: with "rw", a file deleted while the process runs is
     not silently re-created empty by the next connection; opening fails instead."""
+    uri = f"file:{quote(str(path))}?mode={mode}"
+    connection = _open(uri, timeout)
+    if mode != "ro":
+        return connection
+    try:
+        connection.execute("PRAGMA schema_version").fetchone()  # opens the WAL index, if any
+    except sqlite3.OperationalError as error:
+        connection.close()
+        wal = path.with_name(f"{path.name}-wal")
+        unwritten = wal.exists() and wal.stat().st_size > 0
+        if getattr(error, "sqlite_errorcode", None) != _SQLITE_READONLY_DIRECTORY or unwritten:
+            raise
+        # A WAL database needs its -shm file, and neither it nor a directory to create it in
+        # is there: no process has the database open, and the empty WAL says every transaction
+        # is in the file itself. Read the file as it stands (see ADR 0011).
+        return _open(f"{uri}&immutable=1", timeout)
+    return connection
+
+
+def _open(uri: str, timeout: float) -> sqlite3.Connection:
     return sqlite3.connect(
-        f"file:{quote(str(path))}?mode={mode}",
+        uri,
         uri=True,
         timeout=timeout,
         # The driver's own transaction handling is switched off: SQLAlchemy's begin event
@@ -130,15 +155,18 @@ def _connect_sqlite(path: Path, mode: SqliteMode, timeout: float) -> sqlite3.Con
     )
 
 
-def _configure_sqlite_connection(dbapi_connection: DBAPIConnection, _: ConnectionPoolEntry) -> None:
+def _configure_wal(dbapi_connection: DBAPIConnection, _: ConnectionPoolEntry) -> None:
     assert isinstance(dbapi_connection, sqlite3.Connection)
-    cursor = dbapi_connection.cursor()
-    try:
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-    finally:
-        cursor.close()
+    dbapi_connection.execute("PRAGMA journal_mode=WAL")
+    _configure_reader(dbapi_connection, _)
+
+
+def _configure_reader(dbapi_connection: DBAPIConnection, _: ConnectionPoolEntry) -> None:
+    """The per-connection settings. Not `journal_mode=WAL`: on a database not yet in WAL mode
+    that pragma writes the file header, which a read-only connection must not try."""
+    assert isinstance(dbapi_connection, sqlite3.Connection)
+    dbapi_connection.execute("PRAGMA synchronous=NORMAL")
+    dbapi_connection.execute("PRAGMA foreign_keys=ON")
 
 
 def _begin_sqlite_transaction(connection: Connection) -> None:
