@@ -6,6 +6,7 @@
     ├── DatabaseError               the database could not be reached or used (driver error kept
     │   │                           as __cause__)
     │   ├── DatabaseBusyError       the database stayed locked (SQLITE_BUSY) or a lock timed out
+    │   ├── DatabaseGoneError       the SQLite file this process opened was deleted or replaced
     │   └── SchemaNotMigratedError  the database is behind the code's migrations
     └── JobError                    something about a job or its queue
         ├── UnknownJobTypeError     no handler is registered for that job type
@@ -58,6 +59,10 @@ class DatabaseError(DominusError):
 
 class DatabaseBusyError(DatabaseError):
     """The database stayed locked by another writer for longer than the busy timeout."""
+
+
+class DatabaseGoneError(DatabaseError):
+    """The database file this process opened was deleted or replaced; it must stop."""
 
 
 class SchemaNotMigratedError(DatabaseError):

@@ -20,9 +20,9 @@ import pytest
 from dominus.config import Settings
 from dominus.db.engine import create_database_engine
 from dominus.db.migrate import head_revision
-from dominus.jobs import HandlerRegistry, JobQueue, SqlJobStore
+from dominus.jobs import HandlerRegistry, JobQueue, JobStatus, SqlJobStore
 from dominus.jobs.diagnostic import register_diagnostic_jobs
-from tests.polling import free_port
+from tests.polling import free_port, wait_until
 
 DOMINUS = Path(sys.executable).with_name("dominus")
 
@@ -161,3 +161,44 @@ def test_reading_commands_work_on_a_read_only_database(
     assert current.stdout.strip() == f"database: {head_revision()}; code expects: {head_revision()}"
     assert path.read_bytes() == before
     assert sorted(p.name for p in shared_directory.iterdir()) == ["dominus.db"]
+
+
+@pytest.mark.parametrize("fate", ["deleted", "replaced"])
+def test_a_worker_stops_when_its_database_file_is_deleted_or_replaced(
+    tmp_path: Path, migrated_sqlite_template: Path, fate: str
+) -> None:
+    """Otherwise it goes on "completing" jobs into a file nobody will open again."""
+    path = tmp_path / "dominus.db"
+    shutil.copyfile(migrated_sqlite_template, path)
+    engine = create_database_engine(f"sqlite:///{path}")
+    store = SqlJobStore(engine)
+    queue = JobQueue(store, register_diagnostic_jobs(HandlerRegistry()))
+    job_id = queue.enqueue_job("diag.sleep", {"seconds": 60}).job_id
+    stderr_path = tmp_path / "worker.stderr"
+    with stderr_path.open("w", encoding="utf-8") as stderr:
+        worker = subprocess.Popen(
+            [str(DOMINUS), "worker", "--poll-interval-ms", "50"],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            stdin=subprocess.DEVNULL,
+            env=dominus_env(f"sqlite:///{path}"),
+            cwd=tmp_path,
+        )
+    try:
+        wait_until(lambda: store.get_job(job_id).status is JobStatus.RUNNING, 30, "the job to run")
+        engine.dispose()
+        if fate == "deleted":
+            path.unlink()
+        else:
+            shutil.copyfile(migrated_sqlite_template, tmp_path / "other.db")
+            (tmp_path / "other.db").replace(path)
+        code = worker.wait(timeout=30)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(10)
+    output = stderr_path.read_text(encoding="utf-8")
+    assert code == 1, output
+    expected = f"the database file {path} was {fate}"
+    assert any(" ERROR " in line and expected in line for line in output.splitlines()), output
+    assert output.splitlines()[-1].startswith(f"error: {expected}"), output

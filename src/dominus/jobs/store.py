@@ -164,3 +164,9 @@ class JobStore(Protocol):
         """Housekeeping the backend needs (workers call it now and then, off their loop).
         Returns what it did, or None."""
         ...
+
+    def verify(self) -> None:
+        """Raise DatabaseGoneError when the database this store writes to is no longer the one
+        it opened (a SQLite file deleted or replaced): whatever it writes from then on is lost.
+        Cheap; workers call it every second or so, off their loop."""
+        ...

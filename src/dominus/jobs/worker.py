@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from dominus.errors import DatabaseBusyError, DatabaseError
+from dominus.errors import DatabaseBusyError, DatabaseError, DatabaseGoneError
 from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.jobs.backoff import DatabaseBackoff
 from dominus.jobs.clock import utc_now
@@ -117,6 +117,7 @@ class Worker:
         self._cancel_check_requested = False
         self._poll_request_lock = threading.Lock()
         self._stop_requested = threading.Event()
+        self._database_gone: DatabaseGoneError | None = None
         self._drain_deadline: datetime | None = None
         self._abort_deadline: datetime | None = None
         self._backoff_until: datetime | None = None
@@ -160,6 +161,14 @@ class Worker:
         self._stop_requested.set()
         self._wake.set()
 
+    def _stop_for_good(self, error: DatabaseGoneError) -> None:
+        """From the maintenance thread: the database is gone, so nothing this worker records can
+        be kept. The loop stops at its next turn, without the graceful drain."""
+        log.error("%s", error)
+        self._database_gone = error
+        self._stop_requested.set()
+        self._wake.set()
+
     def _check_cancels_soon(self) -> None:
         """A cancel request may concern one of this worker's jobs: look at the next tick."""
         self._cancel_check_requested = True
@@ -173,7 +182,8 @@ class Worker:
     # --- the loop ------------------------------------------------------------------------
     def run(self) -> None:
         """Run until shut down (or, in burst mode, until nothing is due). Never raises for
-        database trouble: it logs, backs off and carries on."""
+        database trouble: it logs, backs off and carries on; except DatabaseGoneError, when the
+        database file was deleted or replaced: it stops at once, writing nothing more."""
         log.info(
             "worker %s started: concurrency %d, types %s, poll every %g s",
             self.id,
@@ -183,12 +193,17 @@ class Worker:
         )
         self._watcher.start(self.wake, self._check_cancels_soon, self.id)
         maintenance = MaintenanceThread(
-            self._store.maintain, self._config.maintenance_interval_seconds
+            self._store.maintain,
+            self._config.maintenance_interval_seconds,
+            verify=self._store.verify,
+            on_gone=self._stop_for_good,
         )
         maintenance.start()
         try:
             while True:
                 self._wake.clear()
+                if self._database_gone is not None:
+                    break
                 now = self._clock()
                 self.run_once(now)
                 if self._config.burst and self._burst_finished():
@@ -200,7 +215,12 @@ class Worker:
                 self._sleep(now)
         finally:
             maintenance.stop()
-            self._close()
+            if self._database_gone is None:
+                self._close()
+            else:
+                self._abandon()
+        if self._database_gone is not None:
+            raise self._database_gone
 
     def run_once(self, now: datetime) -> TickReport:
         """One tick: record finished attempts, enforce timeouts, heartbeat, check cancels,
@@ -580,6 +600,16 @@ class Worker:
             self._pool.close()
         self._watcher.close()
         log.info("worker %s stopped", self.id)
+
+    def _abandon(self) -> None:
+        """Stop without writing: abort every handler (their jobs stay `running` in the lost
+        database, which nobody will read again) and release the threads."""
+        for running in self._running.values():
+            running.abort.set(AbortReason.SHUTDOWN)
+        if self._pool is not None:
+            self._pool.close()
+        self._watcher.close()
+        log.error("worker %s stopped: its database is gone", self.id)
 
     def _sleep(self, now: datetime) -> None:
         """Wait until the next duty is due, waking early for finished handlers, local enqueues,

@@ -14,8 +14,9 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine
 
-from dominus.db.engine import read_only
+from dominus.db.engine import read_only, sqlite_path
 from dominus.db.errors import database_errors
+from dominus.db.sqlite_file import SqliteFileWatch
 from dominus.jobs.metrics_model import MetricTotals
 from dominus.jobs.model import (
     AttemptOutcome,
@@ -59,6 +60,8 @@ class SqlJobStore:
         self._postgres_loop = (
             PostgresLoopConnections(engine) if engine.dialect.name == "postgresql" else None
         )
+        path = sqlite_path(engine)
+        self._file = SqliteFileWatch(path) if path is not None else None
 
     @property
     def engine(self) -> Engine:
@@ -212,6 +215,10 @@ class SqlJobStore:
             return None
         with database_errors():
             return housekeeping.maintain_postgres(self._engine)
+
+    def verify(self) -> None:
+        if self._file is not None:
+            self._file.check()
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats:
         return self._read(lambda conn: admin.queue_stats(conn, now, alive_since))
