@@ -14,6 +14,7 @@ that); the cases are sent to the app of each test, which has its own database.
 from __future__ import annotations
 
 import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,6 +34,7 @@ FUZZ_EXAMPLES = 40
 
 def openapi_document() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as directory:
+        (Path(directory) / "unused.db").touch()  # an app refuses a SQLite path with no file
         app = create_app(api_settings(f"sqlite:///{directory}/unused.db"))
         try:
             return app.openapi()

@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from fastapi import Request
+from sqlalchemy import Engine
 
 from dominus.api.stream_limits import StreamLimits
+from dominus.db.migrate import ensure_migrated
 from dominus.jobs.client import JobQueue
 from dominus.jobs.sql import SqlJobStore
 from dominus.pipeline.service import PipelineService
@@ -16,10 +18,26 @@ from dominus.pipeline.store import PipelineStore
 from dominus.runtime import Runtime
 
 
+class SchemaGate:
+    """The server starts whatever the state of its database (ADR 0006, 0011). Until it has once
+    seen the schema at this code's revision, every request checks (503 `not_migrated` or
+    `database_unavailable`), so none reads or writes tables that are missing or from another
+    revision; after that, the check costs nothing."""
+
+    def __init__(self) -> None:
+        self._passed = False
+
+    def check(self, engine: Engine) -> None:
+        if not self._passed:
+            ensure_migrated(engine)
+            self._passed = True
+
+
 @dataclass(frozen=True)
 class ApiServices:
     runtime: Runtime
     queue: JobQueue
+    schema: SchemaGate = field(default_factory=SchemaGate)
     # One per app (so per process): the cap on open streams is per process.
     streams: StreamLimits = field(init=False)
 
@@ -49,4 +67,5 @@ class ApiServices:
 
 def services(request: Request) -> ApiServices:
     found: ApiServices = request.app.state.services
+    found.schema.check(found.runtime.engine)
     return found

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import threading
 from collections.abc import Callable
 from types import FrameType
 
@@ -14,11 +13,11 @@ import uvicorn
 
 from dominus.api import create_app
 from dominus.api.security import MIN_PUBLIC_TOKEN_LENGTH
+from dominus.cli.embedded_worker import EmbeddedWorker
 from dominus.cli.runtime import open_runtime
 from dominus.config import api_token
 from dominus.errors import ConfigurationError
 from dominus.host_names import is_loopback
-from dominus.jobs.worker import Worker
 
 log = logging.getLogger("dominus.api")
 
@@ -38,23 +37,18 @@ def serve(
 ) -> None:
     """Serve the REST API (/api/v1, OpenAPI at /api/v1/docs). SIGTERM/SIGINT stop the server
     and the embedded worker gracefully; a second signal exits at once."""
-    runtime = open_runtime()
+    # Not migrated, or not reachable yet: serve anyway, /api/v1/ready says why (ADR 0011).
+    runtime = open_runtime(require_migrated=False)
     if diagnostic_jobs:
         runtime.settings = runtime.settings.model_copy(update={"DOMINUS_DIAGNOSTIC_JOBS": True})
     _refuse_an_open_public_bind(host, api_token(runtime.settings))
     app = create_app(runtime.settings, runtime=runtime, bind_host=host)
-    worker = thread = None
+    config = uvicorn.Config(app, host=host, port=port, log_config=None)
+    worker = None
     if with_worker:
-        registry = runtime.registry(diagnostic_jobs=runtime.settings.DOMINUS_DIAGNOSTIC_JOBS)
-        worker = Worker(
-            runtime.store,
-            registry,
-            runtime.worker_config(concurrency),
-            clock=runtime.clock,
-            watcher=runtime.change_watcher(),
+        worker = EmbeddedWorker(
+            runtime, app.state.services.queue, concurrency, on_fatal=lambda: _stop(server)
         )
-        app.state.services.queue.subscribe(worker.wake)
-        thread = threading.Thread(target=worker.run, name="dominus-worker", daemon=True)
     streams = app.state.services.streams
 
     def stop() -> None:
@@ -62,15 +56,15 @@ def serve(
         if worker is not None:
             worker.request_shutdown()
 
-    config = uvicorn.Config(app, host=host, port=port, log_config=None)
     server = _Server(config, on_exit=stop)
     _install_signal_handlers()
-    if thread is not None:
-        thread.start()
+    if worker is not None:
+        worker.start()
     server.run()
-    if worker is not None and thread is not None:
-        worker.request_shutdown()
-        thread.join()
+    if worker is not None:
+        worker.join()
+        if worker.failure is not None:
+            raise worker.failure  # one `error:` line, exit 1
     raise typer.Exit(0)
 
 
@@ -91,6 +85,10 @@ def _refuse_an_open_public_bind(host: str, token: str | None) -> None:
             f"{MIN_PUBLIC_TOKEN_LENGTH} (for example the output of "
             '`python3 -c "import secrets; print(secrets.token_urlsafe(32))"`)'
         )
+
+
+def _stop(server: uvicorn.Server) -> None:
+    server.should_exit = True
 
 
 class _Server(uvicorn.Server):
