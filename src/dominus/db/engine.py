@@ -90,13 +90,8 @@ def _create_sqlite_engine(url: str, busy_timeout_ms: int, setting: str, mode: Sq
     path = Path(database).expanduser()
     if mode == "rwc":
         _make_directory(path.parent, setting)
-    elif not path.is_file():
-        # Most likely a typo in the path: creating an empty database (and its directories)
-        # there would only turn it into a confusing "not migrated" somewhere unexpected.
-        raise ConfigurationError(
-            f"no database at {path.absolute()}: check {setting}, or create it with "
-            "`dominus db upgrade`"
-        )
+    else:
+        _require_file(path, setting)
     timeout = busy_timeout_ms / 1000
     engine = create_engine(
         url,
@@ -110,6 +105,22 @@ def _create_sqlite_engine(url: str, busy_timeout_ms: int, setting: str, mode: Sq
     event.listen(engine, "connect", _configure_wal if mode != "ro" else _configure_reader)
     event.listen(engine, "begin", _begin_sqlite_transaction)
     return engine
+
+
+def _require_file(path: Path, setting: str) -> None:
+    try:
+        exists = path.is_file()
+    except OSError as error:  # e.g. a directory on the way that this user may not enter
+        raise ConfigurationError(
+            f"cannot reach the database at {path.absolute()} ({error.strerror})"
+        ) from error
+    if not exists:
+        # Most likely a typo in the path: creating an empty database (and its directories)
+        # there would only turn it into a confusing "not migrated" somewhere unexpected.
+        raise ConfigurationError(
+            f"no database at {path.absolute()}: check {setting}, or create it with "
+            "`dominus db upgrade`"
+        )
 
 
 def _make_directory(directory: Path, setting: str) -> None:
