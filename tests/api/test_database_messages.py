@@ -17,7 +17,7 @@ from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from dominus.api import create_app
-from tests.api.conftest import API, api_settings, assert_error, runtime_of
+from tests.api.conftest import API, api_settings, assert_error, local_client, runtime_of
 
 UNAVAILABLE = "the database is unavailable"
 
@@ -29,7 +29,7 @@ def client_on() -> Iterator[Callable[[str], TestClient]]:
     clients: list[TestClient] = []
 
     def make(url: str) -> TestClient:
-        client = TestClient(create_app(api_settings(url)), raise_server_exceptions=False)
+        client = local_client(create_app(api_settings(url)))
         clients.append(client.__enter__())
         return client
 

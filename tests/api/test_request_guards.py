@@ -54,6 +54,8 @@ def make_app_client(tmp_path: Path) -> Iterator[Callable[..., TestClient]]:
     def make(
         database_url: str | None = None, bind_host: str | None = None, **settings: Any
     ) -> TestClient:
+        if database_url is None:
+            (tmp_path / "never-used.db").touch()  # an app refuses a SQLite path with no file
         url = database_url or f"sqlite:///{tmp_path}/never-used.db"
         bind = {"bind_host": bind_host} if bind_host is not None else {}
         app = create_app(api_settings(url, **settings), **bind)
