@@ -30,7 +30,9 @@ from dominus.jobs.registry import HandlerRegistry, JobType
 from dominus.jobs.retry import RetryPolicy
 from dominus.jobs.sql import SqlJobStore
 from dominus.jobs.store import JobStore
-from dominus.jobs.worker import Worker, WorkerConfig, drain
+from dominus.jobs.testing import drain
+from dominus.jobs.worker import Worker
+from dominus.jobs.worker_config import WorkerConfig
 
 __all__ = [
     "AbortReason",

@@ -17,7 +17,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from dominus.errors import DatabaseBusyError, DatabaseError, DatabaseGoneError
@@ -34,49 +33,17 @@ from dominus.jobs.execution import (
 )
 from dominus.jobs.maintenance import MaintenanceThread
 from dominus.jobs.model import AttemptOutcome, Claim, Job, OutcomeKind, WorkerInfo
+from dominus.jobs.outcome_log import log_settled, scheduled_retry
 from dominus.jobs.reaper import StaleJobReaper
 from dominus.jobs.registry import HandlerRegistry
-from dominus.jobs.retry import RetryPolicy
 from dominus.jobs.store import JobStore
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher
+from dominus.jobs.worker_config import TickReport, WorkerConfig
 
 log = logging.getLogger("dominus.worker")
 
 # How many times the final settle at shutdown is tried before the rows are left to liveness.
 FINAL_SETTLE_TRIES = 3
-
-
-@dataclass(frozen=True)
-class WorkerConfig:
-    concurrency: int = 2
-    poll_interval_seconds: float = 5.0
-    max_running_age_seconds: float = 300.0
-    heartbeat_interval_seconds: float = 15.0
-    graceful_shutdown_timeout_seconds: float = 30.0
-    shutdown_requeue: bool = False
-    retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
-    # How often running jobs are checked for cancel requests (cancel latency).
-    cancel_check_interval_seconds: float = 0.5
-    # How often the change watcher is read while the worker has free slots (pickup latency).
-    change_check_interval_seconds: float = 0.005
-    # After aborting at shutdown, how long handlers get to stop before their jobs are recorded.
-    abort_grace_seconds: float = 5.0
-    progress_interval_seconds: float = 1.0
-    # How often a worker asks the backend whether it needs housekeeping (`JobStore.maintain`;
-    # a cheap statistics query unless there is work to do).
-    maintenance_interval_seconds: float = 5.0
-    burst: bool = False
-
-    @property
-    def reclaim_interval_seconds(self) -> float:
-        return max(self.heartbeat_interval_seconds, self.max_running_age_seconds / 10)
-
-
-@dataclass(frozen=True)
-class TickReport:
-    claimed: int = 0
-    settled: int = 0
-    failed: bool = False
 
 
 def new_worker_id() -> str:
@@ -411,44 +378,10 @@ class Worker:
         running = self._running.pop(outcome.claim, None)
         if running is None:
             return
-        job = running.job
-        if not accepted:
-            log.warning(
-                "job %d %s: attempt %d finished after its claim was lost; outcome dropped",
-                job.id,
-                job.job_type,
-                job.attempts,
-            )
-            return
-        attempt = f"attempt {job.attempts}/{job.max_attempts}"
-        if outcome.kind is OutcomeKind.COMPLETED:
-            log.info("job %d %s completed (%s)", job.id, job.job_type, attempt)
-        elif outcome.kind is OutcomeKind.FAILED:
-            if job.attempts >= job.max_attempts or outcome.permanent:
-                log.error(
-                    "job %d %s failed (%s): %s; %sdead-lettered",
-                    job.id,
-                    job.job_type,
-                    attempt,
-                    outcome.error,
-                    "permanent, not retried; " if outcome.permanent else "",
-                )
-                return
-            assert outcome.retry_at is not None
-            log.warning(
-                "job %d %s failed (%s): %s; retry not before %s",
-                job.id,
-                job.job_type,
-                attempt,
-                outcome.error,
-                outcome.retry_at.isoformat(timespec="milliseconds"),
-            )
-            self._expect_retry_at(outcome.retry_at)
-        elif outcome.kind is OutcomeKind.CANCELLED:
-            log.info("job %d %s cancelled (%s)", job.id, job.job_type, attempt)
-        else:
-            verb = "returned to pending" if outcome.requeue else "cancelled"
-            log.info("job %d %s interrupted by shutdown: %s", job.id, job.job_type, verb)
+        log_settled(running.job, outcome, accepted)
+        retry_at = scheduled_retry(running.job, outcome) if accepted else None
+        if retry_at is not None:
+            self._expect_retry_at(retry_at)
 
     def _expect_retry_at(self, retry_at: datetime) -> None:
         """Look again when a retry becomes due, rather than at the next regular poll."""
@@ -657,19 +590,3 @@ class Worker:
         if self.running_count:
             duties.append(self._next_cancel_check_at)
         return duties
-
-
-def drain(worker: Worker, *, clock: Callable[[], datetime] = utc_now, timeout: float = 30) -> int:
-    """Testing helper: step `worker` until a tick finds nothing to claim and nothing is left
-    running or unrecorded. Returns how many jobs it claimed."""
-    claimed = 0
-    while True:
-        worker.wake()
-        report = worker.run_once(clock())
-        if report.failed:
-            raise RuntimeError("worker tick failed; see the log")
-        claimed += report.claimed
-        if not worker.wait_until_idle(timeout):
-            raise TimeoutError("handlers still running after the drain timeout")
-        if report.claimed == 0 and report.settled == 0 and worker.idle:
-            return claimed

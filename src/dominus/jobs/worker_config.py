@@ -1,0 +1,40 @@
+"""How a worker is set up (`WorkerConfig`) and what one tick of its loop reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dominus.jobs.retry import RetryPolicy
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    concurrency: int = 2
+    poll_interval_seconds: float = 5.0
+    max_running_age_seconds: float = 300.0
+    heartbeat_interval_seconds: float = 15.0
+    graceful_shutdown_timeout_seconds: float = 30.0
+    shutdown_requeue: bool = False
+    retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
+    # How often running jobs are checked for cancel requests (cancel latency).
+    cancel_check_interval_seconds: float = 0.5
+    # How often the change watcher is read while the worker has free slots (pickup latency).
+    change_check_interval_seconds: float = 0.005
+    # After aborting at shutdown, how long handlers get to stop before their jobs are recorded.
+    abort_grace_seconds: float = 5.0
+    progress_interval_seconds: float = 1.0
+    # How often a worker asks the backend whether it needs housekeeping (`JobStore.maintain`;
+    # a cheap statistics query unless there is work to do).
+    maintenance_interval_seconds: float = 5.0
+    burst: bool = False
+
+    @property
+    def reclaim_interval_seconds(self) -> float:
+        return max(self.heartbeat_interval_seconds, self.max_running_age_seconds / 10)
+
+
+@dataclass(frozen=True)
+class TickReport:
+    claimed: int = 0
+    settled: int = 0
+    failed: bool = False
