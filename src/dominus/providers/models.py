@@ -28,6 +28,9 @@ class RdapRecord:
     registered_at: date | None = None
     expires_at: date | None = None
     detail: str = ""  # e.g. "HTTP 404", "HTTP 503 after 3 attempts", "no RDAP server for .zz"
+    # Who answered: "rdap", "whois" (no RDAP service for the TLD), or for offline providers
+    # "sample" (the bundled sample data) or "file" (a records file).
+    source: str = "rdap"
 
 
 @dataclass(frozen=True)
