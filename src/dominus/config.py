@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     RDAP_CONCURRENCY: int = Field(default=4, ge=1, le=64)
     RDAP_TIMEOUT_MS: int = Field(default=10_000, ge=100, le=120_000)
     RDAP_MAX_ATTEMPTS: int = Field(default=3, ge=1, le=10)
+    # TLD → WHOIS server, asked (port 43) for TLDs the RDAP bootstrap has no service for. A dated
+    # snapshot ships with DOMINUS; this points at another file in its format.
+    WHOIS_SERVERS_PATH: str | None = None
     # CSV `mark,owner,registry,classes`. Unset (real providers): no source, so every candidate is
     # `unverified` and none is recommended: the gate is never skipped.
     TRADEMARK_MARKS_PATH: str | None = None

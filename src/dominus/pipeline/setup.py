@@ -20,6 +20,7 @@ from dominus.providers.rdap import HttpRdapClient
 from dominus.providers.rdap_bootstrap import BUNDLED_BOOTSTRAP_PATH, RdapBootstrap
 from dominus.providers.sets import ProviderSet
 from dominus.providers.trademarks import MarksFileSource
+from dominus.providers.whois_servers import BUNDLED_WHOIS_SERVERS_PATH
 
 # Where `dominus rdap refresh` writes when RDAP_BOOTSTRAP_PATH is unset, and where a refreshed
 # copy is found: next to the default database, never inside the installed package.
@@ -39,6 +40,12 @@ def bootstrap_path(settings: Settings) -> Path:
     if REFRESHED_BOOTSTRAP_PATH.exists():
         return REFRESHED_BOOTSTRAP_PATH
     return BUNDLED_BOOTSTRAP_PATH
+
+
+def whois_servers_path(settings: Settings) -> Path:
+    if settings.WHOIS_SERVERS_PATH:
+        return Path(settings.WHOIS_SERVERS_PATH)
+    return BUNDLED_WHOIS_SERVERS_PATH
 
 
 OFFLINE = "offline"

@@ -7,9 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from dominus.config import load_settings
+from dominus.pipeline.setup import whois_servers_path
 from dominus.providers.errors import ProviderDataError
+from dominus.providers.rdap_bootstrap import RdapBootstrap
 from dominus.providers.whois_answers import AnswerKind, classify, parse_answer_date
-from dominus.providers.whois_servers import WhoisServer, WhoisServers
+from dominus.providers.whois_servers import (
+    BUNDLED_WHOIS_SERVERS_PATH,
+    WhoisServer,
+    WhoisServers,
+)
 
 # Terms of use after the answer, as registries print them: words that would mean a refusal or
 # a rate limit at the top of an answer mean nothing down here.
@@ -178,3 +185,16 @@ def test_load_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(ProviderDataError, match=r"bad\.json: cannot read the WHOIS server list"):
         WhoisServers.load(bad)
 
+
+def test_bundled_list_covers_only_tlds_without_bundled_rdap() -> None:
+    servers = WhoisServers.load()
+    assert servers.publication
+    assert len(servers.servers) >= 10
+    rdap = RdapBootstrap.load()
+    assert [tld for tld in servers.servers if rdap.base_urls(tld)] == []
+
+
+def test_whois_servers_path_setting(tmp_path: Path) -> None:
+    assert whois_servers_path(load_settings()) == BUNDLED_WHOIS_SERVERS_PATH
+    own = tmp_path / "servers.json"
+    assert whois_servers_path(load_settings(WHOIS_SERVERS_PATH=str(own))) == own
