@@ -108,7 +108,9 @@ def print_run(runs: PipelineStore, run: RunRecord, status: RunStatus, limit: int
             f"  {summary.get('candidates', 0)} candidates ({summary.get('invalid', 0)} invalid, "
             f"{summary.get('duplicates', 0)} duplicates); DNS available "
             f"{summary.get('dns', {}).get('available', 0)}; RDAP confirmed "
-            f"{summary.get('rdap', {}).get('available', 0)}; scored {summary.get('scored', 0)}; "
+            f"{summary.get('rdap', {}).get('available', 0)}"
+            f"{_sources(summary.get('availability_sources', {}))}; "
+            f"scored {summary.get('scored', 0)}; "
             f"trademark {_counts(summary.get('trademark', {}))}; "
             f"recommended {summary.get('recommended', 0)}"
         )
@@ -121,6 +123,11 @@ def print_run(runs: PipelineStore, run: RunRecord, status: RunStatus, limit: int
 
 def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{name} {count}" for name, count in counts.items()) or "-"
+
+
+def _sources(counts: dict[str, int]) -> str:
+    """ " (whois 2, rdap 5)" when a source other than RDAP confirmed names, else nothing."""
+    return f" ({_counts(counts)})" if set(counts) - {"rdap"} else ""
 
 
 def candidates_table(rows: list[dict[str, Any]], title: str) -> Table:
@@ -136,14 +143,15 @@ def candidates_table(rows: list[dict[str, Any]], title: str) -> Table:
             f"{row['confidence']:.2f}",
             row["trademark_verdict"]
             + (f" ({row['trademark_mark']})" if row["trademark_mark"] else ""),
+            row["details"].get("availability_source") or "-",
         ]
         for row in rows
     ]
-    headings = ("domain", "EV", "buy max", "list", "score", "conf.", "trademark")
+    headings = ("domain", "EV", "buy max", "list", "score", "conf.", "trademark", "confirmed by")
     table = Table(title=title)
     for index, heading in enumerate(headings):
         widest = max([len(heading), *(len(cell[index]) for cell in cells)])
-        numeric = heading not in ("domain", "trademark")
+        numeric = heading not in ("domain", "trademark", "confirmed by")
         table.add_column(
             heading, justify="right" if numeric else "left", no_wrap=True, min_width=widest
         )

@@ -85,6 +85,8 @@ def candidate_document(row: dict[str, Any]) -> dict[str, Any]:
             "expiry": row["expiry"],
         },
         "trademark": {"verdict": row["trademark_verdict"], "mark": row["trademark_mark"]},
+        # Which source confirmed the name available: "rdap", "whois", or offline "sample"/"file".
+        "availability_source": row["details"].get("availability_source"),
         "details": row["details"],
     }
 

@@ -25,7 +25,7 @@ def assemble_results(
 
     candidate_rows = [_candidate_row(candidate, dns, rdap) for candidate in generated["candidates"]]
     score_rows = [
-        _score_row(domain, score, verdicts.get(domain, UNVERIFIED))
+        _score_row(domain, score, verdicts.get(domain, UNVERIFIED), rdap.get(domain, {}))
         for domain, score in scores.items()
     ]
     recommended = sorted(
@@ -41,6 +41,14 @@ def assemble_results(
         "duplicates": generated["duplicates"],
         "dns": _availability_counts(dns, len(generated["candidates"])),
         "rdap": _availability_counts(rdap, _count_available(dns)),
+        # Who confirmed the available names: "rdap", or "whois" for TLDs without RDAP.
+        "availability_sources": dict(
+            Counter(
+                result.get("source", "rdap")
+                for result in rdap.values()
+                if result["availability"] == "available"
+            )
+        ),
         "scored": len(scores),
         "trademark": dict(Counter(v["verdict"] for v in verdicts.values())),
         "recommended": len(recommended),
@@ -69,13 +77,21 @@ def _candidate_row(
         "unicode_domain": candidate["unicode"],
         "source": candidate["source"],
         "availability": answer.get("availability"),  # None: not checked (run degraded)
-        "availability_detail": answer.get("detail"),
+        # Which source answered ("rdap: HTTP 404 at ...", "whois: no match at ..."); no column
+        # of its own, so no migration. DNS-only answers (dropped before RDAP) stay as they are.
+        "availability_detail": (
+            f"{answer['source']}: {answer.get('detail')}"
+            if "source" in answer
+            else answer.get("detail")
+        ),
         "registered_at": parse_date(answer.get("registered_at")),
         "expires_at": parse_date(answer.get("expires_at")),
     }
 
 
-def _score_row(domain: str, score: dict[str, Any], verdict: dict[str, Any]) -> dict[str, Any]:
+def _score_row(
+    domain: str, score: dict[str, Any], verdict: dict[str, Any], availability: dict[str, Any]
+) -> dict[str, Any]:
     signals = score["signals"]
     return {
         "domain": domain,
@@ -92,7 +108,8 @@ def _score_row(domain: str, score: dict[str, Any], verdict: dict[str, Any]) -> d
         "recommended": bool(score["meets_thresholds"]) and verdict["verdict"] == "clear",
         "trademark_verdict": verdict["verdict"],
         "trademark_mark": verdict["mark"],
-        "details": score | {"trademark": verdict},
+        "details": score
+        | {"trademark": verdict, "availability_source": availability.get("source")},
     }
 
 

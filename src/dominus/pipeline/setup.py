@@ -20,7 +20,8 @@ from dominus.providers.rdap import HttpRdapClient
 from dominus.providers.rdap_bootstrap import BUNDLED_BOOTSTRAP_PATH, RdapBootstrap
 from dominus.providers.sets import ProviderSet
 from dominus.providers.trademarks import MarksFileSource
-from dominus.providers.whois_servers import BUNDLED_WHOIS_SERVERS_PATH
+from dominus.providers.whois import WhoisClient
+from dominus.providers.whois_servers import BUNDLED_WHOIS_SERVERS_PATH, WhoisServers
 
 # Where `dominus rdap refresh` writes when RDAP_BOOTSTRAP_PATH is unset, and where a refreshed
 # copy is found: next to the default database, never inside the installed package.
@@ -77,6 +78,12 @@ def _real_providers(settings: Settings, client: httpx.Client) -> ProviderSet:
             client,
             settings.RDAP_TIMEOUT_MS / 1000,
             max_attempts=settings.RDAP_MAX_ATTEMPTS,
+            # Same timeout and attempts; the RDAP stage's RDAP_CONCURRENCY bounds both.
+            whois=WhoisClient(
+                WhoisServers.load(whois_servers_path(settings)),
+                settings.RDAP_TIMEOUT_MS / 1000,
+                max_attempts=settings.RDAP_MAX_ATTEMPTS,
+            ),
         ),
         trademarks=(
             MarksFileSource(Path(settings.TRADEMARK_MARKS_PATH))
@@ -94,7 +101,7 @@ def _real_providers(settings: Settings, client: httpx.Client) -> ProviderSet:
             else []
         ),
         is_sample=False,
-        label="real (DNS, RDAP)",
+        label="real (DNS, RDAP, WHOIS)",
     )
 
 

@@ -57,6 +57,7 @@ def rdap_confirm(
             "detail": record.detail,
             "registered_at": _iso(record.registered_at),
             "expires_at": _iso(record.expires_at),
+            "source": record.source,
         }
 
     return _look_up_all(candidates, lookup, env.rdap_concurrency, env, partial, "confirmed")

@@ -36,7 +36,7 @@ def offline_providers(sample_dir: Path = SAMPLE_DATA_DIR) -> ProviderSet:
     is_sample = sample_dir.resolve() == SAMPLE_DATA_DIR.resolve() or _labelled_sample(sample_dir)
     return ProviderSet(
         dns=RegisteredNamesDns(sample_dir / "registered.txt"),
-        rdap=RecordsRdap(sample_dir / "rdap_records.csv"),
+        rdap=RecordsRdap(sample_dir / "rdap_records.csv", "sample" if is_sample else "file"),
         trademarks=MarksFileSource(sample_dir / "marks.csv"),
         keyword_data=load_keyword_data(sample_dir / "keywords.csv"),
         comparable_sales=load_comparable_sales(sample_dir / "comps.csv"),

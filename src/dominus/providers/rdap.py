@@ -4,6 +4,9 @@
 `events` list. Everything else (timeouts, rate limits, server errors after retries, odd statuses,
 bodies that are not RDAP JSON) is UNKNOWN: a per-domain failure must never stop a whole run, and a
 domain we could not verify must never be reported as available.
+
+A TLD with no RDAP service in the bootstrap is asked over WHOIS instead, when the client has a
+WhoisClient that knows the TLD's server (`whois.py`); the record's `source` says which answered.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dominus.providers.errors import ProviderDataError
 from dominus.providers.models import Availability, RdapRecord, StopSignal
 from dominus.providers.names import listed_domain, name_to_look_up
 from dominus.providers.rdap_bootstrap import RdapBootstrap
+from dominus.providers.whois import WhoisClient
 
 TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_SECONDS = 30.0
@@ -45,10 +49,12 @@ class HttpRdapClient:
         *,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        whois: WhoisClient | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self.bootstrap = bootstrap
+        self.whois = whois  # asked for TLDs without an RDAP service
         self.client = client
         self.timeout_seconds = timeout_seconds
         self.max_attempts = max_attempts
@@ -63,8 +69,7 @@ class HttpRdapClient:
             return RdapRecord(domain, Availability.UNKNOWN, detail=wanted.detail)
         bases = self.bootstrap.base_urls(domain)
         if not bases:
-            tld = domain.rsplit(".", 1)[-1]
-            return RdapRecord(domain, Availability.UNKNOWN, detail=f"no RDAP service for .{tld}")
+            return self._without_rdap(domain, stop)
         url = f"{bases[0].rstrip('/')}/domain/{domain}"
         problem = ""
         for attempt in range(1, self.max_attempts + 1):
@@ -88,6 +93,14 @@ class HttpRdapClient:
             Availability.UNKNOWN,
             detail=f"{problem} after {self.max_attempts} {attempts} at {_host(url)}",
         )
+
+    def _without_rdap(self, domain: str, stop: StopSignal | None) -> RdapRecord:
+        """The registry's WHOIS server answers when IANA lists no RDAP service for the TLD."""
+        if self.whois is not None and self.whois.server_for(domain) is not None:
+            return self.whois.lookup(domain, stop)
+        tld = domain.rsplit(".", 1)[-1]
+        missing = "RDAP service" if self.whois is None else "RDAP service or WHOIS server"
+        return RdapRecord(domain, Availability.UNKNOWN, detail=f"no {missing} for .{tld}")
 
     def _backoff(self, attempt: int) -> float:
         # 1 s, 2 s, 4 s ... with ±20 % jitter so parallel workers do not retry in lockstep.
@@ -196,10 +209,12 @@ def _host(url: str) -> str:
 
 class RecordsRdap:
     """Offline stand-in: a CSV of `domain,status,registered_at,expires_at` (status `registered`
-    or `available`, dates YYYY-MM-DD or empty). Domains not listed are AVAILABLE."""
+    or `available`, dates YYYY-MM-DD or empty). Domains not listed are AVAILABLE. Its records
+    say `source` ("sample" for the bundled sample data, else "file")."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, source: str = "file") -> None:
         self.path = Path(path)
+        self.source = source
         self._records: dict[str, RdapRecord] = {}
         for line, row in read_rows(
             self.path, required=("domain", "status"), optional=("registered_at", "expires_at")
@@ -225,14 +240,22 @@ class RecordsRdap:
                 registered_at=dates["registered_at"],
                 expires_at=dates["expires_at"],
                 detail=f"listed in {self.path.name}",
+                source=source,
             )
 
     def lookup(self, domain: str, stop: StopSignal | None = None) -> RdapRecord:
         wanted = name_to_look_up(domain)
         domain = wanted.domain
         if wanted.problem is not None:
-            return RdapRecord(domain, Availability.UNKNOWN, detail=wanted.detail)
+            return RdapRecord(
+                domain, Availability.UNKNOWN, detail=wanted.detail, source=self.source
+            )
         record = self._records.get(domain)
         if record is not None:
             return record
-        return RdapRecord(domain, Availability.AVAILABLE, detail=f"not listed in {self.path.name}")
+        return RdapRecord(
+            domain,
+            Availability.AVAILABLE,
+            detail=f"not listed in {self.path.name}",
+            source=self.source,
+        )

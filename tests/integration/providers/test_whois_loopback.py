@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 from collections.abc import Iterator
 from datetime import date
+from pathlib import Path
 
+import httpx
 import pytest
 
+from dominus.config import load_settings
+from dominus.pipeline.setup import open_providers
+from dominus.providers.errors import ProviderDataError
 from dominus.providers.models import Availability
+from dominus.providers.rdap import HttpRdapClient
+from dominus.providers.rdap_bootstrap import RdapBootstrap
 from dominus.providers.whois import WhoisClient
 from dominus.providers.whois_servers import WhoisServers
+from tests.fakes.rdap_server import FakeRdap, bootstrap_doc
 from tests.fakes.whois_server import FakeWhois, WhoisReply
 
 REGISTERED = WhoisReply(
@@ -138,3 +148,55 @@ def test_stop_signal_interrupts_the_backoff(fake: FakeWhois) -> None:
     record = whois_client(fake, backoff_base_seconds=30).lookup("limited.test", stop=stop)
     assert record.detail == "stopped"
     assert fake.hits["limited.test"] == 1
+
+
+# --- the RDAP client's fallback, and the real provider set's wiring --------------------------
+@pytest.fixture
+def rdap() -> Iterator[FakeRdap]:
+    server = FakeRdap()
+    yield server
+    server.close()
+
+
+def test_rdap_client_asks_whois_for_a_tld_without_rdap(fake: FakeWhois, rdap: FakeRdap) -> None:
+    with httpx.Client() as http:
+        client = HttpRdapClient(
+            RdapBootstrap.parse(bootstrap_doc(rdap.base, ["rdaptld"])),
+            http,
+            timeout_seconds=2,
+            whois=whois_client(fake),
+        )
+        by_whois = client.lookup("free.test")
+        by_rdap = client.lookup("free.rdaptld")
+        neither = client.lookup("free.zz")
+    assert (by_whois.availability, by_whois.source) == (Availability.AVAILABLE, "whois")
+    assert (by_rdap.availability, by_rdap.source) == (Availability.AVAILABLE, "rdap")
+    assert (fake.hits["free.test"], rdap.hits["/rdap/domain/free.test"]) == (1, 0)
+    assert rdap.hits["/rdap/domain/free.rdaptld"] == 1 and fake.hits["free.rdaptld"] == 0
+    assert neither.availability is Availability.UNKNOWN
+    assert neither.detail == "no RDAP service or WHOIS server for .zz"
+
+
+def test_real_providers_read_whois_servers_path(
+    fake: FakeWhois, rdap: FakeRdap, tmp_path: Path
+) -> None:
+    bootstrap = tmp_path / "bootstrap.json"
+    bootstrap.write_text(json.dumps(bootstrap_doc(rdap.base, ["com"])), encoding="utf-8")
+    servers = tmp_path / "whois_servers.json"
+    servers.write_text(json.dumps({"servers": {"uk": {"host": fake.address}}}), encoding="utf-8")
+    fake.replies["taken.co.uk"] = [REGISTERED]
+    settings = load_settings(
+        DOMINUS_PROVIDERS="real",
+        RDAP_BOOTSTRAP_PATH=str(bootstrap),
+        WHOIS_SERVERS_PATH=str(servers),
+        RDAP_MAX_ATTEMPTS=1,
+    )
+    with open_providers(settings) as providers:
+        record = providers.rdap.lookup("taken.co.uk")
+    assert (record.availability, record.source) == (Availability.REGISTERED, "whois")
+    assert fake.hits["taken.co.uk"] == 1
+
+    servers.write_text('{"servers": {"uk": {"host": "not a host"}}}', encoding="utf-8")
+    problem = re.escape(f"{servers}: .uk: 'not a host' is not a host name")
+    with pytest.raises(ProviderDataError, match=problem), open_providers(settings):
+        pass
