@@ -19,7 +19,7 @@ from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.retry import RetryPolicy
 from dominus.jobs.sql import SqlJobStore
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher, SqliteDataVersionWatcher
-from dominus.jobs.worker import WorkerConfig
+from dominus.jobs.worker_config import WorkerConfig
 
 
 @dataclass
