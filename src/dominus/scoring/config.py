@@ -50,6 +50,7 @@ _MUST_BE_POSITIVE = (  # divisors in the formulas
     "wayback_cap",
     "coverage_floor",
 )
+_SHARES = ("confidence_quality_share", "confidence_quality_factor")  # fractions of 1
 
 
 @dataclass(frozen=True)
@@ -102,10 +103,12 @@ class ScoringConfig:
     score_threshold_span: float = 0.20
     confidence_threshold_base: float = 0.18
     confidence_threshold_span: float = 0.12
-    # confidence = min(cap, base + span·coverage)
+    # confidence (see confidence.py): base, cap, and the share of the span the intrinsic
+    # quality may add (quality_share × quality_factor at most)
     confidence_base: float = 0.2
-    confidence_span: float = 0.6
     confidence_cap: float = 0.8
+    confidence_quality_share: float = 0.12
+    confidence_quality_factor: float = 0.6
     # values
     anchor_floor: float = 500.0
     anchor_density_factor: float = 3.0
@@ -118,6 +121,13 @@ class ScoringConfig:
     _digraph_set: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self._check_numbers()
+        self._check_tables()
+        # frozen: the derived tables are set once, here, through object.__setattr__
+        object.__setattr__(self, "_tld_table", {tld.lower(): m for tld, m in self.tld_multipliers})
+        object.__setattr__(self, "_digraph_set", frozenset(d.lower() for d in self.digraphs))
+
+    def _check_numbers(self) -> None:
         for f in fields(self):
             if not f.init:
                 continue
@@ -131,8 +141,13 @@ class ScoringConfig:
                 raise ValueError(f"scoring setting {positive} must be > 0")
         if self.market_ceiling <= self.market_floor:
             raise ValueError("market_ceiling must be above market_floor")
-        if not 0 <= self.reallocate_intrinsic_share <= 1:
-            raise ValueError("reallocate_intrinsic_share must be within [0, 1]")
+        for share in ("reallocate_intrinsic_share", *_SHARES):
+            if not 0 <= getattr(self, share) <= 1:
+                raise ValueError(f"{share} must be within [0, 1]")
+        if not 0 < self.confidence_cap <= 1 or self.confidence_base > self.confidence_cap:
+            raise ValueError("confidence_cap must be within (0, 1] and not below confidence_base")
+
+    def _check_tables(self) -> None:
         # the intrinsic scan skips a digraph's second letter, so it must never be a vowel
         if any(len(d) != 2 or not d.isalpha() or d[1].lower() in "aeiouy" for d in self.digraphs):
             raise ValueError("digraphs must be two letters, the second a consonant other than y")
@@ -141,9 +156,6 @@ class ScoringConfig:
             raise ValueError("TLD multipliers and recency weights must be finite and ≥ 0")
         if list(self.recency_brackets) != sorted(self.recency_brackets):
             raise ValueError("recency_brackets must be sorted by age")
-        # frozen: the derived tables are set once, here, through object.__setattr__
-        object.__setattr__(self, "_tld_table", {tld.lower(): m for tld, m in self.tld_multipliers})
-        object.__setattr__(self, "_digraph_set", frozenset(d.lower() for d in self.digraphs))
 
     def tld_multiplier(self, suffix: str) -> float:
         """The multiplier for a public suffix ("com", "co.uk"), looked up whole; unknown → default.

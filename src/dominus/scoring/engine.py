@@ -15,7 +15,8 @@ above the floor nothing moves. The effective weights are then normalised to sum 
 
 Thresholds. ratio = min(1, available weight / 0.70); recommend when
     weighted score ≥ 0.20 + 0.20·ratio   and   confidence ≥ 0.18 + 0.12·ratio,
-where confidence = min(0.8, 0.2 + 0.6·available weight) (0.2 base, rising with coverage, capped).
+and confidence is the issue 10 reference formula (see confidence.py): 0.20 with only the intrinsic
+signal, rising with the share of the other signals that have data, capped at 0.8.
 
 Values (money rounded to cents):
     anchor      = 500 + (max(500, median) − 500)·min(1, density·3)     (500 without market data)
@@ -33,6 +34,7 @@ from typing import Any
 
 from dominus.providers.models import ComparableSale, ExpiryFacts, KeywordStats
 from dominus.scoring.commercial import commercial_score
+from dominus.scoring.confidence import Coverage, confidence
 from dominus.scoring.config import ScoringConfig
 from dominus.scoring.expiry import expiry_score
 from dominus.scoring.intrinsic import intrinsic_score
@@ -153,9 +155,18 @@ def score_domain(
     )
 
     ratio = min(1.0, available / config.coverage_floor)
-    confidence = min(
-        config.confidence_cap, config.confidence_base + config.confidence_span * available
+    shares = Weights(
+        intrinsic=weights.intrinsic / total,
+        commercial=weights.commercial / total,
+        market=weights.market / total,
+        expiry=weights.expiry / total,
     )
+    coverage = Coverage(
+        commercial=commercial is not None,
+        market=market.score is not None,
+        expiry=expiry is not None,
+    )
+    certainty = confidence(shares, coverage, intrinsic, config)
     score_threshold = config.score_threshold_base + config.score_threshold_span * ratio
     confidence_threshold = (
         config.confidence_threshold_base + config.confidence_threshold_span * ratio
@@ -181,10 +192,10 @@ def score_domain(
         coverage_ratio=ratio,
         reallocated=reallocated,
         weighted_score=weighted,
-        confidence=confidence,
+        confidence=certainty.value,
         score_threshold=score_threshold,
         confidence_threshold=confidence_threshold,
-        meets_thresholds=weighted >= score_threshold and confidence >= confidence_threshold,
+        meets_thresholds=weighted >= score_threshold and certainty.value >= confidence_threshold,
         market_median=market.median,
         market_density=market.density,
         market_sales=market.sales,

@@ -98,9 +98,21 @@ def test_available_weight_and_reallocation(
 @pytest.mark.parametrize(
     ("inputs", "score_threshold", "confidence", "confidence_threshold"),
     [
-        ({}, 0.2 + 0.2 * 0.3 / 0.7, 0.2 + 0.6 * 0.3, 0.18 + 0.12 * 0.3 / 0.7),
-        ({"keyword": KEYWORD}, 0.2 + 0.2 * 0.65 / 0.7, 0.59, 0.18 + 0.12 * 0.65 / 0.7),
-        ({"keyword": KEYWORD, "expiry": FACTS}, 0.4, 0.65, 0.3),  # ratio capped at 1
+        # confidence (issue 10): intrinsic only 0.2; + commercial 0.2 + 0.264 + I × 0.072;
+        # + commercial and expiry: extra 0.45 → 0.45/0.70 × 0.528 + I × 0.072
+        ({}, 0.2 + 0.2 * 0.3 / 0.7, 0.2, 0.18 + 0.12 * 0.3 / 0.7),
+        (
+            {"keyword": KEYWORD},
+            0.2 + 0.2 * 0.65 / 0.7,
+            0.2 + 0.264 + INTRINSIC * 0.072,
+            0.18 + 0.12 * 0.65 / 0.7,
+        ),
+        (
+            {"keyword": KEYWORD, "expiry": FACTS},
+            0.4,
+            0.2 + 0.45 / 0.7 * 0.528 + INTRINSIC * 0.072,
+            0.3,
+        ),  # ratio capped at 1
     ],
 )
 def test_thresholds_scale_with_coverage(
@@ -114,13 +126,14 @@ def test_thresholds_scale_with_coverage(
 
 
 def test_meets_thresholds_both_ways() -> None:
-    assert run().meets_thresholds  # 0.81 ≥ 0.2857
+    assert run(keyword=KEYWORD).meets_thresholds
+    assert not run().meets_thresholds  # confidence 0.2 < 0.18 + 0.12 × 0.3/0.7
     weak = score_domain(ScoringInput("zzqxjkwp-99.xyz"), Weights(), CONFIG, TODAY)
     assert weak.weighted_score == pytest.approx((0.3 * 9 / 13 + 0.35 * 0.45) * 0.4)
     assert not weak.meets_thresholds
     # a binding confidence threshold refuses an otherwise good score
     strict = ScoringConfig(confidence_threshold_base=0.5)
-    assert not run(config=strict).meets_thresholds
+    assert not run(config=strict, keyword=KEYWORD).meets_thresholds
 
 
 def test_confidence_is_capped() -> None:
@@ -129,9 +142,13 @@ def test_confidence_is_capped() -> None:
         "comparables": FULL_MARKET,
         "expiry": FACTS,
     }
-    assert run(**full).confidence == pytest.approx(0.8)
-    assert run(config=ScoringConfig(confidence_span=0.9), **full).confidence == pytest.approx(0.8)
-    assert run(config=ScoringConfig(confidence_cap=0.7), **full).confidence == pytest.approx(0.7)
+    # 0.2 + 0.528 + 0.8138 × 0.072 = 0.7866 (below the cap: the full reach needs intrinsic 1)
+    assert run(**full).confidence == pytest.approx(0.2 + 0.528 + INTRINSIC * 0.072)
+    generous = ScoringConfig(confidence_quality_factor=1.0)  # 0.2 + 0.528 + 0.8138 × 0.12 > 0.8
+    assert run(config=generous, **full).confidence == pytest.approx(0.8)
+    # a lower cap narrows the span too: 0.2 + (0.7 − 0.2) × 0.88 + 0.8138 × 0.072 = 0.6986
+    lower = ScoringConfig(confidence_cap=0.7)
+    assert run(config=lower, **full).confidence == pytest.approx(0.2 + 0.44 + INTRINSIC * 0.072)
 
 
 @pytest.mark.parametrize(
