@@ -72,7 +72,8 @@ class ScoringConfig:
     pronounceability_share: float = 0.35
     tld_multipliers: tuple[tuple[str, float], ...] = DEFAULT_TLD_MULTIPLIERS
     unknown_tld_multiplier: float = 0.45
-    # commercial
+    # commercial (log scale; see commercial.py)
+    min_search_volume: int = 1000  # keyword evidence: this volume a month, or any CPC
     volume_cap: float = 1_000_000.0
     cpc_cap: float = 50.0
     volume_share: float = 0.6

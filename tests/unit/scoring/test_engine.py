@@ -16,7 +16,10 @@ CONFIG = ScoringConfig()
 TODAY = date(2025, 6, 15)
 NAME = "cloudnest.com"
 INTRINSIC = 0.3 * 11 / 13 + 0.35 + 0.35 * 0.6  # 0.813846…, see test_signals
-KEYWORD = KeywordStats("cloud nest", 500_000, 10.0)  # commercial 0.38
+KEYWORD = KeywordStats("cloud nest", 500_000, 10.0)
+# commercial: 0.6 × log10(500,001)/6 + 0.4 × log10(11)/log10(51)
+#           = 0.6 × 5.698971/6.000000 + 0.4 × 1.041393/1.707570 = 0.5698971 + 0.2439464
+COMMERCIAL = 0.813844
 FACTS = ExpiryFacts(age_years=10, backlinks=500, wayback_snapshots=250)  # expiry 0.5
 # three sales: median 3000 (market 2500/9500), density 0.7·3/20 + 0.3·2.1/5 = 0.231
 THIN_MARKET = (
@@ -40,14 +43,20 @@ def run(weights: Weights | None = None, config: ScoringConfig = CONFIG, **kwargs
         # intrinsic + expiry: 0.40; missing 0.60 → intrinsic +0.36, expiry +0.24
         ({"expiry": FACTS}, 0.40, True, (0.66, 0, 0, 0.34), 0.66 * INTRINSIC + 0.34 * 0.5),
         # intrinsic + commercial: 0.65 < 0.70, no expiry → missing 0.35 to intrinsic
-        ({"keyword": KEYWORD}, 0.65, True, (0.65, 0.35, 0, 0), 0.65 * INTRINSIC + 0.35 * 0.38),
+        (
+            {"keyword": KEYWORD},
+            0.65,
+            True,
+            (0.65, 0.35, 0, 0),
+            0.65 * INTRINSIC + 0.35 * COMMERCIAL,
+        ),
         # 0.75 ≥ floor: nothing moves, the weights are only normalised by 0.75
         (
             {"keyword": KEYWORD, "expiry": FACTS},
             0.75,
             False,
             (0.4, 0.35 / 0.75, 0, 0.1 / 0.75),
-            0.4 * INTRINSIC + 0.35 / 0.75 * 0.38 + 0.1 / 0.75 * 0.5,
+            0.4 * INTRINSIC + 0.35 / 0.75 * COMMERCIAL + 0.1 / 0.75 * 0.5,
         ),
         # thin market counts at 0.25 × 0.231: 0.70775 ≥ floor
         (
@@ -55,7 +64,7 @@ def run(weights: Weights | None = None, config: ScoringConfig = CONFIG, **kwargs
             0.70775,
             False,
             (0.3 / 0.70775, 0.35 / 0.70775, 0.05775 / 0.70775, 0),
-            (0.3 * INTRINSIC + 0.35 * 0.38 + 0.05775 * 2500 / 9500) / 0.70775,
+            (0.3 * INTRINSIC + 0.35 * COMMERCIAL + 0.05775 * 2500 / 9500) / 0.70775,
         ),
         # thin market without keyword: 0.35775, the missing 0.64225 goes to intrinsic
         (
@@ -223,7 +232,7 @@ def test_to_dict_is_json_safe() -> None:
     data = json.loads(json.dumps(score.to_dict(), allow_nan=False))
     assert data["domain"] == NAME
     assert data["signals"]["expiry"] is None
-    assert data["signals"]["commercial"] == pytest.approx(0.38)
+    assert data["signals"]["commercial"] == pytest.approx(COMMERCIAL, abs=1e-6)
     assert data["effective_weights"]["market"] == pytest.approx(score.effective_weights.market)
     assert data["market"] == {
         "median": 3000,

@@ -98,17 +98,26 @@ def test_a_listed_multi_label_suffix_uses_its_own_multiplier() -> None:
     assert intrinsic_score("shop.com", config) == pytest.approx(0.8075 * 0.45)  # not listed
 
 
+# log10(1 + 1,000,000) = 6.000000434 and log10(1 + 50) = 1.707570176 (the caps' denominators)
 @pytest.mark.parametrize(
     ("keyword", "expected"),
     [
         (None, None),
         (KeywordStats("x", 0, 0.0), None),
         (KeywordStats("x", -5, -1.0), None),
+        # below 1,000 searches and no CPC: not keyword evidence, so no signal
+        (KeywordStats("x", 999, 0.0), None),
+        (KeywordStats("x", 10_000, float("nan")), 0.6 * 4.000043 / 6.000000),  # NaN CPC is 0
         (KeywordStats("x", 1_000_000, 50.0), 1.0),
-        (KeywordStats("x", 500_000, 10.0), 0.3 + 0.08),
-        (KeywordStats("x", 2_000_000, 0.0), 0.6),
-        (KeywordStats("x", 0, 100.0), 0.4),
-        (KeywordStats("x", 10_000, float("nan")), 0.006),
+        (KeywordStats("x", 2_000_000, 100.0), 1.0),  # capped
+        # the issue's example: 0.6 × log10(33,101)/6 + 0.4 × log10(2.25)/log10(51)
+        # = 0.6 × 4.519841/6.000000 + 0.4 × 0.352183/1.707570 = 0.451984 + 0.082499 = 0.534483
+        (KeywordStats("x", 33_100, 1.25), 0.534483),
+        # exactly the minimum volume: 0.6 × log10(1,001)/6 = 0.6 × 3.000434/6 = 0.300043
+        (KeywordStats("x", 1000, 0.0), 0.300043),
+        # a CPC alone is evidence: 0.4 × log10(3)/log10(51) = 0.4 × 0.477121/1.707570 = 0.111767
+        (KeywordStats("x", 10, 2.0), 0.6 * 1.041393 / 6.0 + 0.111767),
+        (KeywordStats("x", 0, 2.0), 0.111767),
     ],
 )
 def test_commercial_score(keyword: KeywordStats | None, expected: float | None) -> None:
@@ -116,7 +125,22 @@ def test_commercial_score(keyword: KeywordStats | None, expected: float | None) 
     if expected is None:
         assert result is None
     else:
-        assert result == pytest.approx(expected)
+        assert result == pytest.approx(expected, abs=2e-6)
+
+
+def test_real_keyword_data_moves_the_commercial_signal() -> None:
+    """Issue 10, cause 4: 33,100 searches and $1.25 a click scored 0.03 on the linear scale."""
+    real = commercial_score(KeywordStats("home gym", 33_100, 1.25), CONFIG)
+    bigger = commercial_score(KeywordStats("car insurance", 246_000, 22.0), CONFIG)
+    assert real is not None and bigger is not None
+    assert real > 0.5
+    assert bigger > real
+
+
+def test_minimum_search_volume_is_configurable() -> None:
+    config = ScoringConfig(min_search_volume=5000)
+    assert commercial_score(KeywordStats("x", 4999, 0.0), config) is None
+    assert commercial_score(KeywordStats("x", 5000, 0.0), config) is not None
 
 
 @pytest.mark.parametrize(
