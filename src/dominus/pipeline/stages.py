@@ -104,7 +104,7 @@ def score_candidates(
     """Scores every candidate (signals the data allows; the rest are reallocated)."""
     scores: dict[str, Any] = partial.setdefault("scores", {})
     keyword_data = env.providers.keyword_data
-    comparables = ComparablesIndex(env.providers.comparable_sales)
+    comparables = ComparablesIndex(env.providers.comparable_sales, setup.config)
     for index, candidate in enumerate(candidates):
         domain = candidate["domain"]
         if domain in scores:
@@ -117,7 +117,7 @@ def score_candidates(
         inputs = ScoringInput(
             domain=domain,
             keyword=keyword,
-            comparables=comparables.relevant(domain),
+            market=comparables.market(domain, setup.today),
             expiry=_expiry(candidate.get("expiry")),
             renewal_cost=setup.renewal_cost,
         )

@@ -4,9 +4,11 @@ score = score_domain(ScoringInput("cloudnest.com", keyword=..., comparables=...)
                      Weights(), ScoringConfig(), today)
 """
 
+from dominus.scoring.comparables import ComparablesIndex, market_signal, relevant_comparables
 from dominus.scoring.config import ScoringConfig
-from dominus.scoring.engine import Score, ScoringInput, score_domain
-from dominus.scoring.market import ComparablesIndex, MarketResult, relevant_comparables
+from dominus.scoring.engine import ScoringInput, score_domain
+from dominus.scoring.market import MarketResult
+from dominus.scoring.score import Score
 from dominus.scoring.weights import Weights
 
 __all__ = [
@@ -16,6 +18,7 @@ __all__ = [
     "ScoringConfig",
     "ScoringInput",
     "Weights",
+    "market_signal",
     "relevant_comparables",
     "score_domain",
 ]

@@ -43,14 +43,20 @@ _MUST_BE_POSITIVE = (  # divisors in the formulas
     "length_zero_span",
     "volume_cap",
     "cpc_cap",
-    "density_count_cap",
-    "density_recent_weight_cap",
+    "min_token_length",
+    "min_comparables",
+    "max_comparables",
     "age_cap_years",
     "backlinks_cap",
     "wayback_cap",
     "coverage_floor",
 )
-_SHARES = ("confidence_quality_share", "confidence_quality_factor")  # fractions of 1
+_SHARES = (  # fractions of 1
+    "confidence_quality_share",
+    "confidence_quality_factor",
+    "cross_tld_price_factor",
+    "market_quantile",
+)
 
 
 @dataclass(frozen=True)
@@ -78,17 +84,18 @@ class ScoringConfig:
     cpc_cap: float = 50.0
     volume_share: float = 0.6
     cpc_share: float = 0.4
-    # market
+    # market (comparables.py, market.py)
     currency: str = "USD"
+    min_token_length: int = 3  # shortest word that relates two names
+    comparable_tlds: tuple[str, ...] = ("com", "net", "org")
+    cross_tld_price_factor: float = 0.5
     recency_brackets: tuple[tuple[int, float], ...] = DEFAULT_RECENCY_BRACKETS
     recency_older_weight: float = 0.2
+    min_comparables: int = 3  # market evidence
+    max_comparables: int = 20
+    market_quantile: float = 0.25
     market_floor: float = 500.0
     market_ceiling: float = 10_000.0
-    density_count_cap: int = 20
-    density_count_share: float = 0.7
-    density_recent_count: int = 10
-    density_recent_weight_cap: float = 5.0
-    density_recent_share: float = 0.3
     # expiry
     age_cap_years: float = 20.0
     backlinks_cap: float = 1000.0
@@ -110,9 +117,10 @@ class ScoringConfig:
     confidence_cap: float = 0.8
     confidence_quality_share: float = 0.12
     confidence_quality_factor: float = 0.6
-    # values
+    # values (value.py)
     anchor_floor: float = 500.0
-    anchor_density_factor: float = 3.0
+    commercial_anchor_ceiling: float = 10_000.0
+    expiry_anchor_ceiling: float = 3_000.0
     buy_fraction: float = 0.5
     renewal_years: int = 3
     list_multiplier: float = 2.5
@@ -120,6 +128,7 @@ class ScoringConfig:
     # derived lookup tables (not part of equality or hashing)
     _tld_table: dict[str, float] = field(init=False, repr=False, compare=False)
     _digraph_set: frozenset[str] = field(init=False, repr=False, compare=False)
+    _comparable_tld_set: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._check_numbers()
@@ -127,6 +136,8 @@ class ScoringConfig:
         # frozen: the derived tables are set once, here, through object.__setattr__
         object.__setattr__(self, "_tld_table", {tld.lower(): m for tld, m in self.tld_multipliers})
         object.__setattr__(self, "_digraph_set", frozenset(d.lower() for d in self.digraphs))
+        tlds = frozenset(tld.lower().lstrip(".") for tld in self.comparable_tlds)
+        object.__setattr__(self, "_comparable_tld_set", tlds)
 
     def _check_numbers(self) -> None:
         for f in fields(self):
@@ -168,3 +179,7 @@ class ScoringConfig:
     @property
     def digraph_set(self) -> frozenset[str]:
         return self._digraph_set
+
+    @property
+    def comparable_tld_set(self) -> frozenset[str]:
+        return self._comparable_tld_set

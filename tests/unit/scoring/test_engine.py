@@ -21,13 +21,14 @@ KEYWORD = KeywordStats("cloud nest", 500_000, 10.0)
 #           = 0.6 × 5.698971/6.000000 + 0.4 × 1.041393/1.707570 = 0.5698971 + 0.2439464
 COMMERCIAL = 0.813844
 FACTS = ExpiryFacts(age_years=10, backlinks=500, wayback_snapshots=250)  # expiry 0.5
-# three sales: median 3000 (market 2500/9500), density 0.7·3/20 + 0.3·2.1/5 = 0.231
+# three relevant sales ("cloud", "cloud", "nest": overlap 0.5 each), weights 0.5, 0.35, 0.2:
+# total 1.05, a quarter 0.2625 reached by 1000 → statistic 1000, market (1000 − 500)/9500
 THIN_MARKET = (
     ComparableSale("cloudbase.com", 1000, "USD", date(2025, 1, 1)),
     ComparableSale("cloudbox.com", 3000, "USD", date(2024, 1, 1)),
     ComparableSale("birdnest.com", 6000, "USD", date(2022, 1, 1)),
 )
-# twenty recent sales at 5250: median 5250 (market 0.5), density 1
+# twenty recent sales at 5250: statistic 5250 (market 0.5)
 FULL_MARKET = tuple(ComparableSale("cloudx.com", 5250, "USD", TODAY) for _ in range(20))
 
 
@@ -58,23 +59,23 @@ def run(weights: Weights | None = None, config: ScoringConfig = CONFIG, **kwargs
             (0.4, 0.35 / 0.75, 0, 0.1 / 0.75),
             0.4 * INTRINSIC + 0.35 / 0.75 * COMMERCIAL + 0.1 / 0.75 * 0.5,
         ),
-        # thin market counts at 0.25 × 0.231: 0.70775 ≥ floor
+        # three relevant sales are market evidence: 0.30 + 0.35 + 0.25 = 0.90 ≥ floor
         (
             {"keyword": KEYWORD, "comparables": THIN_MARKET},
-            0.70775,
+            0.90,
             False,
-            (0.3 / 0.70775, 0.35 / 0.70775, 0.05775 / 0.70775, 0),
-            (0.3 * INTRINSIC + 0.35 * COMMERCIAL + 0.05775 * 2500 / 9500) / 0.70775,
+            (0.3 / 0.9, 0.35 / 0.9, 0.25 / 0.9, 0),
+            (0.3 * INTRINSIC + 0.35 * COMMERCIAL + 0.25 * 500 / 9500) / 0.9,
         ),
-        # thin market without keyword: 0.35775, the missing 0.64225 goes to intrinsic
+        # market without keyword: 0.55, the missing 0.45 goes to intrinsic
         (
             {"comparables": THIN_MARKET},
-            0.35775,
+            0.55,
             True,
-            (0.94225, 0, 0.05775, 0),
-            0.94225 * INTRINSIC + 0.05775 * 2500 / 9500,
+            (0.75, 0, 0.25, 0),
+            0.75 * INTRINSIC + 0.25 * 500 / 9500,
         ),
-        # everything, market density 1
+        # everything
         (
             {
                 "keyword": KeywordStats("k", 1_000_000, 50.0),
@@ -167,15 +168,15 @@ def test_confidence_is_capped() -> None:
         ({}, 500.0, 406.92, 203.46, 1017.31),
         ({"renewal_cost": 10.0}, 500.0, 406.92, 173.46, 1017.31),  # − 3 × 10
         ({"renewal_cost": 100.0}, 500.0, 406.92, 0.0, 1017.31),  # never below 0
-        # thin market: anchor 500 + 2500 × min(1, 0.231 × 3) = 2232.5
+        # thin market: the anchor is the market statistic, 1000
         (
             {"comparables": THIN_MARKET},
-            2232.5,
-            round((0.94225 * INTRINSIC + 0.05775 * 2500 / 9500) * 2232.5, 2),
-            round((0.94225 * INTRINSIC + 0.05775 * 2500 / 9500) * 2232.5 * 0.5, 2),
-            round((0.94225 * INTRINSIC + 0.05775 * 2500 / 9500) * 2232.5 * 2.5, 2),
+            1000.0,
+            round((0.75 * INTRINSIC + 0.25 * 500 / 9500) * 1000, 2),
+            round((0.75 * INTRINSIC + 0.25 * 500 / 9500) * 1000 * 0.5, 2),
+            round((0.75 * INTRINSIC + 0.25 * 500 / 9500) * 1000 * 2.5, 2),
         ),
-        # full market: anchor 500 + 4750 × 1; available 0.55 → intrinsic 0.75, market 0.25
+        # full market: anchor 5250; available 0.55 → intrinsic 0.75, market 0.25
         (
             {"comparables": FULL_MARKET, "renewal_cost": 12.0},
             5250.0,
@@ -200,16 +201,16 @@ def test_values(
 def test_market_median_below_the_floor_keeps_the_anchor_at_500() -> None:
     cheap = tuple(ComparableSale("cloudx.com", 100, "USD", TODAY) for _ in range(20))
     score = run(comparables=cheap)
-    assert (score.market, score.market_median, score.anchor) == (0.0, 100, 500.0)
+    assert (score.market, score.market_detail.statistic, score.anchor) == (0.0, 100, 500.0)
 
 
 def test_ignored_currencies_are_reported() -> None:
-    sales = (*THIN_MARKET, ComparableSale("cloudy.com", 9000, "EUR", TODAY))
+    sales = (*THIN_MARKET, ComparableSale("cloudkit.com", 9000, "EUR", TODAY))
     score = run(comparables=sales)
-    assert (score.market_sales, score.market_ignored_currency) == (3, 1)
-    only_euros = run(comparables=(ComparableSale("cloudy.com", 9000, "EUR", TODAY),))
+    assert (score.market_detail.relevant, score.market_detail.ignored_currency) == (3, 1)
+    only_euros = run(comparables=(ComparableSale("cloudkit.com", 9000, "EUR", TODAY),))
     assert only_euros.market is None
-    assert only_euros.market_ignored_currency == 1
+    assert only_euros.market_detail.ignored_currency == 1
 
 
 def test_weights_are_relative() -> None:
@@ -234,12 +235,23 @@ def test_to_dict_is_json_safe() -> None:
     assert data["signals"]["expiry"] is None
     assert data["signals"]["commercial"] == pytest.approx(COMMERCIAL, abs=1e-6)
     assert data["effective_weights"]["market"] == pytest.approx(score.effective_weights.market)
-    assert data["market"] == {
-        "median": 3000,
-        "density": pytest.approx(0.231),
-        "sales": 3,
-        "ignored_currency": 0,
-        "ignored_invalid": 0,
+    market = data["market"]
+    assert (market["evidence"], market["relevant_sales"], market["statistic"]) == (True, 3, 1000)
+    assert [sale["domain"] for sale in market["sales"]] == [
+        "cloudbase.com",
+        "cloudbox.com",
+        "birdnest.com",
+    ]
+    assert market["sales"][0] == {
+        "domain": "cloudbase.com",
+        "price": 1000,
+        "adjusted_price": 1000,
+        "currency": "USD",
+        "date": "2025-01-01",
+        "recency": 1.0,
+        "overlap": 0.5,
+        "shared_words": ["cloud"],
+        "weight": 0.5,
     }
     assert data["meets_thresholds"] is score.meets_thresholds
     assert data["currency"] == "USD"

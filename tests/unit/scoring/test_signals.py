@@ -147,12 +147,13 @@ def test_minimum_search_volume_is_configurable() -> None:
     ("facts", "expected"),
     [
         (None, None),
-        (ExpiryFacts(), 0.0),
+        (ExpiryFacts(), None),  # a closeout row without facts is not expiry evidence
         (ExpiryFacts(age_years=10, backlinks=500, wayback_snapshots=250), 0.2 + 0.2 + 0.1),
         (ExpiryFacts(age_years=40, backlinks=5000, wayback_snapshots=1000), 1.0),
         (ExpiryFacts(backlinks=1000), 0.4),
         (ExpiryFacts(age_years=5, wayback_snapshots=50), 0.1 + 0.02),
-        (ExpiryFacts(age_years=-3, backlinks=-1), 0.0),
+        (ExpiryFacts(age_years=-3, backlinks=-1), None),
+        (ExpiryFacts(age_years=0, backlinks=0, wayback_snapshots=1), 0.2 / 500),
     ],
 )
 def test_expiry_score(facts: ExpiryFacts | None, expected: float | None) -> None:

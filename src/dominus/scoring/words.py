@@ -1,0 +1,46 @@
+"""The words in a second-level label, for matching comparable sales (issue 10, cause 3).
+
+A label has no spaces, so its words are guessed by a word segmenter: `wordninja` (MIT licence),
+which splits text by dynamic programming over the word frequencies of English Wikipedia it ships
+with (offline, no download). "homeowl" → home, owl; "homework" → homework; "xqzvbrt" → letters.
+
+A token counts for matching when it has at least `min_length` letters (3 by default: "owl" and
+"gym" are words, "at" and "my" join anything), is all letters (digit runs are not words) and is
+not a function word (`FUNCTION_WORDS`: "the", "and", "for", ...), which would relate names that
+share nothing but grammar. Punycode labels (`xn--…`) have no tokens: the segmenter reads English,
+and an A-label's ASCII form is an encoding, not words.
+
+The segmenter is loaded on first use (about 0.25 s), not at import, so commands that never score
+do not pay for it. Results are cached: a worker scores the same comparable sales run after run.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+FUNCTION_WORDS = frozenset(
+    {"and", "are", "but", "for", "from", "how", "its", "not", "our", "the", "this", "that"}
+    | {"was", "who", "with", "you", "your"}
+)
+
+# Enough for 10,000 candidates and 50,000 sales of one run, bounded so a long-lived worker's
+# memory is too (an entry is a short label and a handful of words).
+_CACHE_SIZE = 131_072
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _segments(label: str) -> tuple[str, ...]:
+    import wordninja  # noqa: PLC0415 - loaded on first use (see the module docstring)
+
+    return tuple(part.lower() for part in wordninja.split(label))
+
+
+def word_tokens(label: str, min_length: int = 3) -> frozenset[str]:
+    """The matching words of `label` (a lower-case second-level label, hyphens allowed)."""
+    if label.startswith("xn--"):
+        return frozenset()
+    return frozenset(
+        token
+        for token in _segments(label)
+        if len(token) >= min_length and token.isalpha() and token not in FUNCTION_WORDS
+    )
