@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
+from dominus.scoring.prices import PriceTable, bundled_price_table
+
 # Multipliers for the intrinsic score by public suffix. The reference table fixes .com … .org; the
 # rest ("others 0.4–0.5") is our choice: developer-flavoured gTLDs that sell reasonably 0.5,
 # well-known ccTLDs used generically 0.45, cheap bulk-registered gTLDs 0.4.
@@ -124,6 +126,9 @@ class ScoringConfig:
     buy_fraction: float = 0.5
     renewal_years: int = 3
     list_multiplier: float = 2.5
+
+    # registration and renewal prices per TLD (prices.py); the bundled table unless replaced
+    prices: PriceTable = field(default_factory=bundled_price_table)
 
     # derived lookup tables (not part of equality or hashing)
     _tld_table: dict[str, float] = field(init=False, repr=False, compare=False)
