@@ -58,6 +58,8 @@ _SHARES = (  # fractions of 1
     "confidence_quality_factor",
     "cross_tld_price_factor",
     "market_quantile",
+    "annual_sell_through",
+    "buy_max_ratio",
 )
 
 
@@ -123,9 +125,13 @@ class ScoringConfig:
     anchor_floor: float = 500.0
     commercial_anchor_ceiling: float = 10_000.0
     expiry_anchor_ceiling: float = 3_000.0
-    buy_fraction: float = 0.5
-    renewal_years: int = 3
     list_multiplier: float = 2.5
+    # money gate (money.py); see ADR 0014 for where the defaults come from
+    annual_sell_through: float = 0.01
+    sale_commission: float = 0.20
+    holding_years: int = 3
+    buy_max_ratio: float = 0.02
+    buy_max_absolute_cap: float = 5_000.0
 
     # registration and renewal prices per TLD (prices.py); the bundled table unless replaced
     prices: PriceTable = field(default_factory=bundled_price_table)
@@ -163,6 +169,10 @@ class ScoringConfig:
                 raise ValueError(f"{share} must be within [0, 1]")
         if not 0 < self.confidence_cap <= 1 or self.confidence_base > self.confidence_cap:
             raise ValueError("confidence_cap must be within (0, 1] and not below confidence_base")
+        if not 0 <= self.sale_commission < 1:
+            raise ValueError("sale_commission must be within [0, 1)")
+        if self.max_comparables < self.min_comparables:
+            raise ValueError("max_comparables must not be below min_comparables")
 
     def _check_tables(self) -> None:
         # the intrinsic scan skips a digraph's second letter, so it must never be a vowel

@@ -1,12 +1,13 @@
-"""Scoring one candidate: its four signals, their weighting, confidence and values.
+"""Scoring one candidate: its signals, their weighting, confidence, values and the decision.
 
-    signals      intrinsic.py, commercial.py, market.py (+ comparables.py), expiry.py
+    signals      intrinsic.py, commercial.py, comparables.py + market.py, expiry.py
     weighting    weighting.py: available weight, reallocation, weighted score, thresholds
     confidence   confidence.py: the issue 10 reference formula
-    values       value.py: anchor and EV = weighted score × anchor
+    values       value.py: anchor, EV = weighted score × anchor; list price = EV × 2.5
+    money        money.py: holding cost, P(sale), expected profit, buy max
+    decision     decision.py: evidence and gates → recommended / speculative / rejected + reason
 
-    buy max      = max(0, EV·0.5 − 3·renewal cost)                      (EV·0.5 when unknown)
-    list price   = EV·2.5
+Pure: no I/O, no clock (the caller passes `today`; the price table travels in the config).
 Money is rounded to cents.
 """
 
@@ -21,9 +22,11 @@ from dominus.scoring.commercial import commercial_score
 from dominus.scoring.comparables import market_signal
 from dominus.scoring.confidence import Coverage, confidence
 from dominus.scoring.config import ScoringConfig
+from dominus.scoring.decision import Evidence, Figures, decide
 from dominus.scoring.expiry import expiry_score
 from dominus.scoring.intrinsic import intrinsic_score
 from dominus.scoring.market import MarketResult
+from dominus.scoring.money import Acquisition, money
 from dominus.scoring.names import split_domain
 from dominus.scoring.score import Score
 from dominus.scoring.value import anchors
@@ -42,7 +45,10 @@ class ScoringInput:
     # pipeline's way with many candidates); when given, `comparables` is not read.
     market: MarketResult | None = None
     expiry: ExpiryFacts | None = None  # None: not from a closeout list
-    renewal_cost: float | None = None  # per year, in config.currency; None: unknown
+    # Per year, in config.currency; replaces the price table's renewal (None: use the table).
+    renewal_cost: float | None = None
+    acquisition_price: float | None = None  # a closeout/auction listing's price
+    purchase: bool = False  # True: bought from a listing (closeout/auction), not hand-registered
 
 
 def _cents(value: float) -> float:
@@ -68,10 +74,35 @@ def score_domain(
     value = anchors(
         shares, market.statistic, commercial, expiry, config.tld_multiplier(suffix), config
     )
-    expected = weighted * value.anchor
-    buy_max = expected * config.buy_fraction
-    if inputs.renewal_cost is not None:
-        buy_max -= config.renewal_years * max(0.0, inputs.renewal_cost)
+    expected = _cents(weighted * value.anchor)
+    acquisition = Acquisition(
+        domain=inputs.domain,
+        purchase=inputs.purchase,
+        listed_price=inputs.acquisition_price,
+        renewal_cost=inputs.renewal_cost,
+    )
+    figures = money(acquisition, expected, certainty.value, config)
+    evidence = Evidence(
+        keyword=inputs.keyword,
+        keyword_counts=coverage.commercial,
+        min_search_volume=config.min_search_volume,
+        expiry=inputs.expiry,
+        expiry_counts=coverage.expiry,
+        relevant_sales=market.relevant,
+        required_sales=config.min_comparables,
+    )
+    decision = decide(
+        evidence,
+        Figures(
+            confidence=certainty.value,
+            confidence_threshold=weighed.confidence_threshold,
+            weighted_score=weighted,
+            score_threshold=weighed.score_threshold,
+            expected_value=expected,
+            currency=config.currency,
+        ),
+        figures,
+    )
     return Score(
         domain=inputs.domain,
         intrinsic=intrinsic,
@@ -87,13 +118,16 @@ def score_domain(
         confidence_detail=certainty,
         score_threshold=weighed.score_threshold,
         confidence_threshold=weighed.confidence_threshold,
-        meets_thresholds=weighted >= weighed.score_threshold
-        and certainty.value >= weighed.confidence_threshold,
+        tier=decision.tier,
+        tier_reason=decision.reason,
+        gates=decision.gates,
+        evidence=evidence,
         market_detail=market,
         anchors=value,
         anchor=_cents(value.anchor),
-        expected_value=_cents(expected),
-        suggested_buy_max=_cents(max(0.0, buy_max)),
+        expected_value=expected,
+        money=figures,
+        suggested_buy_max=figures.buy_max,
         suggested_list_price=_cents(expected * config.list_multiplier),
         currency=config.currency,
     )

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from dominus.scoring.confidence import Confidence
+from dominus.scoring.decision import Evidence, Tier
 from dominus.scoring.market import MarketResult
+from dominus.scoring.money import Money
 from dominus.scoring.value import Anchors
 from dominus.scoring.weights import Weights
 
@@ -27,19 +29,38 @@ class Score:
     confidence_detail: Confidence
     score_threshold: float
     confidence_threshold: float
-    meets_thresholds: bool
+    tier: Tier
+    tier_reason: str
+    gates: dict[str, bool]
+    evidence: Evidence
     market_detail: MarketResult
     anchors: Anchors
     anchor: float
     expected_value: float
+    money: Money
     suggested_buy_max: float
     suggested_list_price: float
     currency: str = "USD"
+
+    @property
+    def recommended(self) -> bool:
+        return self.tier is Tier.RECOMMENDED
+
+    @property
+    def meets_thresholds(self) -> bool:
+        """Every gate passes (the name the pipeline's results and stored documents read; when
+        it meant only the two thresholds, they were the whole decision). = `recommended`."""
+        return self.recommended
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: str, float, int, bool, None, and lists and dicts of them."""
         return {
             "domain": self.domain,
+            "tier": self.tier.value,
+            "tier_reason": self.tier_reason,
+            "recommended": self.recommended,
+            "meets_thresholds": self.meets_thresholds,
+            "gates": dict(self.gates),
             "signals": {
                 "intrinsic": self.intrinsic,
                 "commercial": self.commercial,
@@ -51,16 +72,17 @@ class Score:
             "coverage_ratio": self.coverage_ratio,
             "reallocated": self.reallocated,
             "weighted_score": self.weighted_score,
+            "score_threshold": self.score_threshold,
             "confidence": self.confidence,
             "confidence_detail": self.confidence_detail.to_dict(),
-            "score_threshold": self.score_threshold,
             "confidence_threshold": self.confidence_threshold,
-            "meets_thresholds": self.meets_thresholds,
+            "evidence": self.evidence.to_dict(),
             "market": self.market_detail.to_dict(),
             "currency": self.currency,
             "anchors": self.anchors.to_dict(),
             "anchor": self.anchor,
             "expected_value": self.expected_value,
+            "money": self.money.to_dict(),
             "suggested_buy_max": self.suggested_buy_max,
             "suggested_list_price": self.suggested_list_price,
         }

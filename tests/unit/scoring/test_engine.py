@@ -135,15 +135,16 @@ def test_thresholds_scale_with_coverage(
     assert score.coverage_ratio == pytest.approx(min(1.0, score.available_weight / 0.7))
 
 
-def test_meets_thresholds_both_ways() -> None:
-    assert run(keyword=KEYWORD).meets_thresholds
-    assert not run().meets_thresholds  # confidence 0.2 < 0.18 + 0.12 × 0.3/0.7
+def test_threshold_gates_both_ways() -> None:
+    strong = run(keyword=KEYWORD)
+    assert strong.gates["confidence"] and strong.gates["score"]
+    assert not run().gates["confidence"]  # confidence 0.2 < 0.18 + 0.12 × 0.3/0.7
     weak = score_domain(ScoringInput("zzqxjkwp-99.xyz"), Weights(), CONFIG, TODAY)
     assert weak.weighted_score == pytest.approx((0.3 * 9 / 13 + 0.35 * 0.45) * 0.4)
-    assert not weak.meets_thresholds
+    assert not weak.gates["score"]
     # a binding confidence threshold refuses an otherwise good score
     strict = ScoringConfig(confidence_threshold_base=0.5)
-    assert not run(config=strict, keyword=KEYWORD).meets_thresholds
+    assert not run(config=strict, keyword=KEYWORD).gates["confidence"]
 
 
 def test_confidence_is_capped() -> None:
@@ -161,28 +162,28 @@ def test_confidence_is_capped() -> None:
     assert run(config=lower, **full).confidence == pytest.approx(0.2 + 0.44 + INTRINSIC * 0.072)
 
 
+EV_THIN = round((0.75 * INTRINSIC + 0.25 * 500 / 9500) * 1000, 2)  # 623.54
+EV_FULL = round((0.75 * INTRINSIC + 0.25 * 0.5) * 5250, 2)  # 3,860.77
+
+
+# buy max = max(0, min(EV × 0.02 − carrying cost, 5,000)); carrying cost of a .com hand
+# registration: 10.46 + renewal × 2 (31.38 with the table's renewal); list price = EV × 2.5
 @pytest.mark.parametrize(
     ("inputs", "anchor", "expected_value", "buy_max", "list_price"),
     [
-        # no market: anchor 500; EV = 0.813846 × 500
-        ({}, 500.0, 406.92, 203.46, 1017.31),
-        ({"renewal_cost": 10.0}, 500.0, 406.92, 173.46, 1017.31),  # − 3 × 10
-        ({"renewal_cost": 100.0}, 500.0, 406.92, 0.0, 1017.31),  # never below 0
-        # thin market: the anchor is the market statistic, 1000
-        (
-            {"comparables": THIN_MARKET},
-            1000.0,
-            round((0.75 * INTRINSIC + 0.25 * 500 / 9500) * 1000, 2),
-            round((0.75 * INTRINSIC + 0.25 * 500 / 9500) * 1000 * 0.5, 2),
-            round((0.75 * INTRINSIC + 0.25 * 500 / 9500) * 1000 * 2.5, 2),
-        ),
-        # full market: anchor 5250; available 0.55 → intrinsic 0.75, market 0.25
+        # no market: anchor 500; EV = 0.813846 × 500 = 406.92; 8.14 − 31.38 < 0 → 0
+        ({}, 500.0, 406.92, 0.0, 1017.30),
+        ({"renewal_cost": 10.0}, 500.0, 406.92, 0.0, 1017.30),
+        # thin market: the anchor is the market statistic, 1000; 12.47 − 31.38 < 0 → 0
+        ({"comparables": THIN_MARKET}, 1000.0, EV_THIN, 0.0, round(EV_THIN * 2.5, 2)),
+        # full market: anchor 5250; available 0.55 → intrinsic 0.75, market 0.25;
+        # buy max 3,860.77 × 0.02 − (10.46 + 12 × 2) = 77.2154 − 34.46 = 42.76
         (
             {"comparables": FULL_MARKET, "renewal_cost": 12.0},
             5250.0,
-            round((0.75 * INTRINSIC + 0.25 * 0.5) * 5250, 2),
-            round((0.75 * INTRINSIC + 0.25 * 0.5) * 5250 * 0.5 - 36, 2),
-            round((0.75 * INTRINSIC + 0.25 * 0.5) * 5250 * 2.5, 2),
+            EV_FULL,
+            42.76,
+            round(EV_FULL * 2.5, 2),
         ),
     ],
 )
