@@ -7,20 +7,23 @@ variable's name and the range, so a typo never turns into a silently odd worker.
 
 from __future__ import annotations
 
+import os
 from typing import Literal
 
 import annotated_types
 from pydantic import Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from dominus.errors import ConfigurationError
 from dominus.host_names import parse_host_list
+from dominus.scoring.settings import ScoringSettings, scoring_config
 
 DEFAULT_DATABASE_URL = "sqlite:///./data/dominus.db"
 
 
-class Settings(BaseSettings):
-    """Process-wide configuration. Field names are the environment variable names."""
+class Settings(ScoringSettings):
+    """Process-wide configuration. Field names are the environment variable names. The scoring
+    constants (`SCORING_*`, `TLD_PRICES_PATH`) are inherited from dominus.scoring.settings."""
 
     model_config = SettingsConfigDict(
         env_file=".env",
@@ -80,8 +83,6 @@ class Settings(BaseSettings):
     PIPELINE_STAGE_BUDGET_BASE_MS: int = Field(default=30_000, ge=100, le=86_400_000)
     PIPELINE_STAGE_BUDGET_PER_CANDIDATE_MS: int = Field(default=200, ge=0, le=600_000)
     PIPELINE_STAGE_BUDGET_MAX_MS: int = Field(default=3_600_000, ge=100, le=7 * 86_400_000)
-    # Yearly renewal cost used for the buy maximum (3 years are subtracted); 0 = unknown.
-    DEFAULT_RENEWAL_COST: float = Field(default=0.0, ge=0, le=1_000_000)
 
     @field_validator("DOMINUS_ALLOWED_HOSTS")
     @classmethod
@@ -108,7 +109,23 @@ def load_settings(**overrides: object) -> Settings:
             f"(got {settings.JOB_RETRY_BASE_MS} > {settings.JOB_RETRY_MAX_MS})"
         )
     api_token(settings)
+    _refuse_retired()
+    scoring_config(settings)  # the SCORING_* constants together and the TLD price table
     return settings
+
+
+# Settings that are no longer read, and what replaced them: a value set for one would otherwise
+# be ignored without a word.
+RETIRED_SETTINGS = {
+    "DEFAULT_RENEWAL_COST": "registration and renewal prices now come per TLD from the price "
+    "table (TLD_PRICES_PATH; `dominus scoring config` shows it)",
+}
+
+
+def _refuse_retired() -> None:
+    for name, replacement in RETIRED_SETTINGS.items():
+        if name in os.environ:
+            raise ConfigurationError(f"{name} is no longer read: {replacement}; unset it")
 
 
 def api_token(settings: Settings) -> str | None:

@@ -13,7 +13,7 @@ import psycopg
 import typer
 from sqlalchemy.exc import SQLAlchemyError
 
-from dominus.cli import db, dlq, jobs, queue, rdap, runs
+from dominus.cli import db, dlq, jobs, queue, rdap, runs, scoring
 from dominus.cli.demo import demo
 from dominus.cli.enqueue import enqueue
 from dominus.cli.run import run
@@ -41,6 +41,7 @@ app.add_typer(dlq.app, name="dlq")
 app.add_typer(queue.app, name="queue")
 app.add_typer(runs.app, name="runs")
 app.add_typer(rdap.app, name="rdap")
+app.add_typer(scoring.app, name="scoring")
 app.command("worker")(worker)
 app.command("enqueue")(enqueue)
 app.command("demo")(demo)

@@ -22,6 +22,7 @@ from dominus.providers.sets import ProviderSet
 from dominus.providers.trademarks import MarksFileSource
 from dominus.providers.whois import WhoisClient
 from dominus.providers.whois_servers import BUNDLED_WHOIS_SERVERS_PATH, WhoisServers
+from dominus.scoring.settings import scoring_config
 
 # Where `dominus rdap refresh` writes when RDAP_BOOTSTRAP_PATH is unset, and where a refreshed
 # copy is found: next to the default database, never inside the installed package.
@@ -113,5 +114,5 @@ def pipeline_options(settings: Settings) -> PipelineOptions:
         budget_base_seconds=settings.PIPELINE_STAGE_BUDGET_BASE_MS / 1000,
         budget_per_candidate_seconds=settings.PIPELINE_STAGE_BUDGET_PER_CANDIDATE_MS / 1000,
         budget_max_seconds=settings.PIPELINE_STAGE_BUDGET_MAX_MS / 1000,
-        renewal_cost=settings.DEFAULT_RENEWAL_COST or None,
+        scoring=scoring_config(settings),
     )

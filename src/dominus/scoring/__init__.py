@@ -6,6 +6,7 @@ score = score_domain(ScoringInput("cloudnest.com", keyword=..., comparables=...)
 
 from dominus.scoring.comparables import ComparablesIndex, market_signal, relevant_comparables
 from dominus.scoring.config import ScoringConfig
+from dominus.scoring.decision import Tier
 from dominus.scoring.engine import ScoringInput, score_domain
 from dominus.scoring.market import MarketResult
 from dominus.scoring.score import Score
@@ -17,6 +18,7 @@ __all__ = [
     "Score",
     "ScoringConfig",
     "ScoringInput",
+    "Tier",
     "Weights",
     "market_signal",
     "relevant_comparables",
