@@ -44,3 +44,8 @@ def word_tokens(label: str, min_length: int = 3) -> frozenset[str]:
         for token in _segments(label)
         if len(token) >= min_length and token.isalpha() and token not in FUNCTION_WORDS
     )
+
+
+def clear_word_cache() -> None:
+    """Forget every segmented label (benchmarks measure a fresh process this way)."""
+    _segments.cache_clear()
