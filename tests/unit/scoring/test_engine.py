@@ -199,7 +199,7 @@ def test_values(
         assert money == round(money, 2)
 
 
-def test_market_median_below_the_floor_keeps_the_anchor_at_500() -> None:
+def test_a_market_statistic_below_the_floor_keeps_the_anchor_at_500() -> None:
     cheap = tuple(ComparableSale("cloudx.com", 100, "USD", TODAY) for _ in range(20))
     score = run(comparables=cheap)
     assert (score.market, score.market_detail.statistic, score.anchor) == (0.0, 100, 500.0)
