@@ -4,53 +4,50 @@ candidate, and the summary shown by `dominus runs show` and the API."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
-from dominus.pipeline.model import Stage
-from dominus.pipeline.store import parse_date
+from dominus.pipeline.stage_results import (
+    Candidate,
+    DnsAnswer,
+    RdapAnswer,
+    RunState,
+    ScoreDocument,
+    TrademarkEntry,
+)
+from dominus.pipeline.trademark_gate import TrademarkVerdict
+from dominus.providers.models import Availability
 from dominus.providers.sets import ProviderSet
 
 TOP_RECOMMENDATIONS = 10
-UNVERIFIED = {"verdict": "unverified", "mark": None, "rule": None}
 
 
 def assemble_results(
-    state: dict[Stage, dict[str, Any]], providers: ProviderSet
+    state: RunState, providers: ProviderSet
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-    generated = state[Stage.GENERATE]
-    dns = state[Stage.DNS].get("results", {})
-    rdap = state[Stage.RDAP].get("results", {})
-    scores = state[Stage.SCORE].get("scores", {})
-    verdicts = state[Stage.TRADEMARK].get("verdicts", {})
+    generated = state.generate
+    dns = state.dns.results
+    rdap = state.rdap.results
+    scores = state.score.scores
+    trademark = state.trademark
 
-    candidate_rows = [_candidate_row(candidate, dns, rdap) for candidate in generated["candidates"]]
+    candidate_rows = [_candidate_row(candidate, dns, rdap) for candidate in generated.candidates]
     score_rows = [
-        _score_row(domain, score, verdicts.get(domain, UNVERIFIED), rdap.get(domain, {}))
-        for domain, score in scores.items()
+        _score_row(domain, score, trademark.verdict(domain)) for domain, score in scores.items()
     ]
     recommended = sorted(
         (row for row in score_rows if row["recommended"]),
         key=lambda row: (-row["expected_value"], row["domain"]),
     )
     summary = {
-        "inputs": len(generated["candidates"])
-        + len(generated["invalid"])
-        + generated["duplicates"],
-        "candidates": len(generated["candidates"]),
-        "invalid": len(generated["invalid"]),
-        "duplicates": generated["duplicates"],
-        "dns": _availability_counts(dns, len(generated["candidates"])),
+        "inputs": len(generated.candidates) + len(generated.invalid) + generated.duplicates,
+        "candidates": len(generated.candidates),
+        "invalid": len(generated.invalid),
+        "duplicates": generated.duplicates,
+        "dns": _availability_counts(dns, len(generated.candidates)),
         "rdap": _availability_counts(rdap, _count_available(dns)),
-        # Who confirmed the available names: "rdap", or "whois" for TLDs without RDAP.
-        "availability_sources": dict(
-            Counter(
-                result.get("source", "rdap")
-                for result in rdap.values()
-                if result["availability"] == "available"
-            )
-        ),
         "scored": len(scores),
-        "trademark": dict(Counter(v["verdict"] for v in verdicts.values())),
+        "trademark": dict(Counter(entry.verdict.value for entry in trademark.verdicts.values())),
         "recommended": len(recommended),
         "top": [
             {
@@ -68,30 +65,24 @@ def assemble_results(
 
 
 def _candidate_row(
-    candidate: dict[str, Any], dns: dict[str, Any], rdap: dict[str, Any]
+    candidate: Candidate, dns: Mapping[str, DnsAnswer], rdap: Mapping[str, RdapAnswer]
 ) -> dict[str, Any]:
-    domain = candidate["domain"]
-    answer = rdap.get(domain) or dns.get(domain) or {}
+    domain = candidate.domain
+    answer: DnsAnswer | RdapAnswer | None = rdap.get(domain) or dns.get(domain)
+    dated = answer if isinstance(answer, RdapAnswer) else None
     return {
         "domain": domain,
-        "unicode_domain": candidate["unicode"],
-        "source": candidate["source"],
-        "availability": answer.get("availability"),  # None: not checked (run degraded)
-        # Which source answered ("rdap: HTTP 404 at ...", "whois: no match at ..."); no column
-        # of its own, so no migration. DNS-only answers (dropped before RDAP) stay as they are.
-        "availability_detail": (
-            f"{answer['source']}: {answer.get('detail')}"
-            if "source" in answer
-            else answer.get("detail")
-        ),
-        "registered_at": parse_date(answer.get("registered_at")),
-        "expires_at": parse_date(answer.get("expires_at")),
+        "unicode_domain": candidate.unicode,
+        "source": candidate.source.value,
+        # None: not checked (run degraded)
+        "availability": answer.availability.value if answer is not None else None,
+        "availability_detail": answer.detail if answer is not None else None,
+        "registered_at": dated.registered_at if dated is not None else None,
+        "expires_at": dated.expires_at if dated is not None else None,
     }
 
 
-def _score_row(
-    domain: str, score: dict[str, Any], verdict: dict[str, Any], availability: dict[str, Any]
-) -> dict[str, Any]:
+def _score_row(domain: str, score: ScoreDocument, verdict: TrademarkEntry) -> dict[str, Any]:
     signals = score["signals"]
     return {
         "domain": domain,
@@ -105,23 +96,25 @@ def _score_row(
         "suggested_buy_max": score["suggested_buy_max"],
         "suggested_list_price": score["suggested_list_price"],
         # The gate is non-negotiable: thresholds met AND cleared by a trademark source.
-        "recommended": bool(score["meets_thresholds"]) and verdict["verdict"] == "clear",
-        "trademark_verdict": verdict["verdict"],
-        "trademark_mark": verdict["mark"],
-        "details": score
-        | {"trademark": verdict, "availability_source": availability.get("source")},
+        "recommended": bool(score["meets_thresholds"])
+        and verdict.verdict is TrademarkVerdict.CLEAR,
+        "trademark_verdict": verdict.verdict.value,
+        "trademark_mark": verdict.mark,
+        "details": score | {"trademark": verdict.to_json()},
     }
 
 
-def _availability_counts(results: dict[str, Any], expected: int) -> dict[str, int]:
-    counts = Counter(result["availability"] for result in results.values())
+def _availability_counts(
+    results: Mapping[str, DnsAnswer | RdapAnswer], expected: int
+) -> dict[str, int]:
+    counts = Counter(answer.availability for answer in results.values())
     return {
-        "available": counts["available"],
-        "registered": counts["registered"],
-        "unknown": counts["unknown"],
+        "available": counts[Availability.AVAILABLE],
+        "registered": counts[Availability.REGISTERED],
+        "unknown": counts[Availability.UNKNOWN],
         "unchecked": max(0, expected - len(results)),
     }
 
 
-def _count_available(results: dict[str, Any]) -> int:
-    return sum(1 for result in results.values() if result["availability"] == "available")
+def _count_available(results: Mapping[str, DnsAnswer]) -> int:
+    return sum(1 for answer in results.values() if answer.availability is Availability.AVAILABLE)

@@ -22,12 +22,16 @@ from dominus.errors import DatabaseBusyError, JobAbortedError
 from dominus.pipeline.generate import generate_candidates
 from dominus.pipeline.model import STAGES, RunStatus, Stage
 from dominus.pipeline.results import assemble_results
+from dominus.pipeline.stage_results import Candidate, GenerateResult, RunState, StageResult
 from dominus.pipeline.stages import (
+    DnsPartial,
+    RdapPartial,
+    ScorePartial,
     ScoringSetup,
     StageEnvironment,
     StageIncompleteError,
+    TrademarkPartial,
     dns_prefilter,
-    passing,
     rdap_confirm,
     score_candidates,
     trademark_check,
@@ -69,6 +73,16 @@ class PipelineOptions:
 ProgressCallback = Callable[[Stage, int, int, int], None]
 
 
+@dataclass(frozen=True)
+class StageTask:
+    """One stage's work, and what it has done so far: `result()` is the stage's result whether
+    `work` finished, stopped early or failed (a retry calls `work` again, which skips what is
+    already done)."""
+
+    work: Callable[[], object]
+    result: Callable[[], StageResult]
+
+
 class PipelineRunner:
     def __init__(
         self,
@@ -90,18 +104,18 @@ class PipelineRunner:
     def run(self, run_id: int) -> RunRecord:
         """Run (or resume) the run to its end; raises JobAbortedError when stopped."""
         run = self.store.start_run(run_id, self.clock())
-        state: dict[Stage, dict[str, Any]] = self.store.checkpoints(run_id)
-        if state:
-            done = ", ".join(stage.value for stage in STAGES if stage in state)
+        state = RunState.from_checkpoints(self.store.checkpoints(run_id))
+        if state.finished():
+            done = ", ".join(stage.value for stage in state.finished())
             log.info("run %s: resuming after %s", run_id, done)
         for number, stage in enumerate(STAGES, start=1):
             if stage in state:
                 continue
             self._raise_if_stopped()
-            data, report, reason = self._run_stage(run, stage, number, state)
+            result, report, reason = self._run_stage(run, stage, number, state)
             self._raise_if_stopped()  # a stage stopped midway is not complete: no checkpoint
-            self.store.complete_stage(run_id, stage, data, report, reason, self.clock())
-            state[stage] = data
+            self.store.complete_stage(run_id, stage, result.to_json(), report, reason, self.clock())
+            state.record(stage, result)
         candidate_rows, score_rows, summary = assemble_results(state, self.providers)
         self._raise_if_stopped()
         self.store.save_results(run_id, candidate_rows, score_rows, self.clock())
@@ -110,8 +124,8 @@ class PipelineRunner:
 
     # --- one stage ---------------------------------------------------------------------------
     def _run_stage(
-        self, run: RunRecord, stage: Stage, number: int, state: dict[Stage, dict[str, Any]]
-    ) -> tuple[dict[str, Any], dict[str, Any], str | None]:
+        self, run: RunRecord, stage: Stage, number: int, state: RunState
+    ) -> tuple[StageResult, dict[str, Any], str | None]:
         total = self._stage_size(run, stage, state)
         budget = self.options.budget_seconds(total)
         started = self.clock()
@@ -127,8 +141,8 @@ class PipelineRunner:
             dns_concurrency=self.options.dns_concurrency,
             rdap_concurrency=self.options.rdap_concurrency,
         )
-        partial: dict[str, Any] = {}
-        reason = self._attempt_stage(run, stage, state, env, partial, budget)
+        task = self._stage_task(run, stage, state, env)
+        reason = self._attempt_stage(run, stage, task, env, budget)
         if reason is None and not self.stop.is_set():
             self.on_progress(stage, number, total, total)
         report |= {
@@ -139,21 +153,15 @@ class PipelineRunner:
         }
         if reason:
             report["reason"] = reason
-        return partial, report, reason
+        return task.result(), report, reason
 
     def _attempt_stage(
-        self,
-        run: RunRecord,
-        stage: Stage,
-        state: dict[Stage, dict[str, Any]],
-        env: StageEnvironment,
-        partial: dict[str, Any],
-        budget: float,
+        self, run: RunRecord, stage: Stage, task: StageTask, env: StageEnvironment, budget: float
     ) -> str | None:
         """Runs the stage with retries; returns the degradation reason, or None."""
         for attempt in range(len(RETRY_DELAYS_SECONDS) + 1):
             try:
-                self._stage_work(run, stage, state, env, partial)
+                task.work()
                 return None
             except StageIncompleteError as error:
                 return f"{stage.value}: time budget of {budget:g} s exceeded ({error})"
@@ -175,27 +183,35 @@ class PipelineRunner:
                 return f"{stage.value}: failed: {type(error).__name__}: {error}"
         return None  # not reached
 
-    def _stage_work(
-        self,
-        run: RunRecord,
-        stage: Stage,
-        state: dict[Stage, dict[str, Any]],
-        env: StageEnvironment,
-        partial: dict[str, Any],
-    ) -> None:
+    def _stage_task(
+        self, run: RunRecord, stage: Stage, state: RunState, env: StageEnvironment
+    ) -> StageTask:
         monotonic = time.monotonic
         if stage is Stage.GENERATE:
-            partial.update(generate_candidates(run.run_input, self.options.default_tld))
-        elif stage is Stage.DNS:
-            dns_prefilter(_generated(state), env, partial)
-        elif stage is Stage.RDAP:
-            rdap_confirm(_dns_passed(state), env, partial)
-        elif stage is Stage.SCORE:
-            setup = self._scoring_setup(run)
-            partial["weights"] = setup.weights.to_dict()
-            score_candidates(_rdap_passed_candidates(state), setup, env, partial, monotonic)
-        else:
-            trademark_check(list(state[Stage.SCORE].get("scores", {})), env, partial, monotonic)
+            generated: list[GenerateResult] = []
+
+            def generate() -> None:
+                generated.append(generate_candidates(run.run_input, self.options.default_tld))
+
+            return StageTask(generate, lambda: generated[-1] if generated else GenerateResult())
+        if stage is Stage.DNS:
+            dns = DnsPartial()
+            return StageTask(lambda: dns_prefilter(state.generate.domains(), env, dns), dns.result)
+        if stage is Stage.RDAP:
+            rdap = RdapPartial()
+            return StageTask(lambda: rdap_confirm(_dns_passed(state), env, rdap), rdap.result)
+        if stage is Stage.SCORE:
+            scoring = ScorePartial()
+
+            def score() -> None:
+                setup = self._scoring_setup(run)
+                scoring.weights = setup.weights.to_dict()
+                score_candidates(_rdap_passed(state), setup, env, scoring, monotonic)
+
+            return StageTask(score, scoring.result)
+        marks = TrademarkPartial()
+        scored = list(state.score.scores)
+        return StageTask(lambda: trademark_check(scored, env, marks, monotonic), marks.result)
 
     def _scoring_setup(self, run: RunRecord) -> ScoringSetup:
         """The active weight set, read now: a newly tuned set applies to the next scoring stage
@@ -214,30 +230,26 @@ class PipelineRunner:
     def _today(self) -> date:
         return self.clock().date()
 
-    def _stage_size(self, run: RunRecord, stage: Stage, state: dict[Stage, dict[str, Any]]) -> int:
+    def _stage_size(self, run: RunRecord, stage: Stage, state: RunState) -> int:
         if stage is Stage.GENERATE:
             return run.run_input.size()
         if stage is Stage.DNS:
-            return len(_generated(state))
+            return len(state.generate.candidates)
         if stage is Stage.RDAP:
             return len(_dns_passed(state))
         if stage is Stage.SCORE:
-            return len(_rdap_passed_candidates(state))
-        return len(state[Stage.SCORE].get("scores", {}))
+            return len(_rdap_passed(state))
+        return len(state.score.scores)
 
     def _raise_if_stopped(self) -> None:
         if self.stop.is_set():
             raise JobAbortedError("pipeline run stopped")
 
 
-def _generated(state: dict[Stage, dict[str, Any]]) -> list[str]:
-    return [candidate["domain"] for candidate in state[Stage.GENERATE].get("candidates", [])]
+def _dns_passed(state: RunState) -> list[str]:
+    return state.dns.available(state.generate.domains())
 
 
-def _dns_passed(state: dict[Stage, dict[str, Any]]) -> list[str]:
-    return passing(state[Stage.DNS].get("results", {}), _generated(state))
-
-
-def _rdap_passed_candidates(state: dict[Stage, dict[str, Any]]) -> list[dict[str, Any]]:
-    confirmed = set(passing(state[Stage.RDAP].get("results", {}), _dns_passed(state)))
-    return [c for c in state[Stage.GENERATE].get("candidates", []) if c["domain"] in confirmed]
+def _rdap_passed(state: RunState) -> list[Candidate]:
+    confirmed = set(state.rdap.available(_dns_passed(state)))
+    return [c for c in state.generate.candidates if c.domain in confirmed]

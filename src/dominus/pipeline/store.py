@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -400,10 +400,3 @@ def _upsert_candidates(
     connection.execute(
         statement.on_conflict_do_update(index_elements=["domain"], set_=refreshed), rows
     )
-
-
-def parse_date(value: Any) -> date | None:
-    """A checkpointed ISO date back to a date (None stays None)."""
-    if value is None or isinstance(value, date):
-        return value
-    return date.fromisoformat(str(value))

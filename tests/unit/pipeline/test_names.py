@@ -7,6 +7,8 @@ import pytest
 from dominus.pipeline.generate import generate_candidates
 from dominus.pipeline.model import RunInput
 from dominus.pipeline.names import InvalidNameError, keyword_domain, normalise_domain
+from dominus.pipeline.stage_results import CandidateSource, InvalidInput
+from dominus.providers.models import ExpiryFacts
 
 
 @pytest.mark.parametrize(
@@ -86,33 +88,35 @@ def test_generation_dedupes_first_wins_and_records_invalid_inputs() -> None:
         ],
     )
     result = generate_candidates(run_input, "com")
-    assert [c["domain"] for c in result["candidates"]] == [
+    assert [c.domain for c in result.candidates] == [
         "homegym.com",
         "solarpanels.com",
         "zentrova.com",
         "zentrova.io",
         "old-tools.net",
     ]
-    first = result["candidates"][0]
-    assert first["source"] == "keyword"  # the first occurrence wins, not the closeout's
-    assert first["keyword"] == "home gym"
-    assert result["candidates"][-1]["expiry"] == {"age": 12.5, "backlinks": 40, "wayback": 7}
-    assert result["duplicates"] == 2
-    assert result["invalid"] == [
-        {"input": "bad..name", "source": "brandable", "reason": "empty label (two dots in a row)"}
-    ]
+    first = result.candidates[0]
+    assert first.source is CandidateSource.KEYWORD  # the first occurrence wins, not the closeout's
+    assert first.keyword == "home gym"
+    assert result.candidates[-1].expiry == ExpiryFacts(
+        age_years=12.5, backlinks=40, wayback_snapshots=7
+    )
+    assert result.duplicates == 2
+    assert result.invalid == (
+        InvalidInput("bad..name", CandidateSource.BRANDABLE, "empty label (two dots in a row)"),
+    )
 
 
 def test_invalid_a_labels_are_recorded_like_any_invalid_name() -> None:
     run_input = RunInput(brandable=["xn--a", "xn--ls8h", "XN--BCHER-KVA"])
     result = generate_candidates(run_input, "com")
-    assert [c["domain"] for c in result["candidates"]] == ["xn--bcher-kva.com"]
-    assert result["candidates"][0]["unicode"] == "bücher.com"
-    assert [(entry["input"], entry["source"]) for entry in result["invalid"]] == [
+    assert [c.domain for c in result.candidates] == ["xn--bcher-kva.com"]
+    assert result.candidates[0].unicode == "bücher.com"
+    assert [(entry.input, entry.source) for entry in result.invalid] == [
         ("xn--a", "brandable"),
         ("xn--ls8h", "brandable"),
     ]
-    assert all("not a valid A-label" in entry["reason"] for entry in result["invalid"])
+    assert all("not a valid A-label" in entry.reason for entry in result.invalid)
 
 
 def test_run_input_needs_a_name() -> None:
