@@ -57,6 +57,7 @@ def test_create_answers_202_with_ids_and_links(client: TestClient) -> None:
         "age": 12.0,
         "backlinks": 40,
         "wayback": None,
+        "price": None,
     }
 
 
@@ -128,6 +129,10 @@ def test_no_input_is_400_no_input(client: TestClient, body: dict[str, Any]) -> N
         {"closeoutDomains": [{"domain": "a.com", "backlinks": False}]},
         {"closeoutDomains": [{"domain": "a.com", "age": -1}]},
         {"closeoutDomains": [{"domain": "a.com", "colour": "red"}]},
+        {"closeoutDomains": [{"domain": "a.com", "price": -1}]},
+        {"closeoutDomains": [{"domain": "a.com", "price": 1_000_000_001}]},
+        {"closeoutDomains": [{"domain": "a.com", "price": "1200"}]},
+        {"closeoutDomains": [{"domain": "a.com", "price": True}]},
     ],
 )
 def test_invalid_bodies_are_422(client: TestClient, body: dict[str, Any]) -> None:

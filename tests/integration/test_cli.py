@@ -1097,6 +1097,7 @@ def test_run_reads_a_closeout_csv(cli: Cli, tmp_path: Path) -> None:
         "age": 12.0,
         "backlinks": 300,
         "wayback": 90,
+        "price": None,
     }
     assert document["summary"]["candidates"] == 2
     bad = tmp_path / "bad.csv"
@@ -1147,6 +1148,10 @@ CLOSEOUT_CASES = {
         "line 2: a quote is not closed",
     ),
     "text-after-quote": (b'domain\n"abc".com\n', "line 2: text after the closing quote"),
+    "price-over-cap": (
+        b"domain,price\nabc.com,2e9\n",
+        "line 2: price '2e9' must be at most 1,000,000,000",
+    ),
     "not-utf-8": (b"domain\nok.com\nab\xffc.com\n", "line 3: not UTF-8 text"),
 }
 

@@ -31,7 +31,7 @@ class RunRequest(BaseModel):
     closeoutDomains: list[NameText | CloseoutDomain] = Field(  # noqa: N815
         default_factory=list,
         max_length=MAX_INPUT_NAMES,
-        description="Domains, or objects with the closeout list's facts.",
+        description="Domains, or objects with the closeout list's facts and the listing's price.",
     )
 
     @model_validator(mode="after")

@@ -39,7 +39,9 @@ def run(
         None, "-c", "--closeout", help="Comma-separated closeout domains."
     ),
     closeout_csv: Path | None = typer.Option(
-        None, "--closeout-csv", help="CSV with header domain,age,backlinks,wayback."
+        None,
+        "--closeout-csv",
+        help="CSV with header domain,age,backlinks,wayback,price (all but domain optional).",
     ),
     sample: bool = typer.Option(
         False, "--sample", help="The bundled SAMPLE input with the offline providers."

@@ -25,6 +25,9 @@ MAX_INPUT_NAMES = 100_000
 # Strict, as everywhere in the API (`false` is not 0 backlinks), but 3.0 is 3.
 Count = Annotated[int, Strict(), Field(ge=0, le=10**12), BeforeValidator(integral_floats_as_ints)]
 NameText = Annotated[str, StringConstraints(min_length=1, max_length=300, pattern="^[^\x00]*$")]
+# A listing's asking price, in the scoring currency (USD unless configured otherwise). The cap
+# is far above any domain sale on record: a larger figure is a typo (or cents), not a price.
+MAX_LISTED_PRICE = 1_000_000_000
 
 
 class Stage(StrEnum):
@@ -60,6 +63,13 @@ class CloseoutDomain(BaseModel):
     )
     backlinks: Count | None = None
     wayback: Count | None = Field(default=None, description="Archive snapshots.")
+    price: (
+        Annotated[float, Strict(), Field(ge=0, le=MAX_LISTED_PRICE, allow_inf_nan=False)] | None
+    ) = Field(
+        default=None,
+        description="The listing's price to buy the name, in the scoring currency (USD by "
+        "default); none: not listed with a price.",
+    )
 
 
 def check_input_size(names: int) -> None:

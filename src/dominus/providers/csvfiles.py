@@ -134,8 +134,11 @@ def read_rows(
         raise ProviderDataError(path, f"no header line (expected {','.join(required)})")
 
 
-def parse_number(path: Path, line: int, column: str, value: str) -> float:
-    """A finite, non-negative number, or ProviderDataError naming the column."""
+def parse_number(
+    path: Path, line: int, column: str, value: str, maximum: float | None = None
+) -> float:
+    """A finite, non-negative number (at most `maximum`), or ProviderDataError naming the
+    column."""
     try:
         number = float(value)
     except ValueError:
@@ -144,6 +147,8 @@ def parse_number(path: Path, line: int, column: str, value: str) -> float:
         raise ProviderDataError(
             path, f"{column} {value!r} must be a finite, non-negative number", line
         )
+    if maximum is not None and number > maximum:
+        raise ProviderDataError(path, f"{column} {value!r} must be at most {maximum:,}", line)
     return number
 
 
