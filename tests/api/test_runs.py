@@ -140,6 +140,39 @@ def test_invalid_bodies_are_422(client: TestClient, body: dict[str, Any]) -> Non
     assert client.get(f"{API}/runs").json()["items"] == []
 
 
+def test_closeout_names_are_purchases_at_their_listed_price(client: TestClient) -> None:
+    """oldgardentools.com is registered (the sample RDAP data says so): as a listing it is
+    bought, not registered, so it is scored and marked as a purchase with its price."""
+    body = {
+        "keywords": ["home gym"],
+        "closeoutDomains": [
+            {"domain": "oldgardentools.com", "age": 17.5, "price": 1850},
+            "quietkitchen.net",
+        ],
+    }
+    created = create(client, body)
+    run = client.get(f"{API}/runs/{created['runId']}").json()
+    assert run["input"]["closeout"][0]["price"] == 1850.0
+    finish_jobs(runtime_of(client))
+    run = client.get(f"{API}/runs/{created['runId']}").json()
+    assert run["summary"]["purchase_candidates"] == 2
+    candidates = client.get(f"{API}/runs/{created['runId']}/candidates").json()
+    by_domain = {candidate["domain"]: candidate for candidate in candidates}
+    assert set(by_domain) == {"homegym.com", "oldgardentools.com", "quietkitchen.net"}
+    assert (
+        by_domain["oldgardentools.com"]["acquisition"],
+        by_domain["oldgardentools.com"]["listed_price"],
+    ) == ("purchase", 1850.0)
+    assert (
+        by_domain["quietkitchen.net"]["acquisition"],
+        by_domain["quietkitchen.net"]["listed_price"],
+    ) == ("purchase", None)
+    assert (by_domain["homegym.com"]["acquisition"], by_domain["homegym.com"]["listed_price"]) == (
+        "registration",
+        None,
+    )
+
+
 def test_invalid_names_are_recorded_not_refused(client: TestClient) -> None:
     created = create(client, {"keywords": ["ok name", "bad..one"], "brandableNames": ["-x"]})
     finish_jobs(runtime_of(client))

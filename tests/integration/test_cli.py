@@ -1107,6 +1107,28 @@ def test_run_reads_a_closeout_csv(cli: Cli, tmp_path: Path) -> None:
     assert "bad.csv" in failed.stderr and "line 2" in failed.stderr
 
 
+def test_closeout_names_are_purchases_in_the_candidates_and_the_table(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """Listed names are bought, not registered: oldgardentools.com is registered (sample RDAP
+    data) and still scored, marked as a purchase at its listed price in JSON and the table."""
+    csv_path = tmp_path / "closeouts.csv"
+    csv_path.write_text("domain,age,price\noldgardentools.com,17.5,1850\nquietkitchen.net,4,\n")
+    offline = {"DOMINUS_PROVIDERS": "offline", "COLUMNS": "200"}
+    ran = cli.ok("run", "--closeout-csv", str(csv_path), "--sync", "--json", env=offline).json()
+    assert ran["input"]["closeout"][0]["price"] == 1850.0
+    assert ran["summary"]["purchase_candidates"] == 2
+    run_id = str(ran["run_id"])
+    listed = cli.ok("runs", "candidates", run_id, "--json").json()
+    assert {(c["domain"], c["acquisition"], c["listed_price"]) for c in listed} == {
+        ("oldgardentools.com", "purchase", 1850.0),
+        ("quietkitchen.net", "purchase", None),
+    }
+    table = cli.ok("runs", "candidates", run_id, env={"COLUMNS": "200"}).stdout
+    assert "acquire" in table
+    assert "buy at 1,850" in table and "buy (no price)" in table
+
+
 def test_runs_list_counts_inputs_and_a_run_takes_at_most_100000_names(
     cli: Cli, tmp_path: Path
 ) -> None:

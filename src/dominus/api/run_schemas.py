@@ -4,7 +4,7 @@ snake_case documents `dominus runs show --json` prints."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
@@ -31,7 +31,8 @@ class RunRequest(BaseModel):
     closeoutDomains: list[NameText | CloseoutDomain] = Field(  # noqa: N815
         default_factory=list,
         max_length=MAX_INPUT_NAMES,
-        description="Domains, or objects with the closeout list's facts and the listing's price.",
+        description="Closeout or auction names, bought rather than registered: domains, or "
+        "objects with the listing's facts and price.",
     )
 
     @model_validator(mode="after")
@@ -83,6 +84,13 @@ class RunPage(BaseModel):
 
 class CandidateOut(BaseModel):
     domain: str
+    acquisition: Literal["purchase", "registration"] = Field(
+        description="purchase: bought from a closeout or auction listing (registered by "
+        "definition, so not availability-checked); registration: hand-registered."
+    )
+    listed_price: float | None = Field(
+        description="The listing's asking price (purchases only; null when not given)."
+    )
     recommended: bool
     expected_value: float
     suggested_buy_max: float

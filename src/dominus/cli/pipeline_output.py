@@ -18,6 +18,7 @@ from dominus.pipeline.documents import (
     run_document,
 )
 from dominus.pipeline.model import RunStatus
+from dominus.pipeline.stage_results import REGISTRATION
 from dominus.pipeline.store import PipelineStore, RunRecord
 
 EXIT_FAILED_OR_DEGRADED = 1
@@ -106,7 +107,8 @@ def print_run(runs: PipelineStore, run: RunRecord, status: RunStatus, limit: int
     if summary:
         console.print(
             f"  {summary.get('candidates', 0)} candidates ({summary.get('invalid', 0)} invalid, "
-            f"{summary.get('duplicates', 0)} duplicates); DNS available "
+            f"{summary.get('duplicates', 0)} duplicates, "
+            f"{summary.get('purchase_candidates', 0)} to buy from a listing); DNS available "
             f"{summary.get('dns', {}).get('available', 0)}; RDAP confirmed "
             f"{summary.get('rdap', {}).get('available', 0)}"
             f"{_sources(summary.get('availability_sources', {}))}; "
@@ -136,6 +138,7 @@ def candidates_table(rows: list[dict[str, Any]], title: str) -> Table:
     cells = [
         [
             row["domain"],
+            acquisition_cell(row["details"]),
             f"{row['expected_value']:,.0f}",
             f"{row['suggested_buy_max']:,.0f}",
             f"{row['suggested_list_price']:,.0f}",
@@ -147,14 +150,24 @@ def candidates_table(rows: list[dict[str, Any]], title: str) -> Table:
         ]
         for row in rows
     ]
-    headings = ("domain", "EV", "buy max", "list", "score", "conf.", "trademark", "confirmed by")
+    headings = (
+        "domain", "acquire", "EV", "buy max", "list", "score", "conf.", "trademark", "confirmed by"
+    )
     table = Table(title=title)
     for index, heading in enumerate(headings):
         widest = max([len(heading), *(len(cell[index]) for cell in cells)])
-        numeric = heading not in ("domain", "trademark", "confirmed by")
+        numeric = heading not in ("domain", "acquire", "trademark", "confirmed by")
         table.add_column(
             heading, justify="right" if numeric else "left", no_wrap=True, min_width=widest
         )
     for cell in cells:
         table.add_row(*cell)
     return table
+
+
+def acquisition_cell(details: dict[str, Any]) -> str:
+    """A hand-registration reads "register"; a purchase "buy" and its listed price."""
+    if details.get("acquisition", REGISTRATION) == REGISTRATION:
+        return "register"
+    price = details.get("listed_price")
+    return "buy (no price)" if price is None else f"buy at {price:,.0f}"

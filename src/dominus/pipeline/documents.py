@@ -8,6 +8,7 @@ from dominus.errors import JobNotFoundError
 from dominus.jobs.model import Job, JobStatus
 from dominus.jobs.store import JobStore
 from dominus.pipeline.model import FINISHED_RUN_STATUSES, RunStatus
+from dominus.pipeline.stage_results import REGISTRATION
 from dominus.pipeline.store import RunRecord
 
 
@@ -70,8 +71,14 @@ def run_document(run: RunRecord, job: Job | None = None) -> dict[str, Any]:
 
 
 def candidate_document(row: dict[str, Any]) -> dict[str, Any]:
+    """A scored candidate. `acquisition`: "purchase" (bought from a closeout or auction
+    listing, at `listed_price` when the listing gave one) or "registration" (hand-registered;
+    rows scored before purchases existed are all registrations)."""
+    details = row["details"]
     return {
         "domain": row["domain"],
+        "acquisition": details.get("acquisition", REGISTRATION),
+        "listed_price": details.get("listed_price"),
         "recommended": row["recommended"],
         "expected_value": row["expected_value"],
         "suggested_buy_max": row["suggested_buy_max"],

@@ -1,9 +1,15 @@
 """Stage 1, candidate generation: keywords, brandable names and closeout domains become one
-de-duplicated list of valid, normalised domains (first occurrence wins); every invalid input is
-recorded with the reason."""
+de-duplicated list of valid, normalised domains; every invalid input is recorded with the
+reason.
+
+Duplicates: the first occurrence wins, except that a closeout (listed) name takes the place of
+an earlier keyword or brandable entry of the same name, keeping its position and keyword. The
+listing is how such a name can be had (it is registered, so a hand-registration would be
+dropped), and it carries the facts and the price."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from dominus.pipeline.model import RunInput
@@ -20,7 +26,7 @@ from dominus.providers.models import ExpiryFacts
 def generate_candidates(run_input: RunInput, default_tld: str) -> GenerateResult:
     """The stage's result: the candidates, the invalid inputs (with the reason) and the number
     of duplicates dropped."""
-    seen: set[str] = set()
+    position: dict[str, int] = {}  # domain → its index in `found`
     found: list[Candidate] = []
     invalid: list[InvalidInput] = []
     duplicates = 0
@@ -31,6 +37,7 @@ def generate_candidates(run_input: RunInput, default_tld: str) -> GenerateResult
         build: Callable[[str], DomainName],
         keyword: str | None = None,
         expiry: ExpiryFacts | None = None,
+        price: float | None = None,
     ) -> None:
         nonlocal duplicates
         try:
@@ -38,11 +45,16 @@ def generate_candidates(run_input: RunInput, default_tld: str) -> GenerateResult
         except InvalidNameError as error:
             invalid.append(InvalidInput(raw, source, str(error)))
             return
-        if name.ascii in seen:
-            duplicates += 1
+        candidate = Candidate(name.ascii, name.unicode, source, keyword, expiry, price)
+        index = position.get(name.ascii)
+        if index is None:
+            position[name.ascii] = len(found)
+            found.append(candidate)
             return
-        seen.add(name.ascii)
-        found.append(Candidate(name.ascii, name.unicode, source, keyword=keyword, expiry=expiry))
+        duplicates += 1
+        earlier = found[index]
+        if candidate.purchase and not earlier.purchase:
+            found[index] = dataclasses.replace(candidate, keyword=earlier.keyword)
 
     def keyword_name(raw: str) -> DomainName:
         return keyword_domain(raw, default_tld)
@@ -58,5 +70,11 @@ def generate_candidates(run_input: RunInput, default_tld: str) -> GenerateResult
             backlinks=closeout.backlinks,
             wayback_snapshots=closeout.wayback,
         )
-        add(closeout.domain, CandidateSource.CLOSEOUT, normalise_domain, expiry=facts)
+        add(
+            closeout.domain,
+            CandidateSource.CLOSEOUT,
+            normalise_domain,
+            expiry=facts,
+            price=closeout.price,
+        )
     return GenerateResult(tuple(found), tuple(invalid), duplicates)

@@ -53,7 +53,9 @@ FINISHED_RUN_STATUSES = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunSta
 
 
 class CloseoutDomain(BaseModel):
-    """A domain from a closeout (expiring) list, with what the list says about it."""
+    """A domain from a closeout (expiring) list or an auction, with what the list says about it.
+    It is registered by definition: it is bought from the listing, not hand-registered, so the
+    availability stages never drop it (ADR 0016)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -4,10 +4,11 @@ candidate, and the summary shown by `dominus runs show` and the API."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dominus.pipeline.stage_results import (
+    REGISTRATION,
     Candidate,
     DnsAnswer,
     RdapAnswer,
@@ -30,28 +31,38 @@ def assemble_results(
     rdap = state.rdap.results
     scores = state.score.scores
     trademark = state.trademark
+    by_domain = {candidate.domain: candidate for candidate in generated.candidates}
 
     candidate_rows = [_candidate_row(candidate, dns, rdap) for candidate in generated.candidates]
     score_rows = [
-        _score_row(domain, score, trademark.verdict(domain)) for domain, score in scores.items()
+        _score_row(by_domain.get(domain), domain, score, trademark.verdict(domain))
+        for domain, score in scores.items()
     ]
     recommended = sorted(
         (row for row in score_rows if row["recommended"]),
         key=lambda row: (-row["expected_value"], row["domain"]),
     )
+    registrations = generated.registrations()
+    dns_passed = state.dns.available(registrations)
     summary = {
         "inputs": len(generated.candidates) + len(generated.invalid) + generated.duplicates,
         "candidates": len(generated.candidates),
         "invalid": len(generated.invalid),
         "duplicates": generated.duplicates,
-        "dns": _availability_counts(dns, len(generated.candidates)),
-        "rdap": _availability_counts(rdap, _count_available(dns)),
+        # DNS and RDAP decide for registrations only; RDAP's answers about purchases (bought from
+        # a listing, never dropped for being registered) are counted apart.
+        "dns": _availability_counts(dns, registrations),
+        "rdap": _availability_counts(rdap, dns_passed),
+        "purchase_candidates": len(generated.purchases()),
+        "purchase_rdap": _availability_counts(rdap, generated.purchases()),
         "scored": len(scores),
         "trademark": dict(Counter(entry.verdict.value for entry in trademark.verdicts.values())),
         "recommended": len(recommended),
         "top": [
             {
                 "domain": row["domain"],
+                "acquisition": row["details"]["acquisition"],
+                "listed_price": row["details"]["listed_price"],
                 "expected_value": row["expected_value"],
                 "suggested_buy_max": row["suggested_buy_max"],
                 "confidence": row["confidence"],
@@ -82,7 +93,9 @@ def _candidate_row(
     }
 
 
-def _score_row(domain: str, score: ScoreDocument, verdict: TrademarkEntry) -> dict[str, Any]:
+def _score_row(
+    candidate: Candidate | None, domain: str, score: ScoreDocument, verdict: TrademarkEntry
+) -> dict[str, Any]:
     signals = score["signals"]
     return {
         "domain": domain,
@@ -100,21 +113,26 @@ def _score_row(domain: str, score: ScoreDocument, verdict: TrademarkEntry) -> di
         and verdict.verdict is TrademarkVerdict.CLEAR,
         "trademark_verdict": verdict.verdict.value,
         "trademark_mark": verdict.mark,
-        "details": score | {"trademark": verdict.to_json()},
+        # How the name would be had, kept in the details document (no column of its own).
+        "details": score | {"trademark": verdict.to_json()} | _acquisition(candidate),
     }
 
 
+def _acquisition(candidate: Candidate | None) -> dict[str, Any]:
+    if candidate is None:  # not reached: every scored name is a candidate of the run
+        return {"acquisition": REGISTRATION, "listed_price": None}
+    return {"acquisition": candidate.acquisition, "listed_price": candidate.price}
+
+
 def _availability_counts(
-    results: Mapping[str, DnsAnswer | RdapAnswer], expected: int
+    results: Mapping[str, DnsAnswer | RdapAnswer], asked: Sequence[str]
 ) -> dict[str, int]:
-    counts = Counter(answer.availability for answer in results.values())
+    """What a lookup stage said about the names it was to ask (`asked`)."""
+    answers = [results[domain] for domain in asked if domain in results]
+    counts = Counter(answer.availability for answer in answers)
     return {
         "available": counts[Availability.AVAILABLE],
         "registered": counts[Availability.REGISTERED],
         "unknown": counts[Availability.UNKNOWN],
-        "unchecked": max(0, expected - len(results)),
+        "unchecked": len(asked) - len(answers),
     }
-
-
-def _count_available(results: Mapping[str, DnsAnswer]) -> int:
-    return sum(1 for answer in results.values() if answer.availability is Availability.AVAILABLE)

@@ -196,17 +196,19 @@ class PipelineRunner:
             return StageTask(generate, lambda: generated[-1] if generated else GenerateResult())
         if stage is Stage.DNS:
             dns = DnsPartial()
-            return StageTask(lambda: dns_prefilter(state.generate.domains(), env, dns), dns.result)
+            return StageTask(
+                lambda: dns_prefilter(state.generate.registrations(), env, dns), dns.result
+            )
         if stage is Stage.RDAP:
             rdap = RdapPartial()
-            return StageTask(lambda: rdap_confirm(_dns_passed(state), env, rdap), rdap.result)
+            return StageTask(lambda: rdap_confirm(_rdap_input(state), env, rdap), rdap.result)
         if stage is Stage.SCORE:
             scoring = ScorePartial()
 
             def score() -> None:
                 setup = self._scoring_setup(run)
                 scoring.weights = setup.weights.to_dict()
-                score_candidates(_rdap_passed(state), setup, env, scoring, monotonic)
+                score_candidates(_to_score(state), setup, env, scoring, monotonic)
 
             return StageTask(score, scoring.result)
         marks = TrademarkPartial()
@@ -234,11 +236,11 @@ class PipelineRunner:
         if stage is Stage.GENERATE:
             return run.run_input.size()
         if stage is Stage.DNS:
-            return len(state.generate.candidates)
+            return len(state.generate.registrations())
         if stage is Stage.RDAP:
-            return len(_dns_passed(state))
+            return len(_rdap_input(state))
         if stage is Stage.SCORE:
-            return len(_rdap_passed(state))
+            return len(_to_score(state))
         return len(state.score.scores)
 
     def _raise_if_stopped(self) -> None:
@@ -246,10 +248,19 @@ class PipelineRunner:
             raise JobAbortedError("pipeline run stopped")
 
 
+# Hand-registrations must pass both availability stages. Purchase candidates (closeout and
+# auction listings) are registered by definition: DNS, which can only say "registered", is not
+# asked; RDAP is asked after every hand-registration (its dates are worth showing, its verdict
+# decides nothing for them, and a budget running out then costs no decision); both go on to
+# scoring whatever the answers (ADR 0016).
 def _dns_passed(state: RunState) -> list[str]:
-    return state.dns.available(state.generate.domains())
+    return state.dns.available(state.generate.registrations())
 
 
-def _rdap_passed(state: RunState) -> list[Candidate]:
+def _rdap_input(state: RunState) -> list[str]:
+    return _dns_passed(state) + state.generate.purchases()
+
+
+def _to_score(state: RunState) -> list[Candidate]:
     confirmed = set(state.rdap.available(_dns_passed(state)))
-    return [c for c in state.generate.candidates if c.domain in confirmed]
+    return [c for c in state.generate.candidates if c.purchase or c.domain in confirmed]

@@ -34,6 +34,11 @@ class CandidateSource(StrEnum):
     CLOSEOUT = "closeout"
 
 
+# How a candidate would be acquired, as every output shows it.
+PURCHASE = "purchase"  # bought from a closeout or auction listing
+REGISTRATION = "registration"  # hand-registered at a registrar
+
+
 # --- stage 1: generate -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Candidate:
@@ -42,6 +47,17 @@ class Candidate:
     source: CandidateSource
     keyword: str | None = None  # the phrase a keyword candidate came from
     expiry: ExpiryFacts | None = None  # what a closeout list says (closeout candidates only)
+    price: float | None = None  # a closeout listing's asking price (None: not given)
+
+    @property
+    def purchase(self) -> bool:
+        """Bought from a closeout or auction listing (registered by definition), not
+        hand-registered: the availability stages do not drop it (ADR 0016)."""
+        return self.source is CandidateSource.CLOSEOUT
+
+    @property
+    def acquisition(self) -> str:
+        return PURCHASE if self.purchase else REGISTRATION
 
     def to_json(self) -> Json:
         data: Json = {"domain": self.domain, "unicode": self.unicode, "source": self.source.value}
@@ -53,6 +69,8 @@ class Candidate:
                 "backlinks": self.expiry.backlinks,
                 "wayback": self.expiry.wayback_snapshots,
             }
+        if self.price is not None:
+            data["price"] = self.price
         return data
 
     @classmethod
@@ -64,6 +82,7 @@ class Candidate:
             source=CandidateSource(data["source"]),
             keyword=data.get("keyword"),
             expiry=None if facts is None else _expiry_facts(facts),
+            price=None if data.get("price") is None else float(data["price"]),
         )
 
 
@@ -100,6 +119,14 @@ class GenerateResult:
 
     def domains(self) -> list[str]:
         return [candidate.domain for candidate in self.candidates]
+
+    def registrations(self) -> list[str]:
+        """The names to hand-register: those the availability stages check."""
+        return [candidate.domain for candidate in self.candidates if not candidate.purchase]
+
+    def purchases(self) -> list[str]:
+        """The names bought from a listing: registered by definition, never dropped for it."""
+        return [candidate.domain for candidate in self.candidates if candidate.purchase]
 
     def to_json(self) -> Json:
         return {

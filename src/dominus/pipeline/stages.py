@@ -144,7 +144,8 @@ def score_candidates(
     partial: ScorePartial,
     clock: Callable[[], float],
 ) -> None:
-    """Scores every candidate (signals the data allows; the rest are reallocated)."""
+    """Scores every candidate (signals the data allows; the rest are reallocated). A purchase
+    candidate is scored as one, with its listed price as the acquisition cost."""
     scores = partial.scores
     keyword_data = env.providers.keyword_data
     comparables = ComparablesIndex(env.providers.comparable_sales, setup.config)
@@ -163,6 +164,8 @@ def score_candidates(
             market=comparables.market(domain, setup.today),
             expiry=candidate.expiry,
             renewal_cost=setup.renewal_cost,
+            acquisition_price=candidate.price if candidate.purchase else None,
+            purchase=candidate.purchase,
         )
         scores[domain] = score_one(inputs, setup.weights, setup.config, setup.today).to_dict()
         if index % 100 == 0:

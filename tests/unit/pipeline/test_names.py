@@ -81,10 +81,10 @@ def test_keywords_become_domains(keyword: str, tld: str, expected: str) -> None:
 def test_generation_dedupes_first_wins_and_records_invalid_inputs() -> None:
     run_input = RunInput(
         keywords=["Home Gym", "solar panels"],
-        brandable=["zentrova", "HOMEGYM.com", "bad..name", "zentrova.io"],
+        brandable=["zentrova", "HOMEGYM.com", "bad..name", "zentrova.io", "old-tools.net"],
         closeout=[
-            {"domain": "homegym.com", "age": 3},
             {"domain": "old-tools.net", "age": 12.5, "backlinks": 40, "wayback": 7},
+            {"domain": "old-tools.net", "age": 1},
         ],
     )
     result = generate_candidates(run_input, "com")
@@ -96,12 +96,14 @@ def test_generation_dedupes_first_wins_and_records_invalid_inputs() -> None:
         "old-tools.net",
     ]
     first = result.candidates[0]
-    assert first.source is CandidateSource.KEYWORD  # the first occurrence wins, not the closeout's
+    assert first.source is CandidateSource.KEYWORD  # the first occurrence wins
     assert first.keyword == "home gym"
+    # ... but a listing takes a hand entry's place (the first listing of the name wins).
+    assert result.candidates[-1].source is CandidateSource.CLOSEOUT
     assert result.candidates[-1].expiry == ExpiryFacts(
         age_years=12.5, backlinks=40, wayback_snapshots=7
     )
-    assert result.duplicates == 2
+    assert result.duplicates == 3
     assert result.invalid == (
         InvalidInput("bad..name", CandidateSource.BRANDABLE, "empty label (two dots in a row)"),
     )
@@ -122,3 +124,21 @@ def test_invalid_a_labels_are_recorded_like_any_invalid_name() -> None:
 def test_run_input_needs_a_name() -> None:
     with pytest.raises(ValueError, match="at least one"):
         RunInput()
+
+
+def test_a_listed_name_replaces_a_hand_entry_in_place_with_its_price() -> None:
+    """A name typed as a keyword and also on a closeout list is bought from the listing: as a
+    hand-registration the availability check would drop it (it is registered)."""
+    run_input = RunInput(
+        keywords=["old garden tools", "home gym"],
+        closeout=[{"domain": "oldgardentools.com", "age": 17.5, "price": 1850}],
+    )
+    result = generate_candidates(run_input, "com")
+    assert [c.domain for c in result.candidates] == ["oldgardentools.com", "homegym.com"]
+    listed = result.candidates[0]
+    assert (listed.source, listed.purchase, listed.price) == (CandidateSource.CLOSEOUT, True, 1850)
+    assert listed.keyword == "old garden tools"  # the keyword's figures still apply
+    assert listed.expiry == ExpiryFacts(age_years=17.5)
+    assert result.registrations() == ["homegym.com"]
+    assert result.purchases() == ["oldgardentools.com"]
+    assert result.duplicates == 1

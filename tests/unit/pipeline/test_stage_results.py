@@ -154,3 +154,22 @@ def test_run_state_refuses_unfinished_stages_and_mismatched_results() -> None:
 def test_a_whois_answer_keeps_its_source() -> None:
     answer = RdapAnswer(Availability.AVAILABLE, "no match", source="whois")
     assert RdapAnswer.from_json(answer.to_json()) == answer
+
+
+def test_a_closeout_candidate_is_a_purchase_and_keeps_its_price() -> None:
+    old = RunState.from_checkpoints(old_checkpoints("complete_run")).generate
+    by_domain = {candidate.domain: candidate for candidate in old.candidates}
+    assert by_domain["oldgardentools.com"].purchase  # written before prices existed
+    assert by_domain["oldgardentools.com"].price is None
+    assert not by_domain["homegym.com"].purchase
+    assert old.purchases() == ["oldgardentools.com", "quietkitchen.net"]
+
+    listed = Candidate(
+        "a.com", "a.com", CandidateSource.CLOSEOUT, expiry=ExpiryFacts(), price=1850.0
+    )
+    assert listed.to_json()["price"] == 1850.0
+    assert Candidate.from_json(listed.to_json()) == listed
+    assert (listed.acquisition, by_domain["homegym.com"].acquisition) == (
+        "purchase",
+        "registration",
+    )
