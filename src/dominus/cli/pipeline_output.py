@@ -151,7 +151,15 @@ def candidates_table(rows: list[dict[str, Any]], title: str) -> Table:
         for row in rows
     ]
     headings = (
-        "domain", "acquire", "EV", "buy max", "list", "score", "conf.", "trademark", "confirmed by"
+        "domain",
+        "acquire",
+        "EV",
+        "buy max",
+        "list",
+        "score",
+        "conf.",
+        "trademark",
+        "confirmed by",
     )
     table = Table(title=title)
     for index, heading in enumerate(headings):

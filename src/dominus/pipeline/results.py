@@ -35,7 +35,9 @@ def assemble_results(
 
     candidate_rows = [_candidate_row(candidate, dns, rdap) for candidate in generated.candidates]
     score_rows = [
-        _score_row(by_domain.get(domain), domain, score, trademark.verdict(domain))
+        _score_row(
+            by_domain.get(domain), domain, score, trademark.verdict(domain), rdap.get(domain)
+        )
         for domain, score in scores.items()
     ]
     recommended = sorted(
@@ -55,6 +57,14 @@ def assemble_results(
         "rdap": _availability_counts(rdap, dns_passed),
         "purchase_candidates": len(generated.purchases()),
         "purchase_rdap": _availability_counts(rdap, generated.purchases()),
+        # Who confirmed the available names: "rdap", or "whois" for TLDs without RDAP.
+        "availability_sources": dict(
+            Counter(
+                answer.source
+                for answer in rdap.values()
+                if answer.availability is Availability.AVAILABLE
+            )
+        ),
         "scored": len(scores),
         "trademark": dict(Counter(entry.verdict.value for entry in trademark.verdicts.values())),
         "recommended": len(recommended),
@@ -87,14 +97,28 @@ def _candidate_row(
         "source": candidate.source.value,
         # None: not checked (run degraded)
         "availability": answer.availability.value if answer is not None else None,
-        "availability_detail": answer.detail if answer is not None else None,
+        "availability_detail": _detail(answer),
         "registered_at": dated.registered_at if dated is not None else None,
         "expires_at": dated.expires_at if dated is not None else None,
     }
 
 
+def _detail(answer: DnsAnswer | RdapAnswer | None) -> str | None:
+    """Which source answered leads the detail ("rdap: HTTP 404 at ...", "whois: no match at
+    ..."): it has no column of its own, so no migration. DNS answers stay as they are."""
+    if answer is None:
+        return None
+    if isinstance(answer, RdapAnswer):
+        return f"{answer.source}: {answer.detail}"
+    return answer.detail
+
+
 def _score_row(
-    candidate: Candidate | None, domain: str, score: ScoreDocument, verdict: TrademarkEntry
+    candidate: Candidate | None,
+    domain: str,
+    score: ScoreDocument,
+    verdict: TrademarkEntry,
+    availability: RdapAnswer | None,
 ) -> dict[str, Any]:
     signals = score["signals"]
     return {
@@ -114,7 +138,12 @@ def _score_row(
         "trademark_verdict": verdict.verdict.value,
         "trademark_mark": verdict.mark,
         # How the name would be had, kept in the details document (no column of its own).
-        "details": score | {"trademark": verdict.to_json()} | _acquisition(candidate),
+        "details": score
+        | {
+            "trademark": verdict.to_json(),
+            "availability_source": availability.source if availability is not None else None,
+        }
+        | _acquisition(candidate),
     }
 
 
