@@ -57,12 +57,12 @@ def assemble_results(
         "rdap": _availability_counts(rdap, dns_passed),
         "purchase_candidates": len(generated.purchases()),
         "purchase_rdap": _availability_counts(rdap, generated.purchases()),
-        # Who confirmed the available names: "rdap", or "whois" for TLDs without RDAP.
+        # Who confirmed the available registrations: "rdap", or "whois" for TLDs without RDAP.
         "availability_sources": dict(
             Counter(
-                answer.source
-                for answer in rdap.values()
-                if answer.availability is Availability.AVAILABLE
+                rdap[domain].source
+                for domain in dns_passed
+                if domain in rdap and rdap[domain].availability is Availability.AVAILABLE
             )
         ),
         "scored": len(scores),
