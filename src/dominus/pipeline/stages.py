@@ -10,6 +10,7 @@ from datetime import date
 from typing import TypeVar
 
 from dominus.pipeline.concurrency import bounded_map
+from dominus.pipeline.scoring_input import scoring_input
 from dominus.pipeline.stage_results import (
     Candidate,
     DnsAnswer,
@@ -24,7 +25,7 @@ from dominus.pipeline.stage_results import (
 from dominus.pipeline.trademark_gate import TrademarkGate
 from dominus.providers.models import StopSignal
 from dominus.providers.sets import ProviderSet
-from dominus.scoring import ComparablesIndex, ScoringConfig, ScoringInput, Weights
+from dominus.scoring import ComparablesIndex, ScoringConfig, Weights
 from dominus.scoring import score_domain as score_one
 
 Progress = Callable[[int, int], None]  # (done, total)
@@ -144,8 +145,8 @@ def score_candidates(
     partial: ScorePartial,
     clock: Callable[[], float],
 ) -> None:
-    """Scores every candidate (signals the data allows; the rest are reallocated). A purchase
-    candidate is scored as one, with its listed price as the acquisition cost."""
+    """Scores every candidate (signals the data allows; the rest are reallocated); what the
+    engine is told about each is `scoring_input`'s, shared with the single-domain appraisal."""
     scores = partial.scores
     keyword_data = env.providers.keyword_data
     comparables = ComparablesIndex(env.providers.comparable_sales, setup.config)
@@ -157,15 +158,8 @@ def score_candidates(
             return
         if clock() >= env.deadline:
             raise StageIncompleteError(f"{len(scores)} of {len(candidates)} names scored")
-        keyword = keyword_data.get(candidate.keyword or domain.split(".", 1)[0])
-        inputs = ScoringInput(
-            domain=domain,
-            keyword=keyword,
-            market=comparables.market(domain, setup.today),
-            expiry=candidate.expiry,
-            renewal_cost=setup.renewal_cost,
-            acquisition_price=candidate.price if candidate.purchase else None,
-            purchase=candidate.purchase,
+        inputs = scoring_input(
+            candidate, keyword_data, comparables, setup.today, setup.renewal_cost
         )
         scores[domain] = score_one(inputs, setup.weights, setup.config, setup.today).to_dict()
         if index % 100 == 0:
