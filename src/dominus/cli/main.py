@@ -17,6 +17,7 @@ from dominus.cli import db, dlq, jobs, queue, rdap, runs, scoring
 from dominus.cli.demo import demo
 from dominus.cli.enqueue import enqueue
 from dominus.cli.run import run
+from dominus.cli.score import score
 from dominus.cli.serve import serve
 from dominus.cli.worker import worker
 from dominus.db.errors import translated
@@ -47,6 +48,7 @@ app.command("enqueue")(enqueue)
 app.command("demo")(demo)
 app.command("serve")(serve)
 app.command("run")(run)
+app.command("score")(score)
 
 
 def exit_code_for(error: DominusError) -> int:
