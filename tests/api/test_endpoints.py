@@ -888,6 +888,7 @@ def test_openapi_document_describes_every_endpoint(client: TestClient) -> None:
         f"{API}/runs/{{run_id}}/job": {"get"},
         f"{API}/runs/{{run_id}}/candidates": {"get"},
         f"{API}/runs/{{run_id}}/stream": {"get"},
+        f"{API}/score": {"get"},
         f"{API}/dlq": {"get", "delete"},
         f"{API}/dlq/{{entry_id}}": {"get"},
         f"{API}/dlq/{{entry_id}}/requeue": {"post"},

@@ -14,6 +14,7 @@ that); the cases are sent to the app of each test, which has its own database.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,19 @@ import pytest
 import schemathesis
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from dominus.api import create_app, streaming
 from dominus.jobs import JobQueue
+from dominus.pipeline.appraisal import AppraisalInputError, AppraisalRequest, validate_requests
 from dominus.runtime import Runtime
-from tests.api.conftest import LOCAL_BASE_URL, api_settings, diag_registry, finish_jobs
+from tests.api.conftest import (
+    LOCAL_BASE_URL,
+    api_settings,
+    diag_registry,
+    finish_jobs,
+    runtime_of,
+)
 
 # Examples per operation in the fuzzing phase (the coverage phase adds its own): the whole file
 # stays well under a minute per backend.
@@ -63,13 +72,16 @@ def seed(runtime: Runtime) -> None:
 
 @pytest.fixture
 def fuzzed_client(
-    client: TestClient, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+    make_client: Callable[..., TestClient], monkeypatch: pytest.MonkeyPatch
 ) -> TestClient:
     # Streams of jobs that never finish here (no worker runs) end quickly with their `timeout`
     # event instead of after an hour.
     monkeypatch.setattr(streaming, "MAX_STREAM_SECONDS", 0.3)
     monkeypatch.setattr(streaming, "POLL_SECONDS", 0.05)
-    seed(runtime)
+    # Offline providers: `GET /score?check_availability=true` asks DNS and RDAP, and tests never
+    # touch the internet.
+    client = make_client(DOMINUS_PROVIDERS="offline")
+    seed(runtime_of(client))
     return client
 
 
@@ -82,4 +94,56 @@ def fuzzed_client(
 )
 def test_the_api_conforms_to_its_schema(case: schemathesis.Case, fuzzed_client: TestClient) -> None:
     # To 127.0.0.1: the app answers to loopback names only (schemathesis says `testserver`).
+    if case.operation.label in NAMES_BEYOND_THE_SCHEMA:
+        case.call_and_validate(
+            app=fuzzed_client.app,
+            base_url=LOCAL_BASE_URL,
+            excluded_checks=[positive_data_acceptance],
+            additional_checks=[refused_only_for_what_dominus_refuses],
+        )
+        return
     case.call_and_validate(app=fuzzed_client.app, base_url=LOCAL_BASE_URL)
+
+
+# Operations taking domain names: a string the schema allows can still be no domain (IDNA 2008
+# and the DNS limits are no pattern), and one listing's facts given with several names are
+# refused. Their "schema-valid data is accepted" check is replaced by a stricter one: a 4xx for
+# schema-valid data must be the 422 that DOMINUS's own validation gives for that very input.
+NAMES_BEYOND_THE_SCHEMA = {"GET /api/v1/score"}
+
+
+def refused_only_for_what_dominus_refuses(
+    _ctx: Any, response: Any, case: schemathesis.Case
+) -> bool | None:
+    if response.status_code < 400 or response.status_code >= 500:
+        return None
+    if case.meta is None or not case.meta.generation.mode.is_positive:
+        return None
+    query = case.query or {}
+    names = query.get("domain", [])
+    facts = {key: query.get(key) for key in ("price", "age", "backlinks", "wayback")}
+    requests = [
+        AppraisalRequest(
+            str(name),
+            price=_number(facts["price"]),
+            age=_number(facts["age"]),
+            backlinks=_whole(facts["backlinks"]),
+            wayback=_whole(facts["wayback"]),
+        )
+        for name in (names if isinstance(names, list) else [names])
+    ]
+    try:
+        validate_requests(requests)
+    except AppraisalInputError as error:
+        assert response.status_code == 422, response.text
+        assert response.json() == {"error": {"code": error.code, "message": error.message}}
+        return None
+    raise AssertionError(f"schema-valid and valid, yet {response.status_code}: {response.text}")
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _whole(value: Any) -> int | None:
+    return None if value is None else int(value)
