@@ -16,7 +16,7 @@ from dominus.pipeline.runner import PipelineOptions
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.offline import offline_providers
 from dominus.scoring import Weights
-from tests.api.conftest import API, TOKEN, assert_error, runtime_of
+from tests.api.conftest import API, TOKEN, assert_error, local_client, runtime_of
 
 SCORE = f"{API}/score"
 
@@ -126,6 +126,15 @@ def test_it_is_a_read_only_get(offline: TestClient) -> None:
     response = offline.post(SCORE, params={"domain": "zentrova.com"})
     assert_error(response, 405, "method_not_allowed")
     assert response.headers["allow"] == "GET"
+
+
+def test_it_needs_no_requested_by_header_it_changes_nothing(offline: TestClient) -> None:
+    bare = local_client(offline.app, headers={})
+    with bare:
+        response = bare.get(SCORE, params={"domain": "zentrova.com"})
+    assert response.status_code == 200, response.text
+    assert runtime_of(offline).store.list_jobs() == []
+    assert PipelineStore(runtime_of(offline).engine).list_runs() == []
 
 
 def test_it_needs_the_token_when_one_is_set(
