@@ -22,7 +22,6 @@ from dominus.pipeline.stage_results import Candidate, DnsAnswer, RdapAnswer
 from dominus.pipeline.trademark_gate import GateResult, TrademarkVerdict
 from dominus.providers.models import Availability
 from dominus.scoring import Score, Tier, Weights
-from dominus.scoring.decision import amount
 
 NOT_CHECKED = (
     "availability not checked: the name is scored as it stands (ask with --check-availability, "
@@ -167,15 +166,6 @@ class Appraisal:
     @property
     def tier(self) -> Tier:
         return self.decision[0]
-
-    def headline(self) -> str:
-        """One line: the name, its tier, EV and buy max."""
-        currency = self.score.currency
-        return (
-            f"{self.candidate.unicode}: {self.tier.value}, EV "
-            f"{amount(self.score.expected_value, currency)}, buy max "
-            f"{amount(self.score.suggested_buy_max, currency)}"
-        )
 
     def to_dict(self) -> dict[str, Any]:
         tier, reason = self.decision
