@@ -214,3 +214,35 @@ def test_runs_need_the_token_when_one_is_set(make_client: Callable[..., TestClie
     assert_error(client.get(f"{API}/runs"), 401, "unauthorized")
     response = client.post(f"{API}/runs", json=BODY, headers={"Authorization": "Bearer t0ken"})
     assert response.status_code == 202
+
+
+# --- tiers and ranking (issue 10, items 1, 2, 8) ------------------------------------------------
+
+TIER_RANK = {"recommended": 0, "speculative": 1, "rejected": 2}
+
+
+def finished_run(client: TestClient, body: dict[str, Any] = BODY) -> int:
+    run_id: int = create(client, body)["runId"]
+    finish_jobs(runtime_of(client))
+    return run_id
+
+
+def test_candidates_carry_their_final_tier_and_are_ranked(client: TestClient) -> None:
+    run_id = finished_run(client)
+    candidates = client.get(f"{API}/runs/{run_id}/candidates").json()
+    by_domain = {candidate["domain"]: candidate for candidate in candidates}
+    nike = by_domain["nikeshoes.com"]
+    assert (nike["tier"], nike["stage"], nike["recommended"]) == ("rejected", "trademark", False)
+    assert nike["tier_reason"].startswith("trademark: blocked by mark nike (substring)")
+    assert by_domain["homegym.com"]["tier"] == "recommended"
+    assert by_domain["homegym.com"]["evidence"] == "keyword 33,100/mo $1.25; 4 sales"
+    assert by_domain["homegym.com"]["expected_profit"] > 0
+    assert by_domain["zentrova.com"]["tier"] == "speculative"
+    assert by_domain["zentrova.com"]["evidence"] is None
+    ranks = [TIER_RANK[candidate["tier"]] for candidate in candidates]
+    assert ranks == sorted(ranks)
+    recommended = [c["expected_profit"] for c in candidates if c["tier"] == "recommended"]
+    assert recommended == sorted(recommended, reverse=True)
+    run = client.get(f"{API}/runs/{run_id}").json()
+    assert sum(run["summary"]["tiers"].values()) == run["summary"]["scored"]
+    assert run["summary"]["rejected_reasons"]["trademark: blocked"] == 1

@@ -257,8 +257,11 @@ def test_sample_sync_prints_sample_data_and_recommendations(
     output = process.stdout()
     assert "SAMPLE DATA" in output, process.describe()
     assert "run 1: completed" in output, process.describe()
-    assert "Recommended" in output, process.describe()
+    assert "Recommended (by expected profit)" in output, process.describe()
     assert "homegym.com" in output, process.describe()  # a name the sample data recommends
+    # The three tiers, apart: the speculative names in their own table, the rejected counted.
+    assert "Speculative (name only, no market/keyword/expiry evidence" in output
+    assert re.search(r"rejected \d+: .*trademark: blocked \d+", output), process.describe()
     assert "stage 5/5 trademark" in process.stderr(), process.describe()
 
 
@@ -282,8 +285,10 @@ def test_sample_wait_with_a_worker_and_the_runs_commands_agree(
     candidates = json_of(run_cli(dominus_procs, "runs", "candidates", str(run_id), "--json"))
 
     assert [run["run_id"] for run in listed] == [run_id]
-    without_recommendations = {k: v for k, v in document.items() if k != "recommendations"}
-    assert shown == without_recommendations
+    without_candidates = {
+        k: v for k, v in document.items() if k not in ("recommendations", "speculative")
+    }
+    assert shown == without_candidates
     assert listed[0] == {k: v for k, v in shown.items() if k != "input"}  # lists count inputs
     assert shown["input_summary"] == {"keywords": 15, "brandable": 10, "closeout": 8}
     assert len(candidates) == shown["summary"]["scored"]
@@ -294,6 +299,13 @@ def test_sample_wait_with_a_worker_and_the_runs_commands_agree(
     blocked = {c["domain"] for c in candidates if c["trademark"]["verdict"] == "blocked"}
     assert blocked and blocked <= SAMPLE_BLOCKED, blocked
     assert [item["domain"] for item in shown["summary"]["top"]] == recommended[:10]
+    # Recommendations by expected profit; the speculative ones apart, never among them.
+    profits = [item["expected_profit"] for item in document["recommendations"]]
+    assert profits == sorted(profits, reverse=True)
+    assert {item["tier"] for item in document["speculative"]} == {"speculative"}
+    assert not {item["domain"] for item in document["speculative"]} & set(recommended)
+    tiers = shown["summary"]["tiers"]
+    assert 0 < tiers["recommended"] < shown["summary"]["scored"] / 2, tiers
 
     job_id = document["job_id"]
     assert worker.job_lines("completed") == [(job_id, "PIPELINE_RUN", 1)]

@@ -1206,3 +1206,29 @@ def test_enqueue_from_a_file_that_is_not_utf8_names_the_line(
     result = cli.diag("enqueue", "diag.sleep", "--from-file", str(path))
     assert_bad_input(result, "latin1.jsonl line 2 is not UTF-8 text")
     assert store.list_jobs() == []
+
+
+# --- what a run shows: tiers, ranking, --top (issue 10, items 1, 2, 8) -------------------------
+
+OFFLINE_WIDE = {"DOMINUS_PROVIDERS": "offline", "COLUMNS": "200"}
+
+
+def test_top_shows_the_best_k_and_a_bad_k_is_one_line(cli: Cli) -> None:
+    ran = cli.ok("run", "--sample", "--sync", "--json", "--top", "2", env=OFFLINE_WIDE).json()
+    assert len(ran["recommendations"]) == 2
+    assert len(ran["speculative"]) == 2
+    everything = cli.ok("runs", "candidates", "1", "--json").json()
+    assert ran["recommendations"] == everything[:2]
+    top = cli.ok("runs", "candidates", "1", "--json", "--top", "3").json()
+    assert top == everything[:3]
+    table = cli.ok("run", "--sample", "--sync", "--top", "1", env=OFFLINE_WIDE).stdout
+    assert f"the best 1 of {ran['summary']['recommended']}" in table
+    bad = cli.run_many(
+        ("runs", "candidates", "1", "--top", "0"),
+        ("runs", "candidates", "1", "--top", "x"),
+        ("runs", "candidates", "1", "--top=-3"),
+        ("runs", "candidates", "1", "--top", "100001"),
+        ("run", "-k", "home gym", "--sync", "--top", "0"),
+    )
+    for result in bad:
+        assert_bad_input(result, "--top must be")

@@ -83,7 +83,18 @@ class RunPage(BaseModel):
 
 
 class CandidateOut(BaseModel):
+    """A scored candidate (the document of `dominus runs candidates --json`)."""
+
     domain: str
+    tier: Literal["recommended", "speculative", "rejected"] = Field(
+        description="Final: after the trademark gate, which rejects a name it did not clear. "
+        "speculative: only the intrinsic signal speaks for the name (no keyword, market or "
+        "expiry evidence); never a recommendation."
+    )
+    tier_reason: str = Field(description="Why, in words, with the figures of each gate.")
+    stage: Literal["score", "trademark"] = Field(
+        description="The stage that settled the tier: the trademark gate, or scoring."
+    )
     acquisition: Literal["purchase", "registration"] = Field(
         description="purchase: bought from a closeout or auction listing (registered by "
         "definition, so not availability-checked); registration: hand-registered."
@@ -92,6 +103,14 @@ class CandidateOut(BaseModel):
         description="The listing's asking price (purchases only; null when not given)."
     )
     recommended: bool
+    expected_profit: float | None = Field(
+        description="The money gate's expected profit (the ranking's key); null when a price "
+        "is missing."
+    )
+    evidence: str | None = Field(
+        description='The evidence that counted, e.g. "keyword 33,100/mo $1.25; 4 sales"; '
+        "null when there is none."
+    )
     expected_value: float
     suggested_buy_max: float
     suggested_list_price: float
@@ -99,4 +118,5 @@ class CandidateOut(BaseModel):
     confidence: float
     signals: dict[str, float | None]
     trademark: dict[str, str | None]
+    availability_source: str | None
     details: dict[str, Any]

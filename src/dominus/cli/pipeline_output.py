@@ -3,29 +3,50 @@
 from __future__ import annotations
 
 import time
+from itertools import takewhile
 from typing import Any
 
 import typer
-from rich.table import Table
 
+from dominus.cli.candidate_tables import (
+    recommendations_table,
+    rejected_line,
+    speculative_table,
+)
 from dominus.cli.output import console, errors, print_json
+from dominus.errors import DominusError
 from dominus.jobs.model import Job
 from dominus.jobs.sql import SqlJobStore
-from dominus.pipeline.documents import (
-    candidate_document,
-    effective_status,
-    job_of_run,
-    run_document,
-)
+from dominus.pipeline.documents import effective_status, job_of_run, run_document
+from dominus.pipeline.listing import ListingQuery, listing_documents
 from dominus.pipeline.model import RunStatus
-from dominus.pipeline.stage_results import REGISTRATION
 from dominus.pipeline.store import PipelineStore, RunRecord
+from dominus.scoring import Tier
 
 EXIT_FAILED_OR_DEGRADED = 1
 EXIT_CANCELLED = 3
 EXIT_TIMED_OUT = 124
 POLL_SECONDS = 0.25
 SAMPLE_DATA_NOTICE = "SAMPLE DATA: offline providers and bundled sample figures, not market data"
+DEFAULT_TOP = 20  # rows of each table (recommended, speculative) a run's report shows
+MAX_TOP = 100_000  # a run's most names
+
+
+class OptionError(DominusError):
+    """An option's value is out of its range."""
+
+
+def parse_top(value: str | None) -> int | None:
+    """`--top K`: a whole number from 1 (read here, not by Typer, so a bad value is one line)."""
+    if value is None:
+        return None
+    try:
+        top = int(value)
+    except ValueError:
+        raise OptionError(f"--top must be a whole number from 1, got {value!r}") from None
+    if not 1 <= top <= MAX_TOP:
+        raise OptionError(f"--top must be from 1 to {MAX_TOP:,}, got {top}")
+    return top
 
 
 def wait_for_run(
@@ -77,17 +98,24 @@ def stage_progress_printer() -> Any:
 
 
 def report_run(
-    runs: PipelineStore, run: RunRecord, job: Job | None, *, as_json: bool, limit: int = 20
+    runs: PipelineStore,
+    run: RunRecord,
+    job: Job | None,
+    *,
+    as_json: bool,
+    top: int = DEFAULT_TOP,
 ) -> int:
-    """Print the run's outcome and recommendations; return the exit code."""
+    """Print the run's outcome: the recommendations (the `top` best by expected profit), the
+    speculative names apart, and the rejected ones counted by reason; return the exit code."""
     status = effective_status(run, job)
+    recommended, speculative = tier_documents(runs, run, top)
     if as_json:
         document = run_document(run, job)
-        rows = runs.run_scores(run.id, recommended_only=True, limit=limit)
-        document["recommendations"] = [candidate_document(row) for row in rows]
+        document["recommendations"] = recommended
+        document["speculative"] = speculative
         print_json(document)
     else:
-        print_run(runs, run, status, limit)
+        print_run(run, status, recommended, speculative)
     if status is RunStatus.CANCELLED:
         return EXIT_CANCELLED
     if status is RunStatus.FAILED or run.degraded:
@@ -95,15 +123,32 @@ def report_run(
     return 0
 
 
-def print_run(runs: PipelineStore, run: RunRecord, status: RunStatus, limit: int) -> None:
+def tier_documents(
+    runs: PipelineStore, run: RunRecord, top: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The `top` best recommendations and the `top` best speculative names. The ranking lists
+    the recommended first, then the speculative: those follow the recommended ones."""
+    recommended = listing_documents(runs, run, ListingQuery(recommended_only=True, top=top))
+    after = runs.count_scores(run.id, recommended_only=True)
+    following = listing_documents(runs, run, ListingQuery(offset=after, limit=top))
+    speculative = list(takewhile(lambda doc: doc["tier"] == Tier.SPECULATIVE.value, following))
+    return list(recommended), speculative
+
+
+def print_run(
+    run: RunRecord,
+    status: RunStatus,
+    recommended: list[dict[str, Any]],
+    speculative: list[dict[str, Any]],
+) -> None:
     summary = run.summary or {}
     if run.providers == "offline":
         console.print(f"[bold yellow]{SAMPLE_DATA_NOTICE}[/]")
     console.print(f"run {run.id}: {status.value}" + (" (DEGRADED)" if run.degraded else ""))
     for reason in run.degraded_reasons:
-        console.print(f"  degraded: {reason}")
+        console.print(f"  degraded: {reason}", markup=False)
     if run.error:
-        console.print(f"  error: {run.error}")
+        console.print(f"  error: {run.error}", markup=False)
     if summary:
         console.print(
             f"  {summary.get('candidates', 0)} candidates ({summary.get('invalid', 0)} invalid, "
@@ -114,13 +159,25 @@ def print_run(runs: PipelineStore, run: RunRecord, status: RunStatus, limit: int
             f"{_sources(summary.get('availability_sources', {}))}; "
             f"scored {summary.get('scored', 0)}; "
             f"trademark {_counts(summary.get('trademark', {}))}; "
-            f"recommended {summary.get('recommended', 0)}"
+            f"recommended {summary.get('recommended', 0)}",
+            markup=False,
         )
-    rows = runs.run_scores(run.id, recommended_only=True, limit=limit)
-    if rows:
-        console.print(candidates_table(rows, "Recommended"))
+    total = int(summary.get("recommended", len(recommended)))
+    if recommended:
+        console.print(recommendations_table(recommended, "Recommended (by expected profit)"))
+        if total > len(recommended):
+            console.print(
+                f"  the best {len(recommended)} of {total}; all of them: "
+                f"dominus runs candidates {run.id} --recommended --limit {total}"
+            )
     elif status is RunStatus.COMPLETED:
         console.print("  nothing to recommend: conservative by design")
+    if speculative:
+        console.print(speculative_table(speculative))
+    rejected = rejected_line(summary)
+    if rejected is not None:
+        console.print(f"  {rejected}", markup=False)
+        console.print(f"  every candidate and its reason: dominus runs candidates {run.id} --all")
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -130,52 +187,3 @@ def _counts(counts: dict[str, int]) -> str:
 def _sources(counts: dict[str, int]) -> str:
     """ " (whois 2, rdap 5)" when a source other than RDAP confirmed names, else nothing."""
     return f" ({_counts(counts)})" if set(counts) - {"rdap"} else ""
-
-
-def candidates_table(rows: list[dict[str, Any]], title: str) -> Table:
-    """Whole-currency amounts (the estimates are not cent-accurate; --json has the cents), and
-    every cell kept whole: on a narrow terminal the table wraps rather than cutting names."""
-    cells = [
-        [
-            row["domain"],
-            acquisition_cell(row["details"]),
-            f"{row['expected_value']:,.0f}",
-            f"{row['suggested_buy_max']:,.0f}",
-            f"{row['suggested_list_price']:,.0f}",
-            f"{row['weighted_score']:.3f}",
-            f"{row['confidence']:.2f}",
-            row["trademark_verdict"]
-            + (f" ({row['trademark_mark']})" if row["trademark_mark"] else ""),
-            row["details"].get("availability_source") or "-",
-        ]
-        for row in rows
-    ]
-    headings = (
-        "domain",
-        "acquire",
-        "EV",
-        "buy max",
-        "list",
-        "score",
-        "conf.",
-        "trademark",
-        "confirmed by",
-    )
-    table = Table(title=title)
-    for index, heading in enumerate(headings):
-        widest = max([len(heading), *(len(cell[index]) for cell in cells)])
-        numeric = heading not in ("domain", "acquire", "trademark", "confirmed by")
-        table.add_column(
-            heading, justify="right" if numeric else "left", no_wrap=True, min_width=widest
-        )
-    for cell in cells:
-        table.add_row(*cell)
-    return table
-
-
-def acquisition_cell(details: dict[str, Any]) -> str:
-    """A hand-registration reads "register"; a purchase "buy" and its listed price."""
-    if details.get("acquisition", REGISTRATION) == REGISTRATION:
-        return "register"
-    price = details.get("listed_price")
-    return "buy (no price)" if price is None else f"buy at {price:,.0f}"

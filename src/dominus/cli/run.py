@@ -13,6 +13,8 @@ from pydantic import ValidationError
 
 from dominus.cli.output import console, print_json
 from dominus.cli.pipeline_output import (
+    DEFAULT_TOP,
+    parse_top,
     report_run,
     stage_progress_printer,
     wait_for_run,
@@ -50,12 +52,20 @@ def run(
     sync: bool = typer.Option(False, "--sync", help="Run here and now, without a worker."),
     wait: bool = typer.Option(False, "--wait", help="Enqueue, then follow it until it ends."),
     timeout: float | None = typer.Option(None, "--timeout", min=0, help="With --wait."),
+    top: str | None = typer.Option(
+        None,
+        "--top",
+        metavar="K",
+        help="With --sync/--wait: show the K best recommendations (by expected profit) and "
+        "the K best speculative names (default 20).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Run the five-stage pipeline. By default it is enqueued (a worker runs it) and its ids are
     printed. Exit code with --sync/--wait: 0 success, 1 failed or degraded, 3 cancelled."""
     if sync and wait:
         raise RunInputError("--sync and --wait exclude each other")
+    shown = parse_top(top) or DEFAULT_TOP
     run_input = build_input(keywords, brandable, closeout, closeout_csv, sample)
     runtime = open_runtime()
     service = PipelineService(
@@ -66,7 +76,7 @@ def run(
         stop = threading.Event()
         _stop_on_signals(stop)
         record = service.run_now(run_input, stop, stage_progress_printer(), providers=providers)
-        raise typer.Exit(report_run(service.store, record, None, as_json=as_json))
+        raise typer.Exit(report_run(service.store, record, None, as_json=as_json, top=shown))
     record = service.submit(run_input, providers=providers)
     if not wait:
         if as_json:
@@ -77,7 +87,7 @@ def run(
         return
     finished = wait_for_run(service.store, runtime.store, record.id, timeout)
     job = job_of_run(runtime.store, finished)
-    raise typer.Exit(report_run(service.store, finished, job, as_json=as_json))
+    raise typer.Exit(report_run(service.store, finished, job, as_json=as_json, top=shown))
 
 
 def build_input(

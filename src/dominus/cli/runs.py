@@ -5,23 +5,23 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from dominus.cli.candidate_tables import listing_table
 from dominus.cli.output import console, print_json, short_time
 from dominus.cli.pipeline_output import (
-    candidates_table,
+    DEFAULT_TOP,
+    parse_top,
     print_run,
     report_run,
+    tier_documents,
     wait_for_run,
 )
 from dominus.cli.runtime import open_runtime
-from dominus.pipeline.documents import (
-    candidate_document,
-    effective_status,
-    job_of_run,
-    run_document,
-)
+from dominus.pipeline.documents import effective_status, job_of_run, run_document
+from dominus.pipeline.listing import ListingQuery, listing_documents
 from dominus.pipeline.store import PipelineStore
 
 app = typer.Typer(help="Follow and inspect pipeline runs.", no_args_is_help=True)
+DEFAULT_LIMIT = 100  # rows `runs candidates` prints without --limit
 
 
 @app.command("wait")
@@ -77,7 +77,7 @@ def show(
     run_id: int = typer.Argument(..., help="The run id."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """A run: its status, stages, summary and recommendations."""
+    """A run: its status, stages, summary, recommendations, speculative names and rejections."""
     runtime = open_runtime(read_only=True)
     runs = PipelineStore(runtime.engine)
     run = runs.get_run(run_id)
@@ -85,26 +85,34 @@ def show(
     if as_json:
         print_json(run_document(run, job))
         return
-    print_run(runs, run, effective_status(run, job), limit=20)
+    recommended, speculative = tier_documents(runs, run, DEFAULT_TOP)
+    print_run(run, effective_status(run, job), recommended, speculative)
     for stage, report in run.stages.items():
         line = f"  {stage}: {report.get('status')} ({report.get('total')} in"
         line += f" {report.get('seconds', '-')} s)"
         if report.get("reason"):
             line += f" — {report['reason']}"
-        console.print(line)
+        console.print(line, markup=False)
 
 
 @app.command("candidates")
 def candidates(
     run_id: int = typer.Argument(..., help="The run id."),
     recommended: bool = typer.Option(False, "--recommended", help="Only recommended ones."),
-    limit: int = typer.Option(100, "--limit", min=1, max=100_000),
+    top: str | None = typer.Option(
+        None, "--top", metavar="K", help="Only the first K of the ranking (K >= 1)."
+    ),
+    limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, max=100_000),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
 ) -> None:
-    """The run's scored candidates, recommended first, then by expected value."""
+    """The run's candidates in ranking order: recommended by expected profit, then speculative,
+    then rejected, each with its tier, the stage that settled it and the reason."""
+    top_k = parse_top(top)
     runs = PipelineStore(open_runtime(read_only=True).engine)
-    rows = runs.run_scores(run_id, recommended_only=recommended, limit=limit)
+    run = runs.get_run(run_id)
+    query = ListingQuery(recommended_only=recommended, top=top_k, limit=limit)
+    documents = listing_documents(runs, run, query)
     if as_json:
-        print_json([candidate_document(row) for row in rows])
+        print_json(list(documents))
         return
-    console.print(candidates_table(rows, f"Run {run_id}"))
+    console.print(listing_table(documents, f"Run {run_id}"))

@@ -10,6 +10,7 @@ from dominus.jobs.store import JobStore
 from dominus.pipeline.model import FINISHED_RUN_STATUSES, RunStatus
 from dominus.pipeline.stage_results import REGISTRATION
 from dominus.pipeline.store import RunRecord
+from dominus.pipeline.tiers import evidence_summary, expected_profit, stored_final_tier
 
 
 def job_of_run(jobs: JobStore, run: RunRecord) -> Job | None:
@@ -71,15 +72,25 @@ def run_document(run: RunRecord, job: Job | None = None) -> dict[str, Any]:
 
 
 def candidate_document(row: dict[str, Any]) -> dict[str, Any]:
-    """A scored candidate. `acquisition`: "purchase" (bought from a closeout or auction
-    listing, at `listed_price` when the listing gave one) or "registration" (hand-registered;
-    rows scored before purchases existed are all registrations)."""
+    """A scored candidate. `tier` is final (after the trademark gate: a name it did not clear
+    is rejected), `tier_reason` says why in words and `stage` which stage settled it ("score",
+    or "trademark"). `expected_profit` is the money gate's figure (null when a price is
+    missing), `evidence` the evidence that counted ("keyword 33,100/mo $1.25; 4 sales"; null
+    when only the intrinsic signal speaks). `acquisition`: "purchase" (bought from a closeout
+    or auction listing, at `listed_price` when the listing gave one) or "registration"
+    (hand-registered; rows scored before purchases existed are all registrations)."""
     details = row["details"]
+    final = stored_final_tier(row)
     return {
         "domain": row["domain"],
+        "tier": final.tier,
+        "tier_reason": final.reason,
+        "stage": final.stage,
         "acquisition": details.get("acquisition", REGISTRATION),
         "listed_price": details.get("listed_price"),
         "recommended": row["recommended"],
+        "expected_profit": expected_profit(details),
+        "evidence": evidence_summary(details),
         "expected_value": row["expected_value"],
         "suggested_buy_max": row["suggested_buy_max"],
         "suggested_list_price": row["suggested_list_price"],
@@ -93,8 +104,8 @@ def candidate_document(row: dict[str, Any]) -> dict[str, Any]:
         },
         "trademark": {"verdict": row["trademark_verdict"], "mark": row["trademark_mark"]},
         # Which source confirmed the name available: "rdap", "whois", or offline "sample"/"file".
-        "availability_source": row["details"].get("availability_source"),
-        "details": row["details"],
+        "availability_source": details.get("availability_source"),
+        "details": details,
     }
 
 

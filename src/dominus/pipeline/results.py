@@ -3,12 +3,15 @@ candidate, and the summary shown by `dominus runs show` and the API."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dominus.pipeline.model import Stage
 from dominus.pipeline.stage_results import (
     REGISTRATION,
+    UNVERIFIED,
     Candidate,
     DnsAnswer,
     RdapAnswer,
@@ -16,34 +19,53 @@ from dominus.pipeline.stage_results import (
     ScoreDocument,
     TrademarkEntry,
 )
-from dominus.pipeline.trademark_gate import TrademarkVerdict
+from dominus.pipeline.tiers import (
+    TIER_ORDER,
+    count_rejections,
+    evidence_summary,
+    expected_profit,
+    final_tier,
+    not_checked,
+    rejection_labels,
+    stored_final_tier,
+)
 from dominus.providers.models import Availability
 from dominus.providers.sets import ProviderSet
+from dominus.scoring import Tier
 
 TOP_RECOMMENDATIONS = 10
 
 
 def assemble_results(
-    state: RunState, providers: ProviderSet
+    state: RunState, providers: ProviderSet, stage_reports: Mapping[str, Any] | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """The rows to store and the run's summary. `stage_reports` (the run's `stages`) say why a
+    stage left names unchecked, for the reason of a name the trademark stage never got to."""
     generated = state.generate
     dns = state.dns.results
     rdap = state.rdap.results
     scores = state.score.scores
     trademark = state.trademark
+    unchecked = not_checked((stage_reports or {}).get(Stage.TRADEMARK.value))
     by_domain = {candidate.domain: candidate for candidate in generated.candidates}
 
     candidate_rows = [_candidate_row(candidate, dns, rdap) for candidate in generated.candidates]
     score_rows = [
         _score_row(
-            by_domain.get(domain), domain, score, trademark.verdict(domain), rdap.get(domain)
+            by_domain.get(domain),
+            domain,
+            score,
+            trademark.verdicts.get(domain),
+            rdap.get(domain),
+            unchecked,
         )
         for domain, score in scores.items()
     ]
     recommended = sorted(
         (row for row in score_rows if row["recommended"]),
-        key=lambda row: (-row["expected_value"], row["domain"]),
+        key=lambda row: (_profit_key(row), -row["expected_value"], row["domain"]),
     )
+    tiers = Counter(row["details"]["tier"] for row in score_rows)
     registrations = generated.registrations()
     dns_passed = state.dns.available(registrations)
     summary = {
@@ -68,11 +90,21 @@ def assemble_results(
         "scored": len(scores),
         "trademark": dict(Counter(entry.verdict.value for entry in trademark.verdicts.values())),
         "recommended": len(recommended),
+        # The final tiers (after the trademark gate) and what rejected the rejected names.
+        "tiers": {tier: tiers[tier] for tier in TIER_ORDER},
+        "rejected_reasons": count_rejections(
+            rejection_labels(row["details"], stored_final_tier(row))
+            for row in score_rows
+            if row["details"]["tier"] == Tier.REJECTED.value
+        ),
+        # The best recommendations, by expected profit (the money gate's figure).
         "top": [
             {
                 "domain": row["domain"],
                 "acquisition": row["details"]["acquisition"],
                 "listed_price": row["details"]["listed_price"],
+                "expected_profit": expected_profit(row["details"]),
+                "evidence": evidence_summary(row["details"]),
                 "expected_value": row["expected_value"],
                 "suggested_buy_max": row["suggested_buy_max"],
                 "confidence": row["confidence"],
@@ -117,10 +149,14 @@ def _score_row(
     candidate: Candidate | None,
     domain: str,
     score: ScoreDocument,
-    verdict: TrademarkEntry,
+    verdict: TrademarkEntry | None,
     availability: RdapAnswer | None,
+    unchecked: str,
 ) -> dict[str, Any]:
+    """`verdict` None: the trademark stage never got to the name (`unchecked` says why)."""
     signals = score["signals"]
+    entry = verdict or UNVERIFIED
+    final = final_tier(score, verdict, unchecked)
     return {
         "domain": domain,
         "intrinsic": signals["intrinsic"],
@@ -132,19 +168,34 @@ def _score_row(
         "expected_value": score["expected_value"],
         "suggested_buy_max": score["suggested_buy_max"],
         "suggested_list_price": score["suggested_list_price"],
-        # The gate is non-negotiable: thresholds met AND cleared by a trademark source.
-        "recommended": bool(score["meets_thresholds"])
-        and verdict.verdict is TrademarkVerdict.CLEAR,
-        "trademark_verdict": verdict.verdict.value,
-        "trademark_mark": verdict.mark,
-        # How the name would be had, kept in the details document (no column of its own).
+        # The gate is non-negotiable: every gate of the engine AND cleared by a trademark source.
+        "recommended": final.tier == Tier.RECOMMENDED.value,
+        "trademark_verdict": entry.verdict.value,
+        "trademark_mark": entry.mark,
+        # How the name would be had and its final tier, kept in the details document (no
+        # columns of their own, no migration). The engine's own decision stays beside the
+        # final one; `tier`, `tier_reason`, `recommended` and `gates` are the final ones.
         "details": score
         | {
-            "trademark": verdict.to_json(),
+            "trademark": entry.to_json(),
             "availability_source": availability.source if availability is not None else None,
+            "tier": final.tier,
+            "tier_reason": final.reason,
+            "stage": final.stage,
+            "scoring_tier": final.scoring_tier,
+            "scoring_tier_reason": final.scoring_reason,
+            "recommended": final.tier == Tier.RECOMMENDED.value,
+            # A score from before issue 10's engine (a resumed run) has no gates.
+            "gates": dict(score.get("gates") or {}) | {"trademark": final.trademark_clear},
         }
         | _acquisition(candidate),
     }
+
+
+def _profit_key(row: dict[str, Any]) -> float:
+    """Sorts by expected profit, highest first; an unknown profit last."""
+    profit = expected_profit(row["details"])
+    return -profit if profit is not None else math.inf
 
 
 def _acquisition(candidate: Candidate | None) -> dict[str, Any]:

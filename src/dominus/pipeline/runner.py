@@ -37,6 +37,7 @@ from dominus.pipeline.stages import (
     trademark_check,
 )
 from dominus.pipeline.store import PipelineStore, RunRecord
+from dominus.pipeline.tiers import OVER_BUDGET
 from dominus.providers.models import StopSignal
 from dominus.providers.sets import ProviderSet
 from dominus.scoring import ScoringConfig, Weights
@@ -116,7 +117,8 @@ class PipelineRunner:
             self._raise_if_stopped()  # a stage stopped midway is not complete: no checkpoint
             self.store.complete_stage(run_id, stage, result.to_json(), report, reason, self.clock())
             state.record(stage, result)
-        candidate_rows, score_rows, summary = assemble_results(state, self.providers)
+        reports = self.store.get_run(run_id).stages  # why a stage left names unchecked
+        candidate_rows, score_rows, summary = assemble_results(state, self.providers, reports)
         self._raise_if_stopped()
         self.store.save_results(run_id, candidate_rows, score_rows, self.clock())
         self.store.finish_run(run_id, RunStatus.COMPLETED, self.clock(), summary=summary)
@@ -164,7 +166,7 @@ class PipelineRunner:
                 task.work()
                 return None
             except StageIncompleteError as error:
-                return f"{stage.value}: time budget of {budget:g} s exceeded ({error})"
+                return f"{stage.value}: {OVER_BUDGET} of {budget:g} s exceeded ({error})"
             except JobAbortedError:
                 raise
             except TRANSIENT_ERRORS as error:

@@ -5,7 +5,7 @@ caller (`now`), as everywhere in DOMINUS."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,6 +15,9 @@ from sqlalchemy import (
     Connection,
     Engine,
     Integer,
+    Select,
+    and_,
+    case,
     delete,
     func,
     insert,
@@ -254,29 +257,36 @@ class PipelineStore:
         run_id: int,
         *,
         recommended_only: bool = False,
-        limit: int = 1000,
+        limit: int | None = 1000,
         offset: int = 0,
     ) -> list[dict[str, Any]]:
-        """The run's scored candidates, best expected value first."""
-        query = (
-            select(scoring_runs)
-            .where(scoring_runs.c.run_id == run_id)
-            .order_by(
-                scoring_runs.c.recommended.desc(),
-                scoring_runs.c.expected_value.desc(),
-                scoring_runs.c.domain,
-            )
-            .limit(limit)
-            .offset(offset)
-        )
-        if recommended_only:
-            query = query.where(scoring_runs.c.recommended.is_(True))
+        """The run's scored candidates in ranking order (`ranked_scores`)."""
+        query = _ranked_scores(run_id, recommended_only).limit(limit).offset(offset)
         with database_errors(), self.engine.connect() as connection:
             self._require_run(connection, run_id)
             return [dict(row._mapping) for row in connection.execute(query)]
 
-    def count_scores(self, run_id: int) -> int:
+    def iter_run_scores(
+        self,
+        run_id: int,
+        *,
+        recommended_only: bool = False,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> Iterator[dict[str, Any]]:
+        """`run_scores` read in batches from one query (an export of a large run does not hold
+        every row in memory); the connection stays open until the iterator is exhausted."""
+        query = _ranked_scores(run_id, recommended_only).limit(limit).offset(offset)
+        with database_errors(), self.engine.connect() as connection:
+            self._require_run(connection, run_id)
+            result = connection.execution_options(stream_results=True).execute(query)
+            for batch in result.partitions(BATCH_SIZE):
+                yield from (dict(row._mapping) for row in batch)
+
+    def count_scores(self, run_id: int, *, recommended_only: bool = False) -> int:
         query = select(func.count()).where(scoring_runs.c.run_id == run_id)
+        if recommended_only:
+            query = query.where(scoring_runs.c.recommended.is_(True))
         with database_errors(), self.engine.connect() as connection:
             return int(connection.execute(query).scalar_one())
 
@@ -325,6 +335,33 @@ class PipelineStore:
                     .returning(weight_sets.c.id)
                 ).scalar_one()
             )
+
+
+def _ranked_scores(run_id: int, recommended_only: bool) -> Select[Any]:
+    """Ranking order: recommended names first, by expected profit (the money gate's figure in
+    the details), then the speculative, then the rejected, each by expected profit (unknown
+    last), then expected value and name. The tier is read from the row's columns where it can
+    be (`recommended`, the trademark verdict), so rows stored before ADR 0017 rank the same."""
+    details = scoring_runs.c.details
+    profit = details[("money", "expected_profit")].as_float()
+    speculative = and_(
+        details["tier"].as_string() == "speculative",
+        scoring_runs.c.trademark_verdict == "clear",
+    )
+    tier_rank = case((scoring_runs.c.recommended.is_(True), 0), (speculative, 1), else_=2)
+    query = (
+        select(scoring_runs)
+        .where(scoring_runs.c.run_id == run_id)
+        .order_by(
+            tier_rank,
+            profit.desc().nulls_last(),
+            scoring_runs.c.expected_value.desc(),
+            scoring_runs.c.domain,
+        )
+    )
+    if recommended_only:
+        query = query.where(scoring_runs.c.recommended.is_(True))
+    return query
 
 
 def _one_run(connection: Connection, run_id: int) -> Any:

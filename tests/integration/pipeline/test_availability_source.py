@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 from sqlalchemy import Engine, select
 
-from dominus.cli.pipeline_output import candidates_table
+from dominus.cli.candidate_tables import recommendations_table
 from dominus.db.schema import candidates
 from dominus.jobs.clock import utc_now
 from dominus.pipeline.documents import candidate_document
@@ -102,7 +102,8 @@ def test_whois_confirmed_names_say_so_everywhere(
     assert documents["homegym.com"]["availability_source"] == "rdap"
 
     console = Console(width=200, record=True)
-    console.print(candidates_table([rows["homegym.uk"], rows["homegym.com"]], "Scored"))
+    table = recommendations_table([documents["homegym.uk"], documents["homegym.com"]], "Scored")
+    console.print(table)
     lines = console.export_text().splitlines()
     assert "confirmed by" in lines[2]
     assert next(line for line in lines if "homegym.uk" in line).rstrip(" │").endswith("whois")

@@ -22,7 +22,9 @@ from dominus.api.schemas import ErrorBody, JobOut
 from dominus.api.services import ApiServices, services
 from dominus.api.stream_limits import EventStreamResponse
 from dominus.errors import JobNotFoundError
-from dominus.pipeline.documents import candidate_document, job_of_run, run_document
+from dominus.pipeline.documents import job_of_run, run_document
+from dominus.pipeline.listing import ListingQuery, listing_documents
+from dominus.pipeline.model import MAX_INPUT_NAMES as MAX_TOP
 from dominus.pipeline.model import CloseoutDomain, RunInput
 from dominus.pipeline.store import RunRecord
 
@@ -110,19 +112,55 @@ def get_run_job(run_id: RunId, response: Response, api: Services) -> JobOut:
     return job_out(api.store.get_job(run.job_id))
 
 
-@router.get("/runs/{run_id}/candidates", response_model=list[CandidateOut], responses=ERRORS)
+class ListingParams:
+    """The query of the candidate listing."""
+
+    def __init__(
+        self,
+        recommended: Annotated[bool, Query(description="Only recommended candidates.")] = False,
+        top: Annotated[
+            int | None,
+            Query(ge=1, le=MAX_TOP, description="Only the first `top` of the ranking."),
+        ] = None,
+        offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+    ) -> None:
+        self.recommended = recommended
+        self.top = top
+        self.offset = offset
+
+    def query(self, limit: int | None) -> ListingQuery:
+        return ListingQuery(
+            recommended_only=self.recommended,
+            top=self.top,
+            limit=limit,
+            offset=self.offset,
+        )
+
+
+Listing = Annotated[ListingParams, Depends()]
+
+
+@router.get(
+    "/runs/{run_id}/candidates",
+    response_model=list[CandidateOut],
+    responses=ERRORS,
+)
 def run_candidates(
     run_id: RunId,
     response: Response,
     api: Services,
-    recommended: bool = False,
+    listing: Listing,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
-    offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
 ) -> list[CandidateOut]:
-    """Scored candidates, recommended first, then by expected value."""
+    """The run's candidates in ranking order: recommended by expected profit, then speculative,
+    then rejected (each tier by expected profit). `top` keeps the first K of that ranking;
+    `limit` and `offset` page it."""
     response.headers.update(NO_STORE)
-    rows = api.runs.run_scores(run_id, recommended_only=recommended, limit=limit, offset=offset)
-    return [CandidateOut.model_validate(candidate_document(row)) for row in rows]
+    run = api.runs.get_run(run_id)
+    return [
+        CandidateOut.model_validate(document)
+        for document in listing_documents(api.runs, run, listing.query(limit))
+    ]
 
 
 @router.get(

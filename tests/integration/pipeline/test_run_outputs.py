@@ -1,0 +1,178 @@
+"""What a run shows (issue 10, items 1, 2 and 8), on SQLite and PostgreSQL:
+- the final tier comes after the trademark gate: a name it blocks, or cannot verify, is rejected
+  with a reason naming the mark, whatever scoring said;
+- the candidates are ranked: recommended by expected profit, then speculative, then rejected."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine
+
+from dominus.jobs.clock import utc_now
+from dominus.pipeline.listing import ListingQuery, listing_documents
+from dominus.pipeline.model import RunInput
+from dominus.pipeline.runner import PipelineOptions, PipelineRunner
+from dominus.pipeline.store import PipelineStore, RunRecord
+from dominus.providers.models import (
+    Availability,
+    DnsVerdict,
+    KeywordStats,
+    Mark,
+    RdapRecord,
+    StopSignal,
+)
+from dominus.providers.offline import offline_providers
+from dominus.providers.sets import ProviderSet
+
+
+class AllAvailable:
+    """DNS and RDAP that find every name available."""
+
+    def check(self, domain: str) -> DnsVerdict:
+        return DnsVerdict(domain, Availability.AVAILABLE, "NXDOMAIN")
+
+    def lookup(self, domain: str, stop: StopSignal | None = None) -> RdapRecord:
+        return RdapRecord(domain, Availability.AVAILABLE, None, None, "HTTP 404")
+
+
+class Marks:
+    def __init__(self, marks: Sequence[str] | None) -> None:
+        self._marks = None if marks is None else [Mark(mark) for mark in marks]
+
+    def marks(self) -> list[Mark] | None:
+        return self._marks
+
+
+class BrokenMarks:
+    def marks(self) -> list[Mark] | None:
+        raise RuntimeError("the marks database is corrupt")
+
+
+def providers(marks: Any) -> ProviderSet:
+    """Everything available, the sample keyword and sales data plus a keyword for "nike"."""
+    offline = offline_providers()
+    keywords = offline.keyword_data | {"nike": KeywordStats("nike", 201_000, 2.5)}
+    return dataclasses.replace(
+        offline, dns=AllAvailable(), rdap=AllAvailable(), trademarks=marks, keyword_data=keywords
+    )
+
+
+@pytest.fixture
+def runs(engine: Engine, backend: str) -> PipelineStore:
+    return PipelineStore(engine)
+
+
+def run(
+    runs: PipelineStore,
+    provider_set: ProviderSet,
+    run_input: RunInput,
+    options: PipelineOptions | None = None,
+) -> RunRecord:
+    record = runs.create_run(run_input, "offline", utc_now())
+    return PipelineRunner(
+        runs, provider_set, options or PipelineOptions(), clock=utc_now, stop=threading.Event()
+    ).run(record.id)
+
+
+def documents_of(runs: PipelineStore, done: RunRecord, **query: Any) -> dict[str, Any]:
+    listed = listing_documents(runs, done, ListingQuery(**query))
+    return {document["domain"]: document for document in listed}
+
+
+GATE_INPUT = RunInput(keywords=["nike", "tax software", "home gym"], brandable=["zentrova"])
+
+
+def test_a_name_the_gate_blocks_is_rejected_naming_the_mark(runs: PipelineStore) -> None:
+    done = run(runs, providers(Marks(["NIKE"])), GATE_INPUT)
+    documents = documents_of(runs, done)
+    nike = documents["nike.com"]
+    # Scoring alone would recommend it (a keyword with 201,000 searches): the gate decides.
+    assert nike["details"]["scoring_tier"] == "recommended"
+    assert (nike["tier"], nike["tier_reason"], nike["stage"]) == (
+        "rejected",
+        "trademark: blocked by mark NIKE (exact)",
+        "trademark",
+    )
+    assert nike["recommended"] is False
+    assert nike["details"]["tier"] == "rejected"
+    assert nike["details"]["recommended"] is False
+    assert nike["details"]["gates"]["trademark"] is False
+    for domain in ("taxsoftware.com", "homegym.com"):
+        assert (documents[domain]["tier"], documents[domain]["stage"]) == ("recommended", "score")
+        assert documents[domain]["details"]["gates"]["trademark"] is True
+    assert documents["zentrova.com"]["tier"] == "speculative"
+    summary = done.summary or {}
+    assert summary["tiers"] == {"recommended": 2, "speculative": 1, "rejected": 1}
+    assert summary["rejected_reasons"] == {"trademark: blocked": 1}
+    assert summary["recommended"] == 2
+    assert {item["domain"] for item in summary["top"]} == {"taxsoftware.com", "homegym.com"}
+
+
+def test_without_a_trademark_source_nothing_is_recommended(runs: PipelineStore) -> None:
+    done = run(runs, providers(Marks(None)), GATE_INPUT)
+    documents = documents_of(runs, done)
+    assert {document["tier"] for document in documents.values()} == {"rejected"}
+    for document in documents.values():
+        assert document["tier_reason"].startswith("trademark: not verified, no trademark source")
+        assert document["stage"] == "trademark"
+    assert documents["taxsoftware.com"]["tier_reason"] == (
+        "trademark: not verified, no trademark source"
+    )
+    # zentrova.com was speculative: the gate's reason, then the engine's.
+    assert documents["zentrova.com"]["tier_reason"].startswith(
+        "trademark: not verified, no trademark source; only the intrinsic signal"
+    )
+    assert (done.summary or {})["tiers"] == {"recommended": 0, "speculative": 0, "rejected": 4}
+
+
+def test_a_trademark_stage_that_fails_leaves_names_rejected_as_not_checked(
+    runs: PipelineStore,
+) -> None:
+    done = run(runs, providers(BrokenMarks()), GATE_INPUT)
+    assert done.degraded
+    documents = documents_of(runs, done)
+    assert documents["taxsoftware.com"]["tier"] == "rejected"
+    assert documents["taxsoftware.com"]["tier_reason"] == ("trademark: not checked (stage failed)")
+    assert (done.summary or {})["rejected_reasons"] == {"trademark: not checked": 4}
+
+
+RANKED_INPUT = RunInput(
+    keywords=["tax software", "home gym", "tiny homes", "password manager", "standing desk"],
+    brandable=["zentrova", "kindrel.ai", "nikeshoes"],
+    closeout=[
+        {"domain": "oldgardentools.com", "age": 17.5, "backlinks": 340, "price": 1850},
+        {"domain": "insurance.com", "age": 30, "backlinks": 9000},
+    ],
+)
+TIER_RANK = {"recommended": 0, "speculative": 1, "rejected": 2}
+
+
+def test_candidates_are_ranked_by_tier_then_expected_profit(runs: PipelineStore) -> None:
+    done = run(runs, providers(Marks(["nike"])), RANKED_INPUT)
+    listed = listing_documents(runs, done, ListingQuery())
+    assert len(listed) == 10
+    tiers = [document["tier"] for document in listed]
+    assert tiers == sorted(tiers, key=TIER_RANK.__getitem__)
+    assert tiers.count("recommended") >= 3
+    for tier in TIER_RANK:
+        profits = [d["expected_profit"] for d in listed if d["tier"] == tier]
+        known = [profit for profit in profits if profit is not None]
+        assert known == sorted(known, reverse=True), (tier, profits)
+        assert profits[: len(known)] == known  # an unknown profit comes last
+    for document in listed:
+        if document["tier"] == "recommended":
+            assert document["evidence"], document["domain"]  # every one shows its evidence
+            assert document["expected_profit"] > 0
+        if document["tier"] == "speculative":
+            assert document["evidence"] is None
+    assert listed[-1]["domain"] == "insurance.com"  # no listed price: no profit to rank by
+    recommended = [d["domain"] for d in listed if d["tier"] == "recommended"]
+    assert [item["domain"] for item in (done.summary or {})["top"]] == recommended
+    assert all(item["evidence"] for item in (done.summary or {})["top"])
+    only = listing_documents(runs, done, ListingQuery(recommended_only=True))
+    assert [document["domain"] for document in only] == recommended
