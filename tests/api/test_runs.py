@@ -216,7 +216,7 @@ def test_runs_need_the_token_when_one_is_set(make_client: Callable[..., TestClie
     assert response.status_code == 202
 
 
-# --- tiers and ranking (issue 10, items 1, 2, 8) ------------------------------------------------
+# --- tiers, ranking, all=true, top (issue 10, items 1, 2, 8) ------------------------------------
 
 TIER_RANK = {"recommended": 0, "speculative": 1, "rejected": 2}
 
@@ -246,3 +246,27 @@ def test_candidates_carry_their_final_tier_and_are_ranked(client: TestClient) ->
     run = client.get(f"{API}/runs/{run_id}").json()
     assert sum(run["summary"]["tiers"].values()) == run["summary"]["scored"]
     assert run["summary"]["rejected_reasons"]["trademark: blocked"] == 1
+
+
+def test_all_lists_the_dropped_candidates_and_top_cuts_the_ranking(client: TestClient) -> None:
+    run_id = finished_run(client)
+    url = f"{API}/runs/{run_id}/candidates"
+    scored = client.get(url).json()
+    everything = client.get(url, params={"all": True}).json()
+    assert everything[: len(scored)] == scored
+    dropped = {item["domain"]: item for item in everything[len(scored) :]}
+    assert dropped["solarpanels.com"]["stage"] == "dns"
+    assert dropped["solarpanels.com"]["dropped_reason"] == "registered (listed in registered.txt)"
+    run = client.get(f"{API}/runs/{run_id}").json()
+    assert len(everything) == run["summary"]["candidates"] + run["summary"]["invalid"]
+    assert client.get(url, params={"top": 2}).json() == scored[:2]
+    assert (
+        client.get(url, params={"all": True, "top": len(scored) + 1}).json()
+        == everything[: len(scored) + 1]
+    )
+    page = client.get(url, params={"all": True, "offset": len(scored) - 1, "limit": 2}).json()
+    assert page == everything[len(scored) - 1 : len(scored) + 1]
+    recommended = client.get(url, params={"recommended": True, "all": True}).json()
+    assert recommended == [c for c in scored if c["recommended"]]
+    for params in ({"top": 0}, {"top": "x"}, {"top": 100_001}, {"all": "perhaps"}):
+        assert_error(client.get(url, params=params), 422, "invalid_request")

@@ -1208,7 +1208,7 @@ def test_enqueue_from_a_file_that_is_not_utf8_names_the_line(
     assert store.list_jobs() == []
 
 
-# --- what a run shows: tiers, ranking, --top (issue 10, items 1, 2, 8) -------------------------
+# --- what a run shows: tiers, ranking, --top, --all (issue 10, items 1, 2, 8) ------------------
 
 OFFLINE_WIDE = {"DOMINUS_PROVIDERS": "offline", "COLUMNS": "200"}
 
@@ -1232,3 +1232,35 @@ def test_top_shows_the_best_k_and_a_bad_k_is_one_line(cli: Cli) -> None:
     )
     for result in bad:
         assert_bad_input(result, "--top must be")
+
+
+def test_runs_candidates_all_lists_what_was_dropped_and_why(cli: Cli) -> None:
+    cli.ok(
+        "run",
+        "-k",
+        "solar panels,hiking boots,home gym,bad..one",
+        "-b",
+        "nikeshoes",
+        "--sync",
+        env=OFFLINE_WIDE,
+    )
+    listed = cli.ok("runs", "candidates", "1", "--all", "--json").json()
+    by_name = {item["domain"] or item["input"]: item for item in listed}
+    assert set(by_name) == {
+        "homegym.com",
+        "nikeshoes.com",
+        "solarpanels.com",
+        "hikingboots.com",
+        "bad..one",
+    }
+    assert (by_name["solarpanels.com"]["stage"], by_name["hikingboots.com"]["stage"]) == (
+        "dns",
+        "rdap",
+    )
+    assert by_name["solarpanels.com"]["dropped_reason"].startswith("registered")
+    assert by_name["bad..one"]["dropped_reason"].startswith("invalid input: ")
+    assert by_name["nikeshoes.com"]["stage"] == "trademark"
+    assert by_name["nikeshoes.com"]["tier_reason"].startswith("trademark: blocked by mark nike")
+    table = cli.ok("runs", "candidates", "1", "--all", env=OFFLINE_WIDE).stdout
+    assert "Run 1: not scored" in table
+    assert "solarpanels.com" in table and "registered (listed in registered.txt)" in table

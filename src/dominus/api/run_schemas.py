@@ -120,3 +120,19 @@ class CandidateOut(BaseModel):
     trademark: dict[str, str | None]
     availability_source: str | None
     details: dict[str, Any]
+
+
+class DroppedCandidateOut(BaseModel):
+    """A candidate that never got a score (listed with `all=true`): the stage that stopped it
+    and why."""
+
+    domain: str | None = Field(description="null for an input that is not a valid name.")
+    input: str | None = Field(description="The input as given, for an invalid one.")
+    source: Literal["keyword", "brandable", "closeout"]
+    acquisition: Literal["purchase", "registration"] | None
+    listed_price: float | None
+    stage: Literal["generate", "dns", "rdap", "score"]
+    dropped_reason: str = Field(
+        description='e.g. "registered (rdap: HTTP 200)", "not checked (stage over budget)", '
+        '"invalid input: ..."'
+    )

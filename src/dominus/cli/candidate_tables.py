@@ -110,6 +110,21 @@ def listing_table(documents: Sequence[Document], title: str) -> Table:
     return _table(title, columns, cells, [document["tier_reason"] for document in documents])
 
 
+def dropped_table(documents: Sequence[Document], title: str) -> Table:
+    """Candidates that never got a score: the stage that stopped each, and why."""
+    columns = [("domain", False), ("source", False), ("acquire", False), ("stage", False)]
+    cells = [
+        [
+            document["domain"] or repr(document["input"]),
+            document["source"],
+            acquisition_cell(document) if document["acquisition"] else "-",
+            document["stage"],
+        ]
+        for document in documents
+    ]
+    return _table(title, columns, cells, [document["dropped_reason"] for document in documents])
+
+
 def acquisition_cell(document: Document) -> str:
     """A hand-registration reads "register"; a purchase "buy" and its listed price."""
     if document.get("acquisition", REGISTRATION) == REGISTRATION:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from dominus.cli.candidate_tables import listing_table
+from dominus.cli.candidate_tables import dropped_table, listing_table
 from dominus.cli.output import console, print_json, short_time
 from dominus.cli.pipeline_output import (
     DEFAULT_TOP,
@@ -99,6 +99,12 @@ def show(
 def candidates(
     run_id: int = typer.Argument(..., help="The run id."),
     recommended: bool = typer.Option(False, "--recommended", help="Only recommended ones."),
+    include_dropped: bool = typer.Option(
+        False,
+        "--all",
+        help="Every candidate: also those dropped before scoring (invalid input, DNS, RDAP, "
+        "a stage over budget), each with its stage and reason.",
+    ),
     top: str | None = typer.Option(
         None, "--top", metavar="K", help="Only the first K of the ranking (K >= 1)."
     ),
@@ -106,13 +112,24 @@ def candidates(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
 ) -> None:
     """The run's candidates in ranking order: recommended by expected profit, then speculative,
-    then rejected, each with its tier, the stage that settled it and the reason."""
+    then rejected (then, with --all, those that never got a score), each with its tier or
+    stage and the reason."""
     top_k = parse_top(top)
     runs = PipelineStore(open_runtime(read_only=True).engine)
     run = runs.get_run(run_id)
-    query = ListingQuery(recommended_only=recommended, top=top_k, limit=limit)
+    query = ListingQuery(
+        recommended_only=recommended,
+        include_dropped=include_dropped,
+        top=top_k,
+        limit=limit,
+    )
     documents = listing_documents(runs, run, query)
     if as_json:
         print_json(list(documents))
         return
-    console.print(listing_table(documents, f"Run {run_id}"))
+    scored = [document for document in documents if "tier" in document]
+    dropped = [document for document in documents if "tier" not in document]
+    if scored or not dropped:
+        console.print(listing_table(scored, f"Run {run_id}"))
+    if dropped:
+        console.print(dropped_table(dropped, f"Run {run_id}: not scored"))

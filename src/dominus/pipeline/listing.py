@@ -1,21 +1,42 @@
 """A run's candidates as listed by `dominus runs candidates` and `/runs/{id}/candidates`: the
-scored ones in ranking order (recommended by expected profit, then speculative, then rejected;
-ADR 0017), cut by `top` and paged by `limit` and `offset`.
+scored ones in ranking order and, with `include_dropped` (`--all`), every other candidate after
+them, each with the stage that dropped it and why (ADR 0017).
+
+The scored candidates come from `scoring_runs`; the others from the run's checkpoints of stages
+1 to 3 (kept with the run; the `candidates` table is shared by every run and holds only the
+latest answer for a name): an invalid input (stage generate), a name DNS or RDAP found
+registered or could not settle, a name a stage never got to because it ran out of its budget or
+failed (its report in the run says which), a name that passed and was not scored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from dominus.pipeline.documents import candidate_document
+from dominus.pipeline.model import Stage
+from dominus.pipeline.stage_results import (
+    Candidate,
+    DnsAnswer,
+    DnsResult,
+    GenerateResult,
+    RdapAnswer,
+    RdapResult,
+)
 from dominus.pipeline.store import PipelineStore, RunRecord
+from dominus.pipeline.tiers import not_checked
+from dominus.providers.models import Availability
+
+LOOKUP_STAGES = (Stage.GENERATE, Stage.DNS, Stage.RDAP)
 
 
 @dataclass(frozen=True)
 class ListingQuery:
     recommended_only: bool = False
+    include_dropped: bool = False  # `--all`: the candidates that never reached scoring too
     top: int | None = None  # only the first `top` of the ranking
     limit: int | None = None  # a page of the (top) listing: `limit` from `offset`
     offset: int = 0
@@ -33,7 +54,7 @@ def _plus(offset: int, limit: int | None) -> int | None:
 def candidate_listing(
     store: PipelineStore, run: RunRecord, query: ListingQuery
 ) -> Iterator[dict[str, Any]]:
-    """The documents of the listing, read as they are consumed (in batches)."""
+    """The documents of the listing, read as they are consumed (scored rows in batches)."""
     start, end = query.window()
     if end is not None and end <= start:
         return
@@ -44,6 +65,84 @@ def candidate_listing(
             run.id, recommended_only=query.recommended_only, limit=limit, offset=start
         )
         yield from (candidate_document(row) for row in rows)
+    if not query.include_dropped or query.recommended_only or (end is not None and end <= scored):
+        return
+    dropped = dropped_candidates(store, run)
+    first = max(0, start - scored)
+    last = None if end is None else end - scored
+    yield from islice(dropped, first, last)
+
+
+def dropped_candidates(store: PipelineStore, run: RunRecord) -> list[dict[str, Any]]:
+    """Every candidate of the run that has no score, in input order, then the invalid inputs."""
+    checkpoints = store.checkpoints(run.id, LOOKUP_STAGES)
+    if Stage.GENERATE not in checkpoints:
+        return []  # the run has not generated its candidates yet
+    generated = GenerateResult.from_json(checkpoints[Stage.GENERATE])
+    dns = DnsResult.from_json(checkpoints.get(Stage.DNS, {})).results
+    rdap = RdapResult.from_json(checkpoints.get(Stage.RDAP, {})).results
+    scored = store.scored_domains(run.id)
+    reports = run.stages
+    documents = [
+        _dropped(candidate, *_where_dropped(candidate, dns, rdap, reports))
+        for candidate in generated.candidates
+        if candidate.domain not in scored
+    ]
+    documents += [
+        {
+            "domain": None,
+            "input": entry.input,
+            "source": entry.source.value,
+            "acquisition": None,
+            "listed_price": None,
+            "stage": Stage.GENERATE.value,
+            "dropped_reason": f"invalid input: {entry.reason}",
+        }
+        for entry in generated.invalid
+    ]
+    return documents
+
+
+def _where_dropped(
+    candidate: Candidate,
+    dns: Mapping[str, DnsAnswer],
+    rdap: Mapping[str, RdapAnswer],
+    reports: Mapping[str, Any],
+) -> tuple[Stage, str]:
+    """The stage that stopped a candidate without a score, and the reason in words. A purchase
+    is never stopped by DNS or RDAP (ADR 0016): only scoring can have missed it."""
+    domain = candidate.domain
+    if not candidate.purchase:
+        answers: tuple[tuple[Stage, DnsAnswer | RdapAnswer | None], ...] = (
+            (Stage.DNS, dns.get(domain)),
+            (Stage.RDAP, rdap.get(domain)),
+        )
+        for stage, answer in answers:
+            if answer is None:
+                return stage, not_checked(reports.get(stage.value))
+            if answer.availability is not Availability.AVAILABLE:
+                return stage, _answer_words(answer)
+    return Stage.SCORE, not_checked(reports.get(Stage.SCORE.value))
+
+
+def _answer_words(answer: DnsAnswer | RdapAnswer) -> str:
+    """ "registered (rdap: HTTP 200)", "unknown (SERVFAIL from every resolver)"."""
+    detail = answer.detail
+    if isinstance(answer, RdapAnswer):
+        detail = f"{answer.source}: {detail}" if detail else answer.source
+    return f"{answer.availability.value} ({detail})" if detail else answer.availability.value
+
+
+def _dropped(candidate: Candidate, stage: Stage, reason: str) -> dict[str, Any]:
+    return {
+        "domain": candidate.domain,
+        "input": None,
+        "source": candidate.source.value,
+        "acquisition": candidate.acquisition,
+        "listed_price": candidate.price,
+        "stage": stage.value,
+        "dropped_reason": reason,
+    }
 
 
 def listing_documents(

@@ -201,10 +201,16 @@ class PipelineStore:
                 .values(stages=stages, degraded=bool(reasons), degraded_reasons=reasons)
             )
 
-    def checkpoints(self, run_id: int) -> dict[Stage, dict[str, Any]]:
+    def checkpoints(
+        self, run_id: int, stages: Iterable[Stage] | None = None
+    ) -> dict[Stage, dict[str, Any]]:
+        """The run's checkpoints (of the `stages` given: the score stage's holds every score
+        document, which a reader of the others need not load)."""
         query = select(pipeline_checkpoints.c.stage, pipeline_checkpoints.c.data).where(
             pipeline_checkpoints.c.run_id == run_id
         )
+        if stages is not None:
+            query = query.where(pipeline_checkpoints.c.stage.in_([stage.value for stage in stages]))
         with database_errors(), self.engine.connect() as connection:
             return {Stage(row.stage): row.data for row in connection.execute(query)}
 
@@ -289,6 +295,11 @@ class PipelineStore:
             query = query.where(scoring_runs.c.recommended.is_(True))
         with database_errors(), self.engine.connect() as connection:
             return int(connection.execute(query).scalar_one())
+
+    def scored_domains(self, run_id: int) -> set[str]:
+        query = select(scoring_runs.c.domain).where(scoring_runs.c.run_id == run_id)
+        with database_errors(), self.engine.connect() as connection:
+            return set(connection.execute(query).scalars())
 
     @staticmethod
     def _require_run(connection: Connection, run_id: int) -> None:

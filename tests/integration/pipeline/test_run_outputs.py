@@ -1,7 +1,8 @@
 """What a run shows (issue 10, items 1, 2 and 8), on SQLite and PostgreSQL:
 - the final tier comes after the trademark gate: a name it blocks, or cannot verify, is rejected
   with a reason naming the mark, whatever scoring said;
-- the candidates are ranked: recommended by expected profit, then speculative, then rejected."""
+- the candidates are ranked: recommended by expected profit, then speculative, then rejected;
+- `--all` lists every candidate, those dropped before scoring with their stage and reason."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from sqlalchemy import Engine
 
 from dominus.jobs.clock import utc_now
 from dominus.pipeline.listing import ListingQuery, listing_documents
-from dominus.pipeline.model import RunInput
+from dominus.pipeline.model import RunInput, RunStatus
 from dominus.pipeline.runner import PipelineOptions, PipelineRunner
 from dominus.pipeline.store import PipelineStore, RunRecord
 from dominus.providers.models import (
@@ -176,3 +177,88 @@ def test_candidates_are_ranked_by_tier_then_expected_profit(runs: PipelineStore)
     assert all(item["evidence"] for item in (done.summary or {})["top"])
     only = listing_documents(runs, done, ListingQuery(recommended_only=True))
     assert [document["domain"] for document in only] == recommended
+
+
+SAMPLE_INPUT = RunInput(
+    keywords=["solar panels", "hiking boots", "home gym", "bad..one"],
+    brandable=["zentrova", "nikeshoes", "-x"],
+    closeout=[{"domain": "oldgardentools.com", "age": 17.5, "price": 1850}],
+)
+
+
+def test_all_lists_every_candidate_with_its_stage_and_reason(runs: PipelineStore) -> None:
+    done = run(runs, offline_providers(), SAMPLE_INPUT)
+    everything = listing_documents(runs, done, ListingQuery(include_dropped=True))
+    summary = done.summary or {}
+    assert len(everything) == summary["candidates"] + summary["invalid"] == 8
+    scored = [document for document in everything if "tier" in document]
+    dropped = everything[len(scored) :]
+    assert len(scored) == summary["scored"]
+    assert all("dropped_reason" in document for document in dropped)  # scored ones first
+    by_name = {document["domain"] or document["input"]: document for document in dropped}
+    assert by_name["solarpanels.com"]["stage"] == "dns"
+    assert by_name["solarpanels.com"]["dropped_reason"] == ("registered (listed in registered.txt)")
+    assert by_name["hikingboots.com"]["stage"] == "rdap"
+    assert by_name["hikingboots.com"]["dropped_reason"] == (
+        "registered (sample: listed in rdap_records.csv)"
+    )
+    assert by_name["bad..one"]["stage"] == "generate"
+    assert by_name["bad..one"]["dropped_reason"].startswith("invalid input: ")
+    assert by_name["bad..one"]["domain"] is None
+    assert by_name["-x"]["source"] == "brandable"
+    blocked = next(d for d in scored if d["domain"] == "nikeshoes.com")
+    assert (blocked["stage"], blocked["tier"]) == ("trademark", "rejected")
+    assert blocked["tier_reason"].startswith("trademark: blocked by mark nike (substring); ")
+    # Without --all: only the scored ones; with --recommended, --all adds nothing.
+    assert listing_documents(runs, done, ListingQuery()) == scored
+    recommended = listing_documents(runs, done, ListingQuery(recommended_only=True))
+    assert listing_documents(
+        runs, done, ListingQuery(recommended_only=True, include_dropped=True)
+    ) == list(recommended)
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        {"top": 1},
+        {"top": 3},
+        {"top": 100},
+        {"limit": 2},
+        {"offset": 2, "limit": 3},
+        {"offset": 4},
+        {"offset": 6, "limit": 1},
+        {"offset": 20},
+        {"top": 5, "offset": 3, "limit": 10},
+        {"top": 2, "offset": 3},
+    ],
+)
+def test_top_limit_and_offset_cut_the_ranking(runs: PipelineStore, window: dict[str, int]) -> None:
+    done = run(runs, offline_providers(), SAMPLE_INPUT)
+    full = listing_documents(runs, done, ListingQuery(include_dropped=True))
+    top = window.get("top")
+    start = window.get("offset", 0)
+    ranked = full[:top] if top is not None else full
+    limit = window.get("limit")
+    expected = ranked[start : start + limit if limit is not None else None]
+    listed = listing_documents(runs, done, ListingQuery(include_dropped=True, **window))
+    assert listed == expected
+
+
+def test_a_run_over_budget_says_which_names_were_not_checked(runs: PipelineStore) -> None:
+    """No time at all: DNS checks nothing, scoring scores nothing. The registrations were not
+    checked by DNS, the listing was not scored; each says so."""
+    options = PipelineOptions(budget_base_seconds=0, budget_per_candidate_seconds=0)
+    run_input = RunInput(
+        keywords=["home gym", "tax software"], closeout=[{"domain": "oldgardentools.com"}]
+    )
+    done = run(runs, offline_providers(), run_input, options)
+    assert done.status is RunStatus.COMPLETED and done.degraded
+    everything = listing_documents(runs, done, ListingQuery(include_dropped=True))
+    unscored = {d["domain"]: d for d in everything if "dropped_reason" in d}
+    assert set(unscored) == {"homegym.com", "taxsoftware.com", "oldgardentools.com"}
+    for domain in ("homegym.com", "taxsoftware.com"):
+        assert unscored[domain]["stage"] == "dns"
+        assert unscored[domain]["dropped_reason"] == "not checked (stage over budget)"
+    assert unscored["oldgardentools.com"]["stage"] == "score"
+    assert unscored["oldgardentools.com"]["dropped_reason"] == "not checked (stage over budget)"
+    assert unscored["oldgardentools.com"]["acquisition"] == "purchase"

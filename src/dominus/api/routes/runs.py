@@ -11,6 +11,7 @@ from dominus.api.errors import error_response
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, job_out, with_errors
 from dominus.api.run_schemas import (
     CandidateOut,
+    DroppedCandidateOut,
     RunCreated,
     RunOut,
     RunPage,
@@ -118,6 +119,15 @@ class ListingParams:
     def __init__(
         self,
         recommended: Annotated[bool, Query(description="Only recommended candidates.")] = False,
+        include_dropped: Annotated[
+            bool,
+            Query(
+                alias="all",
+                description="Also the candidates that never got a score (invalid input, "
+                "dropped by DNS or RDAP, a stage over budget), after the scored ones, each with "
+                "its stage and `dropped_reason`.",
+            ),
+        ] = False,
         top: Annotated[
             int | None,
             Query(ge=1, le=MAX_TOP, description="Only the first `top` of the ranking."),
@@ -125,12 +135,14 @@ class ListingParams:
         offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
     ) -> None:
         self.recommended = recommended
+        self.include_dropped = include_dropped
         self.top = top
         self.offset = offset
 
     def query(self, limit: int | None) -> ListingQuery:
         return ListingQuery(
             recommended_only=self.recommended,
+            include_dropped=self.include_dropped,
             top=self.top,
             limit=limit,
             offset=self.offset,
@@ -142,7 +154,7 @@ Listing = Annotated[ListingParams, Depends()]
 
 @router.get(
     "/runs/{run_id}/candidates",
-    response_model=list[CandidateOut],
+    response_model=list[CandidateOut | DroppedCandidateOut],
     responses=ERRORS,
 )
 def run_candidates(
@@ -151,14 +163,16 @@ def run_candidates(
     api: Services,
     listing: Listing,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
-) -> list[CandidateOut]:
+) -> list[CandidateOut | DroppedCandidateOut]:
     """The run's candidates in ranking order: recommended by expected profit, then speculative,
-    then rejected (each tier by expected profit). `top` keeps the first K of that ranking;
-    `limit` and `offset` page it."""
+    then rejected (each tier by expected profit); with `all=true`, then every candidate that
+    never got a score. `top` keeps the first K of that ranking; `limit` and `offset` page it."""
     response.headers.update(NO_STORE)
     run = api.runs.get_run(run_id)
     return [
-        CandidateOut.model_validate(document)
+        DroppedCandidateOut.model_validate(document)
+        if "dropped_reason" in document
+        else CandidateOut.model_validate(document)
         for document in listing_documents(api.runs, run, listing.query(limit))
     ]
 
