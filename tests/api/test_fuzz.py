@@ -14,6 +14,7 @@ that); the cases are sent to the app of each test, which has its own database.
 from __future__ import annotations
 
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,9 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from dominus.api import create_app, streaming
 from dominus.jobs import JobQueue
 from dominus.pipeline.appraisal import AppraisalInputError, AppraisalRequest, validate_requests
+from dominus.pipeline.model import RunInput
+from dominus.pipeline.service import PipelineService
+from dominus.pipeline.store import PipelineStore
 from dominus.runtime import Runtime
 from tests.api.conftest import (
     LOCAL_BASE_URL,
@@ -55,8 +59,16 @@ schema = schemathesis.openapi.from_dict(openapi_document())
 
 
 def seed(runtime: Runtime) -> None:
-    """Completed, failed (dead-lettered), requeued, cancelled, pending and future jobs."""
+    """Completed, failed (dead-lettered), requeued, cancelled, pending and future jobs, and a
+    completed pipeline run (run 1) with candidates of every tier, dropped and invalid ones."""
     queue = JobQueue(runtime.store, diag_registry(), clock=runtime.clock)
+    PipelineService(runtime.settings, PipelineStore(runtime.engine), queue, runtime.clock).run_now(
+        RunInput(
+            keywords=["home gym", "solar panels", "a..b"], brandable=["zentrova", "nikeshoes"]
+        ),
+        threading.Event(),
+        providers="offline",
+    )
     queue.enqueue_job("diag.noop")
     queue.enqueue_job("diag.fail", {"fail_times": 9}, max_attempts=1)
     queue.enqueue_job("diag.fail", {"fail_times": 9}, max_attempts=2)

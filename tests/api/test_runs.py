@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -9,6 +11,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from dominus.pipeline.csv_export import cell, flatten
 from dominus.pipeline.model import RunInput
 from dominus.pipeline.store import PipelineStore
 from dominus.runtime import Runtime
@@ -196,7 +199,7 @@ def test_list_runs_newest_first_with_a_cursor(client: TestClient) -> None:
 
 @pytest.mark.parametrize("run_id", ["424242", "9223372036854775808", "0"])
 def test_unknown_runs_are_404(client: TestClient, run_id: str) -> None:
-    for suffix in ("", "/job", "/candidates", "/stream"):
+    for suffix in ("", "/job", "/candidates", "/candidates.csv", "/stream"):
         assert_error(client.get(f"{API}/runs/{run_id}{suffix}"), 404, "not_found")
 
 
@@ -216,9 +219,10 @@ def test_runs_need_the_token_when_one_is_set(make_client: Callable[..., TestClie
     assert response.status_code == 202
 
 
-# --- tiers, ranking, all=true, top (issue 10, items 1, 2, 8) ------------------------------------
+# --- tiers, ranking, all=true, top, CSV (issue 10, items 1, 2, 7, 8) ---------------------------
 
 TIER_RANK = {"recommended": 0, "speculative": 1, "rejected": 2}
+FORMULA = '=HYPERLINK("http://evil.example","x")'
 
 
 def finished_run(client: TestClient, body: dict[str, Any] = BODY) -> int:
@@ -270,3 +274,56 @@ def test_all_lists_the_dropped_candidates_and_top_cuts_the_ranking(client: TestC
     assert recommended == [c for c in scored if c["recommended"]]
     for params in ({"top": 0}, {"top": "x"}, {"top": 100_001}, {"all": "perhaps"}):
         assert_error(client.get(url, params=params), 422, "invalid_request")
+        assert_error(client.get(f"{url}.csv", params=params), 422, "invalid_request")
+
+
+def test_the_csv_export(client: TestClient) -> None:
+    body = BODY | {"brandableNames": ["zentrova", "nikeshoes", FORMULA]}
+    run_id = finished_run(client, body)
+    response = client.get(f"{API}/runs/{run_id}/candidates.csv", params={"all": True})
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "text/csv; charset=utf-8"
+    assert response.headers["content-disposition"] == (
+        f'attachment; filename="run-{run_id}-candidates.csv"'
+    )
+    data = response.content
+    assert data.startswith(b"\xef\xbb\xbf")
+    assert data.count(b"\r\n") == data.count(b"\n")  # CRLF, and no line break inside a field
+    listed = client.get(
+        f"{API}/runs/{run_id}/candidates", params={"all": True, "limit": 10_000}
+    ).json()
+    rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    assert len(rows) == len(listed)
+    for row, document in zip(rows, listed, strict=True):
+        flat = flatten(document)
+        for column, value in row.items():
+            assert value == (cell(flat[column]) if column in flat else ""), (column, value)
+    invalid = next(row for row in rows if row["stage"] == "generate")
+    assert invalid["input"] == f"'{FORMULA}"  # the formula-injection guard
+    assert '"\'=HYPERLINK(""http://evil.example"",""x"")"' in data.decode("utf-8")
+    assert all(not value.startswith(("=", "+", "-", "@")) for row in rows for value in row.values())
+    top = client.get(f"{API}/runs/{run_id}/candidates.csv", params={"top": 1})
+    assert len(list(csv.reader(io.StringIO(top.text.removeprefix("\ufeff"))))) == 2
+
+
+def test_every_combination_of_listing_parameters_answers(client: TestClient) -> None:
+    """The edges of each parameter, combined: never a server error, always the listing."""
+    run_id = finished_run(client)
+    url = f"{API}/runs/{run_id}/candidates"
+    everything = client.get(url, params={"all": True}).json()
+    for flags in ({}, {"all": True}, {"recommended": True}, {"all": True, "recommended": True}):
+        for top in (None, 1, 100_000):
+            for offset, limit in ((0, 1), (0, 10_000), (3, 2), (10_000_000, 10_000)):
+                params = flags | {"offset": offset, "limit": limit}
+                if top is not None:
+                    params["top"] = top
+                listed = client.get(url, params=params)
+                assert listed.status_code == 200, (params, listed.text)
+                exported = client.get(f"{url}.csv", params=params)
+                assert exported.status_code == 200, (params, exported.text)
+                rows = list(csv.reader(io.StringIO(exported.text.removeprefix("\ufeff"))))
+                assert len(rows) - 1 == len(listed.json()) or not listed.json()
+                if not flags:
+                    end = offset + limit if top is None else min(top, offset + limit)
+                    scored = [item for item in everything if "tier" in item]
+                    assert listed.json() == scored[offset:end]

@@ -11,6 +11,8 @@ invalid settings, 3 a waited-for job was cancelled, 75 queue full, 124 `jobs wai
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import signal
@@ -39,6 +41,7 @@ from dominus.jobs import (
     WorkerInfo,
     utc_now,
 )
+from dominus.pipeline.csv_export import cell, flatten
 from tests.fakes.rdap_server import FakeRdap, bootstrap_doc
 from tests.polling import wait_until
 
@@ -1208,7 +1211,7 @@ def test_enqueue_from_a_file_that_is_not_utf8_names_the_line(
     assert store.list_jobs() == []
 
 
-# --- what a run shows: tiers, ranking, --top, --all (issue 10, items 1, 2, 8) ------------------
+# --- what a run shows: tiers, ranking, --top, --all, --csv (issue 10, items 1, 2, 7, 8) --------
 
 OFFLINE_WIDE = {"DOMINUS_PROVIDERS": "offline", "COLUMNS": "200"}
 
@@ -1264,3 +1267,58 @@ def test_runs_candidates_all_lists_what_was_dropped_and_why(cli: Cli) -> None:
     table = cli.ok("runs", "candidates", "1", "--all", env=OFFLINE_WIDE).stdout
     assert "Run 1: not scored" in table
     assert "solarpanels.com" in table and "registered (listed in registered.txt)" in table
+
+
+def test_runs_candidates_csv_writes_every_column(cli: Cli, tmp_path: Path) -> None:
+    cli.ok("run", "--sample", "--sync", env=OFFLINE_WIDE)
+    listed = cli.ok("runs", "candidates", "1", "--all", "--json").json()
+    target = tmp_path / "run-1.csv"
+    wrote = cli.ok("runs", "candidates", "1", "--all", "--csv", str(target))
+    assert wrote.stdout.strip() == f"wrote {len(listed)} candidates to {target}"
+    data = target.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf")
+    assert data.endswith(b"\r\n") and b"\r\n" in data
+    rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    assert len(rows) == len(listed)
+    for row, document in zip(rows, listed, strict=True):
+        flat = flatten(document)
+        for column, value in row.items():
+            if column in flat:
+                assert value == cell(flat[column]), (column, value)
+            else:  # a field this row does not have, or an object null in this row
+                assert value == "", (column, value)
+    assert any(row["expected_profit"].startswith("'-") for row in rows)  # guarded negatives
+    # Only the first K, all of them recommended: --top and --recommended combine with --csv.
+    best = tmp_path / "best.csv"
+    cli.ok("runs", "candidates", "1", "--recommended", "--top", "2", "--csv", str(best))
+    best_rows = list(csv.DictReader(io.StringIO(best.read_text("utf-8-sig"), newline="")))
+    assert [row["domain"] for row in best_rows] == [item["domain"] for item in listed[:2]]
+
+
+def test_runs_candidates_csv_refuses_what_it_should(cli: Cli, tmp_path: Path) -> None:
+    cli.ok("run", "-k", "home gym", "--sync", env=OFFLINE_WIDE)
+    target = tmp_path / "out.csv"
+    target.write_text("keep me", encoding="utf-8")
+    results = cli.run_many(
+        ("runs", "candidates", "1", "--csv", str(target)),
+        ("runs", "candidates", "1", "--csv", str(tmp_path / "no-such-dir" / "out.csv")),
+        ("runs", "candidates", "1", "--csv", str(tmp_path)),
+        ("runs", "candidates", "1", "--csv", str(target), "--json"),
+        ("runs", "candidates", "1", "--force"),
+        ("runs", "candidates", "99", "--csv", str(tmp_path / "unknown-run.csv")),
+    )
+    assert_bad_input(results[0], f"{target} exists: pass --force to overwrite it")
+    assert_bad_input(results[1], "no-such-dir", "does not exist")
+    assert_bad_input(results[2], f"cannot write {tmp_path}: it is a directory")
+    assert_bad_input(results[3], "--csv and --json exclude each other")
+    assert_bad_input(results[4], "--force goes with --csv")
+    assert_bad_input(results[5], "no pipeline run with id 99")
+    assert target.read_text(encoding="utf-8") == "keep me"
+    assert not (tmp_path / "unknown-run.csv").exists()
+    cli.ok("runs", "candidates", "1", "--csv", str(target), "--force")
+    assert target.read_bytes().startswith(b"\xef\xbb\xbfdomain,tier,")
+    if os.geteuid() != 0:  # root may write anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        denied = cli.run("runs", "candidates", "1", "--csv", str(locked / "out.csv"))
+        assert_bad_input(denied, "permission denied")

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.table import Table
 
 from dominus.cli.candidate_tables import dropped_table, listing_table
+from dominus.cli.csv_file import write_text_file
 from dominus.cli.output import console, print_json, short_time
 from dominus.cli.pipeline_output import (
     DEFAULT_TOP,
+    OptionError,
     parse_top,
     print_run,
     report_run,
@@ -16,12 +20,13 @@ from dominus.cli.pipeline_output import (
     wait_for_run,
 )
 from dominus.cli.runtime import open_runtime
+from dominus.pipeline.csv_export import CsvExport
 from dominus.pipeline.documents import effective_status, job_of_run, run_document
-from dominus.pipeline.listing import ListingQuery, listing_documents
+from dominus.pipeline.listing import ListingQuery, candidate_listing, listing_documents
 from dominus.pipeline.store import PipelineStore
 
 app = typer.Typer(help="Follow and inspect pipeline runs.", no_args_is_help=True)
-DEFAULT_LIMIT = 100  # rows `runs candidates` prints without --limit
+DEFAULT_LIMIT = 100  # rows `runs candidates` prints without --limit (a CSV export has them all)
 
 
 @app.command("wait")
@@ -108,21 +113,37 @@ def candidates(
     top: str | None = typer.Option(
         None, "--top", metavar="K", help="Only the first K of the ranking (K >= 1)."
     ),
-    limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, max=100_000),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, max=100_000, help="At most N rows (default 100; --csv: all)."
+    ),
+    csv_path: Path | None = typer.Option(
+        None, "--csv", metavar="PATH", help="Write every column to a CSV file (UTF-8, BOM)."
+    ),
+    force: bool = typer.Option(False, "--force", help="With --csv: overwrite an existing file."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
 ) -> None:
     """The run's candidates in ranking order: recommended by expected profit, then speculative,
     then rejected (then, with --all, those that never got a score), each with its tier or
     stage and the reason."""
+    if csv_path is not None and as_json:
+        raise OptionError("--csv and --json exclude each other")
+    if force and csv_path is None:
+        raise OptionError("--force goes with --csv")
     top_k = parse_top(top)
     runs = PipelineStore(open_runtime(read_only=True).engine)
     run = runs.get_run(run_id)
+    default_limit = None if csv_path is not None else DEFAULT_LIMIT
     query = ListingQuery(
         recommended_only=recommended,
         include_dropped=include_dropped,
         top=top_k,
-        limit=limit,
+        limit=limit if limit is not None else default_limit,
     )
+    if csv_path is not None:
+        export = CsvExport(lambda: candidate_listing(runs, run, query))
+        write_text_file(csv_path, export.chunks(), force=force)
+        console.print(f"wrote {export.rows} candidates to {csv_path}", markup=False)
+        return
     documents = listing_documents(runs, run, query)
     if as_json:
         print_json(list(documents))

@@ -1,12 +1,15 @@
-"""What a run shows (issue 10, items 1, 2 and 8), on SQLite and PostgreSQL:
+"""What a run shows (issue 10, items 1, 2, 7 and 8), on SQLite and PostgreSQL:
 - the final tier comes after the trademark gate: a name it blocks, or cannot verify, is rejected
   with a reason naming the mark, whatever scoring said;
 - the candidates are ranked: recommended by expected profit, then speculative, then rejected;
-- `--all` lists every candidate, those dropped before scoring with their stage and reason."""
+- `--all` lists every candidate, those dropped before scoring with their stage and reason;
+- the CSV export has every column of the JSON, and guards against formula injection."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -15,7 +18,8 @@ import pytest
 from sqlalchemy import Engine
 
 from dominus.jobs.clock import utc_now
-from dominus.pipeline.listing import ListingQuery, listing_documents
+from dominus.pipeline.csv_export import CsvExport, cell, flatten
+from dominus.pipeline.listing import ListingQuery, candidate_listing, listing_documents
 from dominus.pipeline.model import RunInput, RunStatus
 from dominus.pipeline.runner import PipelineOptions, PipelineRunner
 from dominus.pipeline.store import PipelineStore, RunRecord
@@ -29,6 +33,8 @@ from dominus.providers.models import (
 )
 from dominus.providers.offline import offline_providers
 from dominus.providers.sets import ProviderSet
+
+FORMULA_MARK = '=HYPERLINK("http://evil.example","x")'
 
 
 class AllAvailable:
@@ -262,3 +268,52 @@ def test_a_run_over_budget_says_which_names_were_not_checked(runs: PipelineStore
     assert unscored["oldgardentools.com"]["stage"] == "score"
     assert unscored["oldgardentools.com"]["dropped_reason"] == "not checked (stage over budget)"
     assert unscored["oldgardentools.com"]["acquisition"] == "purchase"
+
+
+def parse_csv(text: str) -> list[dict[str, str]]:
+    assert text.startswith("\ufeff")
+    return list(csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline="")))
+
+
+def test_the_csv_export_has_every_column_and_guards_a_formula_in_a_mark(
+    runs: PipelineStore,
+) -> None:
+    """No domain can start with `=`: a mark can. The name below is blocked by it (exactly),
+    so the mark shows in the candidate's `trademark.mark` and in its reason."""
+    marks = Marks([FORMULA_MARK, "nike"])
+    run_input = RunInput(
+        keywords=["home gym", "bad..one"],
+        brandable=["hyperlinkhttpevilexamplex", "zentrova", "nikeshoes"],
+        closeout=[{"domain": "oldgardentools.com", "age": 17.5, "price": 1850}],
+    )
+    done = run(runs, providers(marks), run_input)
+    query = ListingQuery(include_dropped=True)
+    documents = listing_documents(runs, done, query)
+    export = CsvExport(lambda: candidate_listing(runs, done, query))
+    text = "".join(export.chunks())
+    assert export.rows == len(documents) == 6
+    assert text.count("\r\n") == len(documents) + 1  # no line ends inside a field here
+    rows = parse_csv(text)
+    assert len(rows) == len(documents)
+    for row, document in zip(rows, documents, strict=True):
+        flat = flatten(document)
+        for column, value in row.items():
+            parent = next((p for p in flat if column.startswith(f"{p}.")), None)
+            expected = "" if parent is not None else cell(flat.get(column))
+            assert value == expected, (document.get("domain"), column)
+        assert set(flat) - set(row) <= {p for p in flat if flat[p] is None}
+    blocked = next(row for row in rows if row["domain"] == "hyperlinkhttpevilexamplex.com")
+    assert blocked["trademark.mark"] == f"'{FORMULA_MARK}"
+    assert blocked["details.trademark.mark"] == f"'{FORMULA_MARK}"
+    assert (
+        blocked["tier_reason"]
+        == f"trademark: blocked by mark {FORMULA_MARK} (exact); "
+        + (blocked["details.scoring_tier_reason"])
+    )
+    assert '"\'=HYPERLINK(""http://evil.example"",""x"")"' in text  # quotes doubled
+    # Negative figures are guarded too (the rule applies to every cell).
+    losing = next(row for row in rows if row["domain"] == "oldgardentools.com")
+    assert losing["expected_profit"].startswith("'-")
+    # No cell anywhere starts a formula.
+    for row in rows:
+        assert not any(value.startswith(("=", "+", "-", "@")) for value in row.values())

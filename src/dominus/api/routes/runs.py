@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import tempfile
+from collections.abc import Iterator
+from typing import IO, Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Response
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -23,8 +25,9 @@ from dominus.api.schemas import ErrorBody, JobOut
 from dominus.api.services import ApiServices, services
 from dominus.api.stream_limits import EventStreamResponse
 from dominus.errors import JobNotFoundError
+from dominus.pipeline.csv_export import CsvExport
 from dominus.pipeline.documents import job_of_run, run_document
-from dominus.pipeline.listing import ListingQuery, listing_documents
+from dominus.pipeline.listing import ListingQuery, candidate_listing, listing_documents
 from dominus.pipeline.model import MAX_INPUT_NAMES as MAX_TOP
 from dominus.pipeline.model import CloseoutDomain, RunInput
 from dominus.pipeline.store import RunRecord
@@ -33,6 +36,8 @@ router = APIRouter(tags=["runs"])
 Services = Annotated[ApiServices, Depends(services)]
 RunId = Annotated[int, Path(description="The run id.")]
 API = "/api/v1"
+SPOOL_BYTES = 4 * 1024 * 1024  # a CSV export larger than this waits in a temporary file
+STREAM_BLOCK_BYTES = 64 * 1024
 
 
 def run_out(api: ApiServices, run: RunRecord) -> RunOut:
@@ -114,7 +119,7 @@ def get_run_job(run_id: RunId, response: Response, api: Services) -> JobOut:
 
 
 class ListingParams:
-    """The query of the candidate listing."""
+    """The query of both candidate listings (JSON and CSV)."""
 
     def __init__(
         self,
@@ -175,6 +180,51 @@ def run_candidates(
         else CandidateOut.model_validate(document)
         for document in listing_documents(api.runs, run, listing.query(limit))
     ]
+
+
+@router.get(
+    "/runs/{run_id}/candidates.csv",
+    response_class=StreamingResponse,
+    responses=with_errors({200: {"content": {"text/csv": {"schema": {"type": "string"}}}}}),
+)
+def run_candidates_csv(
+    run_id: RunId,
+    api: Services,
+    listing: Listing,
+    limit: Annotated[
+        int | None, Query(ge=1, le=MAX_TOP, description="At most this many rows (default: all).")
+    ] = None,
+) -> StreamingResponse:
+    """The listing of `/candidates` (same parameters; every row unless `limit`) as CSV: every
+    field a column (nested ones with dotted names, lists as JSON text), a header row, RFC 4180
+    quoting, CRLF, UTF-8 with a BOM, and a `'` before any cell that starts with `=`, `+`, `-`,
+    `@`, a tab or a carriage return (spreadsheet formula injection)."""
+    run = api.runs.get_run(run_id)
+    query = listing.query(limit)
+    export = CsvExport(lambda: candidate_listing(api.runs, run, query))
+    # Written whole before answering, in this thread: the database is read here (a failure is
+    # still an error response, and a connection never crosses threads), and a large export
+    # goes to a temporary file rather than memory; the answer streams from it.
+    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - closed by stream
+    try:
+        for chunk in export.chunks():
+            spool.write(chunk.encode("utf-8"))
+    except BaseException:
+        spool.close()
+        raise
+    spool.seek(0)
+    headers = NO_STORE | {
+        "Content-Disposition": f'attachment; filename="run-{run.id}-candidates.csv"'
+    }
+    return StreamingResponse(
+        _read_through(spool), media_type="text/csv; charset=utf-8", headers=headers
+    )
+
+
+def _read_through(spool: IO[bytes]) -> Iterator[bytes]:
+    with spool:
+        while block := spool.read(STREAM_BLOCK_BYTES):
+            yield block
 
 
 @router.get(

@@ -1,0 +1,114 @@
+"""Candidate listings as CSV, for a spreadsheet (`runs candidates --csv`, `/candidates.csv`).
+
+The rules (ADR 0017):
+- every field of the JSON documents is a column: nested objects are flattened with dotted names
+  (`details.money.expected_profit`), lists are written as JSON text (`["gym", "home"]`: one rule
+  for lists of words and lists of sales alike, and it reads back exactly);
+- the columns are the union over the rows, in the order first seen (the first row's fields
+  first); a column that holds an object in some row and nothing (`null`) in another is the
+  object's own columns, empty in that row; a missing field is an empty cell;
+- values: text as is, numbers as Python writes them (`1850.0`, `-21.4`), `true`/`false`, null
+  as an empty cell;
+- RFC 4180: a header row, fields quoted when they hold a comma, a quote or a line break, quotes
+  doubled, CRLF line ends; UTF-8 with a byte order mark (spreadsheets read the file as UTF-8 only
+  with it);
+- the formula-injection guard: a cell that starts with `=`, `+`, `-` or `@` (and, as OWASP
+  advises, a tab or a carriage return) gets a `'` in front, so a spreadsheet shows it as text
+  instead of running it. Negative numbers are guarded too (`'-21.4`): the rule is applied to
+  every cell as the issue states it, so no cell can slip through by looking like a number.
+
+The columns need every row, and a large run's rows need not all be in memory: `CsvExport` takes
+a function that reads the rows afresh, and reads them twice (columns, then the lines).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+BOM = "\ufeff"
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+ROWS_PER_CHUNK = 200
+
+
+def flatten(document: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"a": {"b": 1}, "c": [1]} → {"a.b": 1, "c": [1]}; an empty object is a field of its own."""
+    flat: dict[str, Any] = {}
+    for key, value in document.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def columns_of(flat_rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The union of the rows' fields in the order first seen, without a field that is an
+    object (so a prefix of other columns) in another row; an object's columns take the place
+    where the field was first seen (null in the first row, an object in a later one)."""
+    seen: dict[str, int] = {}
+    for row in flat_rows:
+        for name in row:
+            seen.setdefault(name, len(seen))
+    prefixes = {prefix for name in seen for prefix in _prefixes(name)}
+
+    def place(name: str) -> tuple[int, int]:
+        ancestors = [seen[prefix] for prefix in _prefixes(name) if prefix in seen]
+        return min([seen[name], *ancestors]), seen[name]
+
+    return sorted((name for name in seen if name not in prefixes), key=place)
+
+
+def _prefixes(name: str) -> list[str]:
+    """ "a.b.c" → ["a", "a.b"]."""
+    return [name[:index] for index, char in enumerate(name) if char == "."]
+
+
+def cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, list | tuple | dict):
+        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    else:
+        text = str(value)
+    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
+
+
+class CsvExport:
+    """The CSV text of the rows `read_rows()` gives, in chunks (`chunks()`): the BOM and the
+    header first, then a chunk every few rows. `read_rows` is called twice (the columns, then
+    the lines) and must give the same rows both times; `rows` counts the rows written."""
+
+    def __init__(self, read_rows: Callable[[], Iterable[Mapping[str, Any]]]) -> None:
+        self._read_rows = read_rows
+        self.rows = 0
+
+    def chunks(self) -> Iterator[str]:
+        columns = self.columns()
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+        buffer.write(BOM)
+        writer.writerow([cell(name) for name in columns])
+        for row in self._read_rows():
+            flat = flatten(row)
+            writer.writerow([cell(flat.get(name)) for name in columns])
+            self.rows += 1
+            if self.rows % ROWS_PER_CHUNK == 0:
+                yield _take(buffer)
+        yield _take(buffer)
+
+    def columns(self) -> list[str]:
+        return columns_of(flatten(row) for row in self._read_rows())
+
+
+def _take(buffer: io.StringIO) -> str:
+    text = buffer.getvalue()
+    buffer.seek(0)
+    buffer.truncate()
+    return text
