@@ -290,7 +290,7 @@ def test_sample_wait_with_a_worker_and_the_runs_commands_agree(
     }
     assert shown == without_candidates
     assert listed[0] == {k: v for k, v in shown.items() if k != "input"}  # lists count inputs
-    assert shown["input_summary"] == {"keywords": 15, "brandable": 10, "closeout": 8}
+    assert shown["input_summary"] == {"keywords": 15, "brandable": 10, "closeout": 9}
     assert len(candidates) == shown["summary"]["scored"]
     # `run --json` shows the first 20 recommendations; `runs candidates` lists them all.
     assert len(recommended) == min(20, shown["summary"]["recommended"])

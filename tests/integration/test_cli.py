@@ -1211,9 +1211,55 @@ def test_enqueue_from_a_file_that_is_not_utf8_names_the_line(
     assert store.list_jobs() == []
 
 
-# --- what a run shows: tiers, ranking, --top, --all, --csv (issue 10, items 1, 2, 7, 8) --------
+# --- what a run shows: tiers, ranking, --top, --all, --csv (issue 10, items 1, 2, 7, 8, 11) ----
 
 OFFLINE_WIDE = {"DOMINUS_PROVIDERS": "offline", "COLUMNS": "200"}
+SPECULATIVE_TITLE = (
+    "Speculative (name only, no market/keyword/expiry evidence: not recommendations)"
+)
+
+
+def test_a_sample_run_shows_the_three_tiers_apart(cli: Cli) -> None:
+    shown = cli.ok("run", "--sample", "--sync", env=OFFLINE_WIDE).stdout
+    document = cli.ok("runs", "candidates", "1", "--json").json()
+    ran = cli.ok("run", "--sample", "--sync", "--json", env=OFFLINE_WIDE).json()
+    summary = ran["summary"]
+    tiers = summary["tiers"]
+    # The sample data shows all three: a handful recommended, well under half of the scored.
+    assert 3 <= tiers["recommended"] <= 6, tiers
+    assert tiers["recommended"] < summary["scored"] / 2
+    assert tiers["speculative"] >= 3 and tiers["rejected"] >= 3, tiers
+    assert sum(tiers.values()) == summary["scored"]
+    assert {"trademark: blocked", "negative expected profit", "no listed price"} <= set(
+        summary["rejected_reasons"]
+    )
+    # Recommendations by expected profit, each with its evidence; speculative ones apart.
+    recommendations = ran["recommendations"]
+    assert len(recommendations) == tiers["recommended"]
+    profits = [item["expected_profit"] for item in recommendations]
+    assert profits == sorted(profits, reverse=True)
+    assert all(item["tier"] == "recommended" and item["evidence"] for item in recommendations)
+    assert all(item["tier_reason"].startswith("every gate passes") for item in recommendations)
+    assert len(ran["speculative"]) == tiers["speculative"]
+    assert all(item["tier"] == "speculative" for item in ran["speculative"])
+    assert all(item["evidence"] is None for item in ran["speculative"])
+    # The table: recommendations first (same order), the speculative table, the rejected count.
+    recommended_at = shown.index("Recommended (by expected profit)")
+    speculative_at = shown.index(SPECULATIVE_TITLE)
+    rejected_at = shown.index(f"rejected {tiers['rejected']}: ")
+    assert recommended_at < speculative_at < rejected_at
+    positions = [shown.index(f"│ {item['domain']} ") for item in recommendations]
+    assert positions == sorted(positions) and positions[-1] < speculative_at
+    for item in ran["speculative"]:
+        assert speculative_at < shown.index(f"│ {item['domain']} ") < rejected_at
+    assert recommendations[0]["evidence"] in shown
+    # `runs candidates` ranks the same way: recommended, speculative, rejected.
+    assert [c["tier"] for c in document][: tiers["recommended"]] == ["recommended"] * tiers[
+        "recommended"
+    ]
+    assert [c["domain"] for c in document][: len(recommendations)] == [
+        item["domain"] for item in recommendations
+    ]
 
 
 def test_top_shows_the_best_k_and_a_bad_k_is_one_line(cli: Cli) -> None:

@@ -194,7 +194,7 @@ def test_sample_files_are_labelled() -> None:
     sample = json.loads(SAMPLE_INPUT_PATH.read_text(encoding="utf-8"))
     assert len(sample["keywords"]) == 15
     assert len(sample["brandable"]) == 10
-    assert len(sample["closeout"]) == 8
+    assert len(sample["closeout"]) == 9
 
 
 def test_copied_sample_data_is_still_labelled_sample(tmp_path: Path) -> None:
