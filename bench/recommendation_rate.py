@@ -100,7 +100,9 @@ def tally(rows: list[dict[str, Any]]) -> dict[str, Counter[str]]:
         for key in ("all", tld):
             bucket = counts.setdefault(key, Counter())
             bucket["scored"] += 1
-            bucket[f"tier:{row['details']['tier']}"] += 1
+            # The engine's tier (ADR 0017 keeps it as `scoring_tier`; `tier` is the final one).
+            details = row["details"]
+            bucket[f"tier:{details.get('scoring_tier', details['tier'])}"] += 1
             bucket["recommended"] += bool(row["recommended"])
     return counts
 

@@ -887,6 +887,7 @@ def test_openapi_document_describes_every_endpoint(client: TestClient) -> None:
         f"{API}/runs/{{run_id}}": {"get"},
         f"{API}/runs/{{run_id}}/job": {"get"},
         f"{API}/runs/{{run_id}}/candidates": {"get"},
+        f"{API}/runs/{{run_id}}/candidates.csv": {"get"},
         f"{API}/runs/{{run_id}}/stream": {"get"},
         f"{API}/score": {"get"},
         f"{API}/dlq": {"get", "delete"},
