@@ -4,9 +4,9 @@ of `GET /api/v1/score`).
 The scoring engine's decision (`score.tier`, the same document a run's score stage stores) is
 about the name as it stands. The appraisal's own `tier` adds the checks a run makes after
 scoring, when they were made:
-  - trademark (always, with the configured marks source): a name resembling a mark is
-    `rejected`, whatever its score; with no marks source the verdict is `unverified`, and, as in
-    a run, an unverified name is never recommended (a `recommended` score becomes `rejected`);
+  - trademark (always, with the configured marks source): a name the gate does not clear is
+    `rejected`, whatever its score: one resembling a mark, or, with no marks source, any name
+    (the verdict is `unverified`), as in a run (the rule of `pipeline.tiers`, ADR 0017);
   - availability (only when asked, `--check-availability`): a name to hand-register that DNS or
     RDAP do not find available is `rejected`, as a run would drop it. A listed name (closeout or
     auction) is bought, not registered: RDAP is asked for its dates only and decides nothing.
@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from dominus.pipeline.stage_results import Candidate, DnsAnswer, RdapAnswer
+from dominus.pipeline.stage_results import Candidate, DnsAnswer, RdapAnswer, TrademarkEntry
+from dominus.pipeline.tiers import trademark_phrase
 from dominus.pipeline.trademark_gate import GateResult, TrademarkVerdict
 from dominus.providers.models import Availability
 from dominus.scoring import Score, Tier, Weights
@@ -128,22 +129,19 @@ class AvailabilityCheck:
 def final_tier(
     score: Score, trademark: TrademarkCheck, availability: AvailabilityCheck
 ) -> tuple[Tier, str]:
-    """The appraisal's tier and its reason in words (see the module docstring)."""
-    blocks = []
+    """The appraisal's tier and its reason in words: the run's rule (`tiers.final_tier`, ADR
+    0017): a name the trademark gate does not clear (blocked, or unverified for want of a marks
+    source) is rejected with the gate's words first, and, when it was asked, so is a name that is
+    not available to register."""
     result = trademark.result
-    if result.verdict is TrademarkVerdict.BLOCKED:
-        rule = (result.rule or "a").replace("_", " ")
-        blocks.append(f"trademark: resembles the mark {result.matched_mark!r} ({rule} match)")
+    gate = trademark_phrase(TrademarkEntry(result.verdict, result.matched_mark, result.rule), "")
+    blocks = [gate] if gate is not None else []
     if availability.passes is False:
         blocks.append(f"not available to register ({availability.note})")
-    if not trademark.checked and score.recommended:
-        blocks.append(
-            "trademark not verified (no marks source: TRADEMARK_MARKS_PATH), so not recommended"
-        )
     if not blocks:
         return score.tier, score.tier_reason
     if score.recommended:
-        return Tier.REJECTED, "; ".join(blocks) + f" (the score alone: {score.tier_reason})"
+        return Tier.REJECTED, "; ".join(blocks)
     return Tier.REJECTED, "; ".join([*blocks, score.tier_reason])
 
 

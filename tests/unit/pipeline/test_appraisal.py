@@ -179,8 +179,8 @@ def test_a_name_dns_shows_registered_is_rejected_without_asking_rdap() -> None:
     assert lookups.asked == [("dns", "solarpanels.com")]
     tier, reason = appraisal.decision
     assert tier is Tier.REJECTED
-    assert reason.startswith("not available to register (registered: dns: dns says registered)")
-    assert "the score alone: every gate passes" in reason
+    # As in a run: the check that stopped it, alone, when the score itself recommended it.
+    assert reason == "not available to register (registered: dns: dns says registered)"
 
 
 def test_a_failed_lookup_is_unknown_and_rejects_a_registration() -> None:
@@ -209,9 +209,7 @@ def test_a_name_resembling_a_mark_is_rejected_whatever_its_score() -> None:
     document = appraise("applestore.com").to_dict()
     assert document["score"]["tier"] == "recommended"
     assert document["tier"] == "rejected"
-    assert document["tier_reason"].startswith(
-        "trademark: resembles the mark 'apple' (substring match) (the score alone: every gate"
-    )
+    assert document["tier_reason"] == "trademark: blocked by mark apple (substring)"
     assert document["trademark"]["verdict"] == "blocked"
     assert document["gates"]["trademark"] is False
     assert document["recommended"] is False
@@ -228,14 +226,18 @@ def test_without_a_marks_source_no_name_is_recommended() -> None:
     }
     assert document["score"]["tier"] == "recommended"
     assert document["tier"] == "rejected"
-    assert document["tier_reason"].startswith("trademark not verified")
+    assert document["tier_reason"] == "trademark: not verified, no trademark source"
 
 
-def test_a_speculative_name_stays_speculative_without_a_marks_source() -> None:
+def test_without_a_marks_source_a_speculative_name_is_rejected_as_in_a_run() -> None:
+    # One rule for runs and appraisals (ADR 0017): a name the gate did not clear is rejected,
+    # the gate's words first, then why the score alone did not recommend it.
     document = appraise("zentrova.com", providers(trademarks=NoTrademarkSource())).to_dict()
-    assert document["tier"] == "speculative"
-    assert document["tier_reason"] == document["score"]["tier_reason"]
-    assert document["tier_reason"].startswith("only the intrinsic signal")
+    assert document["score"]["tier"] == "speculative"
+    assert document["tier"] == "rejected"
+    assert document["tier_reason"] == (
+        "trademark: not verified, no trademark source; " + document["score"]["tier_reason"]
+    )
 
 
 def test_sample_data_is_labelled() -> None:
