@@ -2,6 +2,7 @@
 
     DominusError
     ├── ConfigurationError          a setting is missing or out of range
+    │   └── InvalidScheduleError    a cron expression or time zone that cannot be used
     ├── CopyRefusedError            `db copy` refused (same database, non-empty target)
     ├── DatabaseError               the database could not be reached or used (driver error kept
     │   │                           as __cause__)
@@ -16,7 +17,9 @@
         ├── QueueFullError          JOB_QUEUE_MAX_DEPTH pending+running jobs already exist
         ├── JobNotFoundError        no job (or dead-letter entry) with that id
         ├── InvalidTransitionError  the job's state does not allow that operation
+        │   └── ScheduleInactiveError  the schedule cannot enqueue (cron off, type not registered)
         ├── DuplicateJobTypeError   a job type was registered twice
+        ├── ScheduleNotFoundError   no schedule with that name
         ├── JobAbortedError         raised inside a handler when its abort signal is set
         └── PermanentJobError       raised by a handler: retrying cannot help, fail the job now
 
@@ -39,6 +42,10 @@ class DominusError(Exception):
 
 class ConfigurationError(DominusError):
     """A setting is missing or out of its allowed range."""
+
+
+class InvalidScheduleError(ConfigurationError):
+    """A cron expression or time zone that cannot be used."""
 
 
 class CopyRefusedError(DominusError):
@@ -104,6 +111,14 @@ class InvalidTransitionError(JobError):
 
 class DuplicateJobTypeError(JobError):
     """That job type is already registered."""
+
+
+class ScheduleNotFoundError(JobError):
+    """No schedule with that name."""
+
+
+class ScheduleInactiveError(InvalidTransitionError):
+    """The schedule cannot enqueue: its cron is off or its job type is not registered."""
 
 
 class JobAbortedError(JobError):
