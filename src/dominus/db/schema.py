@@ -156,6 +156,60 @@ workers = Table(
     Column("stopped_at", UTCDateTime),
 )
 
+# --- the scheduler (migration 0005) -----------------------------------------------------------
+# A schedule's row: the configuration its last scheduler started with, the user's enabled flag
+# (which survives restarts), and the fire cursor every scheduler advances with a compare-and-set.
+schedules = Table(
+    "schedules",
+    metadata,
+    Column("name", String(100), primary_key=True),
+    Column("cron", String(200), nullable=False),
+    Column("timezone", String(64), nullable=False),
+    Column("job_type", String(200), nullable=False),
+    Column("payload", Document, nullable=False),
+    Column("enabled", Boolean, nullable=False, server_default=text("true")),
+    # The earliest fire no scheduler has handled yet; NULL while disabled.
+    Column("next_fire_at", UTCDateTime),
+    Column("last_fire_at", UTCDateTime),
+    # No foreign key: finished jobs are pruned, schedules are kept.
+    Column("last_job_id", BigInteger),
+    Column("skipped_count", BigInteger, nullable=False, server_default=text("0")),
+    Column("last_skipped_at", UTCDateTime),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# One row per enqueued fire. Its primary key is what makes a fire enqueue one job however many
+# schedulers race on it, and keeps it so after the job has finished (the job_queue dedupe index
+# covers active jobs only). Rows older than the fire retention are pruned (ADR 0019).
+schedule_fires = Table(
+    "schedule_fires",
+    metadata,
+    Column(
+        "schedule_name",
+        String(100),
+        ForeignKey("schedules.name", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("fire_at", UTCDateTime, primary_key=True),
+    Column("job_id", BigInteger),
+    Column("catch_up", Boolean, nullable=False),
+    Column("scheduler_id", String(200), nullable=False),
+    Column("recorded_at", UTCDateTime, nullable=False),
+)
+Index("ix_schedule_fires_fire_at", schedule_fires.c.fire_at)
+
+schedulers = Table(
+    "schedulers",
+    metadata,
+    Column("id", String(200), primary_key=True),
+    Column("hostname", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("last_tick_at", UTCDateTime, nullable=False),
+    Column("stopped_at", UTCDateTime),
+)
+
 # --- the domain pipeline (migration 0004) ------------------------------------------------------
 # Runs reference their job by id without a foreign key: finished jobs are pruned, runs are kept.
 
