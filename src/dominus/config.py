@@ -16,14 +16,17 @@ from pydantic_settings import SettingsConfigDict
 
 from dominus.errors import ConfigurationError
 from dominus.host_names import parse_host_list
+from dominus.scheduling.defaults import check_schedule_settings
+from dominus.scheduling.settings import SchedulerSettings
 from dominus.scoring.settings import ScoringSettings, scoring_config
 
 DEFAULT_DATABASE_URL = "sqlite:///./data/dominus.db"
 
 
-class Settings(ScoringSettings):
+class Settings(ScoringSettings, SchedulerSettings):
     """Process-wide configuration. Field names are the environment variable names. The scoring
-    constants (`SCORING_*`, `TLD_PRICES_PATH`) are inherited from dominus.scoring.settings."""
+    constants (`SCORING_*`, `TLD_PRICES_PATH`) are inherited from dominus.scoring.settings, the
+    schedules' (`SCHEDULER_*`, `AUTO_TUNE_*`) from dominus.scheduling.settings."""
 
     model_config = SettingsConfigDict(
         env_file=".env",
@@ -111,6 +114,7 @@ def load_settings(**overrides: object) -> Settings:
     api_token(settings)
     _refuse_retired()
     scoring_config(settings)  # the SCORING_* constants together and the TLD price table
+    check_schedule_settings(settings)  # cron expressions, time zone, catch-up window
     return settings
 
 

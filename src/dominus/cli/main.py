@@ -13,10 +13,11 @@ import psycopg
 import typer
 from sqlalchemy.exc import SQLAlchemyError
 
-from dominus.cli import db, dlq, jobs, queue, rdap, runs, scoring
+from dominus.cli import db, dlq, jobs, queue, rdap, runs, schedules, scoring
 from dominus.cli.demo import demo
 from dominus.cli.enqueue import enqueue
 from dominus.cli.run import run
+from dominus.cli.scheduler import scheduler
 from dominus.cli.score import score
 from dominus.cli.serve import serve
 from dominus.cli.worker import worker
@@ -43,7 +44,9 @@ app.add_typer(queue.app, name="queue")
 app.add_typer(runs.app, name="runs")
 app.add_typer(rdap.app, name="rdap")
 app.add_typer(scoring.app, name="scoring")
+app.add_typer(schedules.app, name="schedules")
 app.command("worker")(worker)
+app.command("scheduler")(scheduler)
 app.command("enqueue")(enqueue)
 app.command("demo")(demo)
 app.command("serve")(serve)

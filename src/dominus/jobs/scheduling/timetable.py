@@ -152,10 +152,10 @@ def _check_expression(expression: str) -> None:
             raise InvalidScheduleError(
                 f"unknown cron alias {expression!r} (known: {', '.join(ALIASES)})"
             )
-    elif len(expression.split()) not in FIELD_COUNTS:
+    elif (count := len(expression.split())) not in FIELD_COUNTS:
         raise InvalidScheduleError(
-            f"cron expression {expression!r} has {len(expression.split())} fields; give 5 "
-            "(minute hour day month weekday) or 6 (the same and seconds)"
+            f"cron expression {expression!r} has {count} field{'' if count == 1 else 's'}; "
+            "give 5 (minute hour day month weekday) or 6 (the same and seconds)"
         )
     if any(_HASHED.fullmatch(field) for field in expression.split()):
         raise InvalidScheduleError(
