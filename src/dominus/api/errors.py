@@ -24,6 +24,7 @@ from dominus.errors import (
     JobNotFoundError,
     NotEnqueueableError,
     QueueFullError,
+    ScheduleNotFoundError,
     SchemaNotMigratedError,
     UnknownJobTypeError,
 )
@@ -39,6 +40,7 @@ BUSY_RETRY_AFTER_SECONDS = 1
 _MAPPING: list[tuple[type[DominusError], int, str]] = [
     (JobNotFoundError, 404, "not_found"),
     (RunNotFoundError, 404, "not_found"),
+    (ScheduleNotFoundError, 404, "not_found"),
     (ProviderDataError, 422, "invalid_data"),
     (UnknownJobTypeError, 422, "unknown_job_type"),
     (NotEnqueueableError, 422, "not_enqueueable"),

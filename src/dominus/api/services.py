@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cached_property
 
 from fastapi import Request
 from sqlalchemy import Engine
@@ -16,6 +17,7 @@ from dominus.jobs.sql import SqlJobStore
 from dominus.pipeline.service import PipelineService
 from dominus.pipeline.store import PipelineStore
 from dominus.runtime import Runtime
+from dominus.scheduling.service import ScheduleService
 
 
 class SchemaGate:
@@ -48,6 +50,10 @@ class ApiServices:
     @property
     def store(self) -> SqlJobStore:
         return self.runtime.store
+
+    @cached_property
+    def schedules(self) -> ScheduleService:
+        return ScheduleService(self.runtime)
 
     @property
     def runs(self) -> PipelineStore:
