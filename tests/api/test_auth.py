@@ -198,7 +198,7 @@ def test_serve_on_a_public_address_with_a_token(
     )
     server.wait_ready()
     with server.http() as http:
-        assert http.get(f"{API}/health").json() == {"status": "ok"}
+        assert http.get(f"{API}/health").json()["status"] == "ok"
         assert http.get(f"{API}/ready").status_code == 200
         anonymous = http.get(f"{API}/health", headers={"Authorization": ""})
         assert_unauthorized(anonymous)

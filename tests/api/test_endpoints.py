@@ -717,7 +717,10 @@ def test_workers_lists_live_and_stopped_workers(client: TestClient, runtime: Run
 def test_health(client: TestClient) -> None:
     response = client.get(f"{API}/health")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok"}
+    assert response.json() == {
+        "status": "ok",
+        "scheduler": {"status": "none", "last_tick_at": None},
+    }
 
 
 def test_ready_on_a_migrated_database(client: TestClient, backend: str) -> None:

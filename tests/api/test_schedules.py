@@ -4,13 +4,19 @@ an unknown schedule is a 404, an inactive or switched-off one a 409."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-from dominus.jobs.scheduling import ScheduleStore
+from dominus.api.scheduler_health import SchedulerProbe
+from dominus.jobs import utc_now
+from dominus.jobs.scheduling import SchedulerInfo, SchedulerLiveness, ScheduleStore
 from tests.api.conftest import API, TOKEN, assert_error, finish_jobs, runtime_of
+from tests.polling import wait_until
 
 DIAG_CRON = "0 4 * * *"
 
@@ -97,3 +103,69 @@ def test_the_token_guards_the_schedules(make_client: Callable[..., TestClient]) 
     assert_error(authed.post(f"{API}/schedules/diag/run"), 401, "unauthorized")
     headers = {"Authorization": f"Bearer {TOKEN}"}
     assert authed.get(f"{API}/schedules", headers=headers).status_code == 200
+
+
+# --- the schedulers' last tick in /health ------------------------------------------------------
+
+
+def test_health_reports_the_last_scheduler_tick(make_client: Callable[..., TestClient]) -> None:
+    client = make_client()
+    runtime = runtime_of(client)
+    now = runtime.clock()
+    store = ScheduleStore(runtime.engine)
+    store.register_scheduler(SchedulerInfo("old", "host", 1, now, now - timedelta(minutes=5)))
+    store.register_scheduler(SchedulerInfo("live", "host", 2, now, now - timedelta(seconds=3)))
+    body = client.get(f"{API}/health").json()
+    assert body["status"] == "ok"
+    assert body["scheduler"]["status"] == "ok"
+    assert datetime.fromisoformat(body["scheduler"]["last_tick_at"]) == now - timedelta(seconds=3)
+
+
+def test_health_says_when_the_scheduler_went_quiet(make_client: Callable[..., TestClient]) -> None:
+    client = make_client()
+    runtime = runtime_of(client)
+    ago = runtime.clock() - timedelta(minutes=3)
+    ScheduleStore(runtime.engine).register_scheduler(SchedulerInfo("quiet", "host", 1, ago, ago))
+    scheduler = client.get(f"{API}/health").json()["scheduler"]
+    assert scheduler == {"status": "stale", "last_tick_at": ago.isoformat()}
+
+
+def test_health_answers_without_a_usable_database(
+    make_client: Callable[..., TestClient], tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty.db"
+    empty.touch()  # not migrated: no schedulers table
+    unreachable = "postgresql+psycopg://postgres@127.0.0.1:1/nothing"
+    for database in (f"sqlite:///{empty}", unreachable):
+        response = make_client(database=database).get(f"{API}/health")
+        assert response.status_code == 200
+        assert response.json() == {
+            "status": "ok",
+            "scheduler": {"status": "unknown", "last_tick_at": None},
+        }
+
+
+def test_health_does_not_wait_for_a_stuck_database() -> None:
+    stuck = BlockedStore()
+    probe = SchedulerProbe(stuck, utc_now)
+    try:
+        assert probe.health().status == "unknown"
+        assert probe.health().status == "unknown"  # the stuck read is not started again
+        assert stuck.reads == 1
+    finally:
+        stuck.release.set()
+    wait_until(lambda: probe.health().status == "none", 5, "the read to finish")
+
+
+class BlockedStore(ScheduleStore):
+    """A store whose liveness read hangs until released, as on a database that stopped
+    answering without closing the connection."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.reads = 0
+
+    def liveness(self, alive_since: datetime) -> SchedulerLiveness:
+        self.reads += 1
+        self.release.wait(30)
+        return SchedulerLiveness(last_tick_at=None, alive=0)

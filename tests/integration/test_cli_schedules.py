@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dominus.jobs import SqlJobStore
-from dominus.jobs.scheduling import ScheduleStore
+from dominus.jobs import SqlJobStore, utc_now
+from dominus.jobs.scheduling import SchedulerInfo, ScheduleStore
 from tests.integration.test_cli import Cli, assert_bad_input
 
 DIAG = {"DOMINUS_DIAGNOSTIC_JOBS": "1", "SCHEDULER_DIAG_CRON": "0 4 * * *"}
@@ -142,3 +142,14 @@ def test_every_command_checks_the_scheduler_settings(cli: Cli) -> None:
     commands = [("schedules", "list"), ("jobs", "list"), ("worker", "--burst"), ("serve",)]
     for result in cli.run_many(*commands):
         assert_bad_input(result, "SCHEDULER_BACKUP_CRON='0 4 * *'", "has 4 fields")
+
+
+def test_a_worker_says_at_start_when_no_scheduler_runs(cli: Cli, store: SqlJobStore) -> None:
+    alone = cli.ok("worker", "--burst", env=DIAG)
+    assert "no scheduler has ticked within the last two minutes (none has ever run)" in alone.stderr
+    assert "1 schedule(s) are enabled (diag)" in alone.stderr
+    # Nothing enabled (every default schedule is inactive in this version): nothing to say.
+    assert "no scheduler has ticked" not in cli.ok("worker", "--burst").stderr
+    now = utc_now()
+    ScheduleStore(store.engine).register_scheduler(SchedulerInfo("live", "host", 1, now, now))
+    assert "no scheduler has ticked" not in cli.ok("worker", "--burst", env=DIAG).stderr

@@ -145,8 +145,17 @@ class StatsOut(BaseModel):
     workers_alive: int
 
 
+class SchedulerHealthOut(BaseModel):
+    status: str = Field(
+        description="ok: a running scheduler ticked within two minutes; stale: none did; "
+        "none: no scheduler ever ran; unknown: the database did not say (in time)."
+    )
+    last_tick_at: str | None = Field(default=None, description="The latest tick of any scheduler.")
+
+
 class HealthOut(BaseModel):
     status: str
+    scheduler: SchedulerHealthOut
 
 
 class ReadyOut(BaseModel):

@@ -10,6 +10,7 @@ from functools import cached_property
 from fastapi import Request
 from sqlalchemy import Engine
 
+from dominus.api.scheduler_health import SchedulerProbe
 from dominus.api.stream_limits import StreamLimits
 from dominus.db.migrate import ensure_migrated
 from dominus.jobs.client import JobQueue
@@ -54,6 +55,10 @@ class ApiServices:
     @cached_property
     def schedules(self) -> ScheduleService:
         return ScheduleService(self.runtime)
+
+    @cached_property
+    def scheduler_probe(self) -> SchedulerProbe:
+        return SchedulerProbe(self.schedules.store, self.runtime.clock)
 
     @property
     def runs(self) -> PipelineStore:

@@ -12,17 +12,13 @@ import logging
 import threading
 from collections.abc import Callable
 
-from dominus.db.migrate import ensure_migrated
-from dominus.errors import DatabaseError, DatabaseGoneError
+from dominus.cli.schema_wait import wait_for_the_schema
+from dominus.errors import DatabaseGoneError
 from dominus.jobs.client import JobQueue
 from dominus.jobs.worker import Worker
 from dominus.runtime import Runtime
 
 log = logging.getLogger("dominus.worker")
-
-# How often a waiting worker looks at the database again: soon at first, then every few seconds.
-FIRST_LOOK_SECONDS = 0.5
-LOOK_EVERY_SECONDS = 5.0
 
 
 class EmbeddedWorker:
@@ -60,28 +56,10 @@ class EmbeddedWorker:
         self._thread.join()
 
     def _run(self) -> None:
-        if not self._wait_for_the_schema():
+        if not wait_for_the_schema(self._runtime.engine, self._stop, "the worker", log):
             return
         try:
             self._worker.run()
         except DatabaseGoneError as error:  # logged by the worker
             self.failure = error
             self._on_fatal()
-
-    def _wait_for_the_schema(self) -> bool:
-        """True once the database is reachable and migrated; False if asked to stop first."""
-        delay, reported = FIRST_LOOK_SECONDS, None
-        while not self._stop.is_set():
-            try:
-                ensure_migrated(self._runtime.engine)
-            except DatabaseError as error:
-                if str(error) != reported:  # say it once per reason, not once per look
-                    reported = str(error)
-                    log.warning("the worker waits for the database: %s", reported)
-                self._stop.wait(delay)
-                delay = min(delay * 2, LOOK_EVERY_SECONDS)
-                continue
-            if reported is not None:
-                log.info("the database is ready: the worker starts")
-            return True
-        return False

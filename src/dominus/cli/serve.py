@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import threading
 from collections.abc import Callable
 from types import FrameType
 
@@ -13,6 +14,7 @@ import uvicorn
 
 from dominus.api import create_app
 from dominus.api.security import MIN_PUBLIC_TOKEN_LENGTH
+from dominus.cli.embedded_scheduler import EmbeddedScheduler, check_for_a_scheduler_soon
 from dominus.cli.embedded_worker import EmbeddedWorker
 from dominus.cli.runtime import open_runtime
 from dominus.config import api_token
@@ -28,6 +30,9 @@ def serve(
     with_worker: bool = typer.Option(
         False, "--with-worker", help="Also run a worker in this process (stopped together)."
     ),
+    with_scheduler: bool = typer.Option(
+        False, "--with-scheduler", help="Also run the scheduler in this process (stopped together)."
+    ),
     concurrency: int | None = typer.Option(
         None, "--concurrency", min=1, max=256, help="The embedded worker's [WORKER_CONCURRENCY]."
     ),
@@ -35,8 +40,8 @@ def serve(
         False, "--diagnostic-jobs", help="Accept and run the diag.* job types."
     ),
 ) -> None:
-    """Serve the REST API (/api/v1, OpenAPI at /api/v1/docs). SIGTERM/SIGINT stop the server
-    and the embedded worker gracefully; a second signal exits at once."""
+    """Serve the REST API (/api/v1, OpenAPI at /api/v1/docs). SIGTERM/SIGINT stop the server,
+    the embedded worker and scheduler gracefully; a second signal exits at once."""
     # Not migrated, or not reachable yet: serve anyway, /api/v1/ready says why (ADR 0011).
     runtime = open_runtime(require_migrated=False)
     if diagnostic_jobs:
@@ -49,22 +54,35 @@ def serve(
         worker = EmbeddedWorker(
             runtime, app.state.services.queue, concurrency, on_fatal=lambda: _stop(server)
         )
-    streams = app.state.services.streams
+    services = app.state.services
+    scheduler = None
+    stopping = threading.Event()
+    if with_scheduler:
+        scheduler = EmbeddedScheduler(
+            runtime, services.schedules.scheduler(services.queue), on_fatal=lambda: _stop(server)
+        )
+    else:
+        check_for_a_scheduler_soon(runtime, services.schedules, stopping)
+    streams = services.streams
 
     def stop() -> None:
+        stopping.set()
         streams.stop()
-        if worker is not None:
-            worker.request_shutdown()
+        for part in (worker, scheduler):
+            if part is not None:
+                part.request_shutdown()
 
     server = _Server(config, on_exit=stop)
     _install_signal_handlers()
-    if worker is not None:
-        worker.start()
+    for part in (worker, scheduler):
+        if part is not None:
+            part.start()
     server.run()
-    if worker is not None:
-        worker.join()
-        if worker.failure is not None:
-            raise worker.failure  # one `error:` line, exit 1
+    for part in (worker, scheduler):
+        if part is not None:
+            part.join()
+            if part.failure is not None:
+                raise part.failure  # one `error:` line, exit 1
     raise typer.Exit(0)
 
 

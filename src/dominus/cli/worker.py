@@ -9,10 +9,12 @@ from types import FrameType
 
 import typer
 
+from dominus.cli.embedded_scheduler import warn_if_no_scheduler
 from dominus.cli.runtime import Runtime, open_runtime
 from dominus.errors import UnknownJobTypeError
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.worker import Worker
+from dominus.scheduling.service import ScheduleService
 
 log = logging.getLogger("dominus.worker")
 
@@ -42,6 +44,7 @@ def worker(
         runtime.store, registry, config, clock=runtime.clock, watcher=runtime.change_watcher()
     )
     _install_signal_handlers(the_worker)
+    warn_if_no_scheduler(ScheduleService(runtime, diagnostic_jobs=diagnostic_jobs))
     the_worker.run()
     raise typer.Exit(0)
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from dominus.api.prometheus import render
 from dominus.api.routes.jobs import NO_STORE
-from dominus.api.schemas import ErrorBody, HealthOut, ReadyOut
+from dominus.api.schemas import ErrorBody, HealthOut, ReadyOut, SchedulerHealthOut
 from dominus.api.services import ApiServices, services
 from dominus.db.migrate import current_revision, ensure_migrated
 
@@ -18,10 +18,16 @@ Services = Annotated[ApiServices, Depends(services)]
 
 
 @router.get("/health", response_model=HealthOut)
-def health(response: Response) -> HealthOut:
-    """The process is up (it does not touch the database)."""
+def health(request: Request, response: Response) -> HealthOut:
+    """The process is up, and the schedulers' last tick. Always 200: the tick is read at most
+    every 2 s and waited for at most 0.5 s; without an answer it is `unknown`."""
     response.headers.update(NO_STORE)
-    return HealthOut(status="ok")
+    api: ApiServices = request.app.state.services  # no schema gate: health answers regardless
+    tick = api.scheduler_probe.health()
+    last = None if tick.last_tick_at is None else tick.last_tick_at.isoformat()
+    return HealthOut(
+        status="ok", scheduler=SchedulerHealthOut(status=tick.status, last_tick_at=last)
+    )
 
 
 @router.get("/ready", response_model=ReadyOut, responses={503: {"model": ErrorBody}})

@@ -82,8 +82,10 @@ class Scheduler:
         self._schedules = list(schedules)
         # Fired by this scheduler: switched on in the configuration, job type registered.
         self._active = [s for s in schedules if not s.is_off and s.job_type in queue.registry]
-        for schedule in self._active:  # a payload its job type refuses stops the start-up
-            queue.build(EnqueueRequest(schedule.job_type, schedule.payload), clock())
+        # A payload its job type refuses stops the start-up. (The local clock: validating needs
+        # no agreed time, and the database's clock would mean a round trip before starting.)
+        for schedule in self._active:
+            queue.build(EnqueueRequest(schedule.job_type, schedule.payload), utc_now())
         self._backoff = DatabaseBackoff(self._config.tick_interval_seconds)
         self._backoff_until: datetime | None = None
         self._stop = threading.Event()
