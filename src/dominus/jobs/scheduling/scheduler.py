@@ -97,6 +97,8 @@ class Scheduler:
         self._due: dict[str, datetime] = {}
         # The last failure logged per schedule, so a fire that keeps failing logs once.
         self._failing: dict[str, str] = {}
+        # Each schedule's enabled flag as last read, to log its changes.
+        self._enabled: dict[str, bool] = {}
 
     @property
     def active(self) -> list[Schedule]:
@@ -177,6 +179,7 @@ class Scheduler:
             if row is None:
                 self._synced = False  # its row went away (a database copied over): sync again
                 continue
+            self._notice_switch(schedule.name, row.enabled)
             if not row.enabled:
                 continue
             if row.next_fire_at is None:  # just enabled elsewhere: start at the next fire
@@ -206,6 +209,17 @@ class Scheduler:
             log_applied(schedule, plan, applied, now, self._config.catch_up_window_seconds)
             fired += 1 if applied.job is not None and applied.job.created else 0
         return fired
+
+    def _notice_switch(self, name: str, enabled: bool) -> None:
+        """Say when a schedule is found disabled, or enabled again (by a user, anywhere)."""
+        seen = self._enabled.get(name)
+        if seen == enabled:
+            return
+        self._enabled[name] = enabled
+        if not enabled:
+            log.info("schedule %s is disabled: it fires nothing until enabled", name)
+        elif seen is not None:
+            log.info("schedule %s is enabled again", name)
 
     def _enqueuer(self, schedule: Schedule) -> Enqueue:
         def enqueue(connection: Connection, dedupe_key: str) -> EnqueueResult:
