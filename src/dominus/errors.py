@@ -130,3 +130,9 @@ class PermanentJobError(JobError):
 
     Raised by a handler, it fails the attempt without a retry, whatever attempts remain: the job
     ends failed with a dead-letter entry carrying the message, as after its last attempt."""
+
+
+class ClaimLostError(JobError):
+    """This attempt no longer owns its job (it was reclaimed from a silent worker, and another
+    attempt may be running it now): the handler's transaction was rolled back, nothing it wrote
+    was kept."""

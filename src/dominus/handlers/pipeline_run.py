@@ -4,13 +4,22 @@ Only the run's own job runs it (the job created with the run, `pipeline_runs.job
 attempt, a retry after a crash or a failure, or an operator's `jobs retry` / `dlq requeue`. Any
 other PIPELINE_RUN job (one enqueued by hand before such jobs were refused, or by code) fails
 permanently, without a retry: rerunning a finished run would overwrite its results, and an
-unknown run will not appear by retrying."""
+unknown run will not appear by retrying.
+
+Every write the run makes goes through the job context's fenced transaction (ADR 0024): an
+attempt that was reclaimed (its worker went silent) and still runs cannot write checkpoints,
+results or the run's status beside the attempt that replaced it; its writes are refused with
+ClaimLostError. The run's results, its completed status and the job's completion are one
+transaction."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
-from dominus.errors import PermanentJobError
+from sqlalchemy import Connection, Engine
+
+from dominus.errors import ClaimLostError, PermanentJobError
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.jobs.abort import AbortReason
 from dominus.jobs.context import JobContext
@@ -50,7 +59,7 @@ def register_pipeline_run(registry: HandlerRegistry, dependencies: HandlerDepend
 def run_pipeline_job(
     run_id: int, context: JobContext, dependencies: HandlerDependencies
 ) -> dict[str, Any]:
-    store = PipelineStore(dependencies.engine)
+    store = fenced_pipeline_store(context, dependencies.engine)
     settings = dependencies.settings
     run = run_of_job(store, run_id, context.job.id)
     if run.status is RunStatus.COMPLETED:
@@ -85,6 +94,18 @@ def run_pipeline_job(
     return run_result(run)
 
 
+def fenced_pipeline_store(context: JobContext, engine: Engine) -> PipelineStore:
+    """The pipeline's store writing through this attempt's fenced transactions, completing the
+    job in the transaction that completes the run."""
+    if context.transactions is None:  # a context built without a store (never by a worker)
+        return PipelineStore(engine)
+
+    def complete_job(connection: Connection, run: RunRecord) -> None:
+        context.complete(connection, run_result(run))
+
+    return PipelineStore(engine, begin=context.transaction, on_completed=complete_job)
+
+
 def run_of_job(store: PipelineStore, run_id: int, job_id: int) -> RunRecord:
     """The run this job may run or resume, or PermanentJobError saying why it may not."""
     try:
@@ -111,9 +132,20 @@ def record_interruption(
 ) -> None:
     """What the run row says when its job stops early. A worker shutdown or a lost claim leaves
     the run to the job's next attempt (which resumes from the checkpoints)."""
-    now = dependencies.clock()
-    if reason is AbortReason.LOST:
+    if reason is AbortReason.LOST or isinstance(error, ClaimLostError):
         return  # another attempt owns the job (and the run) now
+    with contextlib.suppress(ClaimLostError):  # lost meanwhile: the newer attempt reports
+        _record_interruption(store, run_id, reason, error, dependencies)
+
+
+def _record_interruption(
+    store: PipelineStore,
+    run_id: int,
+    reason: AbortReason | None,
+    error: BaseException,
+    dependencies: HandlerDependencies,
+) -> None:
+    now = dependencies.clock()
     if reason is AbortReason.SHUTDOWN:
         if dependencies.settings.WORKER_SHUTDOWN_REQUEUE:
             store.return_to_pending(run_id)

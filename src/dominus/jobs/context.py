@@ -1,17 +1,24 @@
-"""What a handler receives besides its payload: the job, its abort signal, a progress reporter
-and a logger."""
+"""What a handler receives besides its payload: the job, its abort signal, a progress reporter,
+a logger, and transactions fenced on its claim for its own writes."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from dominus.jobs.abort import AbortSignal
-from dominus.jobs.model import Claim, Job
+from pydantic import BaseModel
+from sqlalchemy import Connection
+
+from dominus.errors import ClaimLostError
+from dominus.jobs.abort import AbortReason, AbortSignal
+from dominus.jobs.model import AttemptOutcome, Claim, Job, OutcomeKind
+from dominus.jobs.store import FencedTransaction, JobStore
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +76,77 @@ class ProgressReporter:
             return self._latest if self._unwritten else None
 
 
+def jsonable(value: Any) -> Any:
+    """A handler's result as the JSON document stored on the job."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"the handler's result is not JSON serializable: {error}") from error
+    return value
+
+
+class HandlerTransactions:
+    """Opens one attempt's fenced transactions (ADR 0024) and remembers whether one of them
+    completed the job. Used from the handler's thread; `completed` is read by the loop."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        job: Job,
+        clock: Callable[[], datetime],
+        abort: AbortSignal,
+        reporter: ProgressReporter,
+    ) -> None:
+        self._store = store
+        self._job = job
+        self._claim = job.claim
+        self._clock = clock
+        self._abort = abort
+        self._reporter = reporter
+        self._open: FencedTransaction | None = None
+        self.completed = False
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        if self.completed:
+            raise RuntimeError(f"job {self._job.id} was already completed in a transaction")
+        if self._open is not None:
+            raise RuntimeError("a handler transaction is already open; they do not nest")
+        try:
+            with self._store.fenced_transaction(self._claim) as transaction:
+                self._open = transaction
+                try:
+                    yield transaction.connection
+                finally:
+                    self._open = None
+        except ClaimLostError:
+            # Stop the rest of the attempt too: another attempt owns the job now.
+            self._abort.set(AbortReason.LOST)
+            raise
+        if transaction.completed:
+            self.completed = True
+
+    def complete(self, connection: Connection, result: Any) -> None:
+        transaction = self._open
+        if transaction is None or transaction.connection is not connection:
+            raise RuntimeError("complete() takes the connection of the open ctx.transaction()")
+        now = self._clock()
+        started = self._job.started_at
+        outcome = AttemptOutcome(
+            self._claim,
+            OutcomeKind.COMPLETED,
+            result=jsonable(result),
+            progress=self._reporter.unwritten(),
+            job_type=self._job.job_type,
+            duration_seconds=(now - started).total_seconds() if started else None,
+        )
+        transaction.complete(outcome, now)
+
+
 @dataclass(frozen=True)
 class JobContext:
     """Passed to every handler as its second argument."""
@@ -77,8 +155,33 @@ class JobContext:
     abort: AbortSignal
     logger: logging.LoggerAdapter[logging.Logger]
     progress_reporter: ProgressReporter
+    transactions: HandlerTransactions | None = None
 
     def progress(self, **fields: Any) -> None:
         """Report progress, e.g. `ctx.progress(stage="dns", done=40, total=100)`. Persisted
         (throttled) and shown by `dominus jobs show` / `jobs wait`."""
         self.progress_reporter.report(fields)
+
+    def transaction(self) -> AbstractContextManager[Connection]:
+        """`with ctx.transaction() as conn:` a write transaction on the job database for the
+        handler's own rows that commits only while this attempt still owns the job. The claim is
+        checked in the same transaction (at its start, and under the job row's lock just before
+        COMMIT); when it was lost (the job was reclaimed from this worker), the transaction rolls
+        back and `dominus.errors.ClaimLostError` is raised, and the abort signal is set (LOST).
+        Transactions do not nest."""
+        return self._transactions().transaction()
+
+    def complete(self, connection: Connection, result: Any) -> None:
+        """Complete the job inside the open `ctx.transaction()` (on its `connection`): the job is
+        `completed` with `result` if and only if that transaction commits. The handler's return
+        value is then not recorded again (whatever it returns or raises afterwards)."""
+        self._transactions().complete(connection, result)
+
+    @property
+    def completed_in_transaction(self) -> bool:
+        return self.transactions is not None and self.transactions.completed
+
+    def _transactions(self) -> HandlerTransactions:
+        if self.transactions is None:
+            raise RuntimeError("this job context has no store: it cannot open transactions")
+        return self.transactions

@@ -4,7 +4,6 @@ becomes an outcome for the store."""
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import queue
 import threading
@@ -14,11 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
-
 from dominus.errors import PermanentJobError
 from dominus.jobs.abort import AbortReason, AbortSignal
-from dominus.jobs.context import JobContext, ProgressReporter
+from dominus.jobs.context import HandlerTransactions, JobContext, ProgressReporter, jsonable
 from dominus.jobs.model import AttemptOutcome, Claim, Job, OutcomeKind
 from dominus.jobs.registry import JobType
 
@@ -37,6 +34,12 @@ class RunningJob:
     started_at: datetime
     deadline: datetime | None
     finished: bool = False
+    # The handler's fenced transactions; `transactions.completed` once one completed the job.
+    transactions: HandlerTransactions | None = None
+
+    @property
+    def completed_in_transaction(self) -> bool:
+        return self.transactions is not None and self.transactions.completed
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class Finished:
     traceback: str | None = None
     finished_at: datetime | None = field(default=None)
     permanent: bool = False  # the error was a PermanentJobError: no retry
+    # The handler completed its job in a fenced transaction: nothing is left to record.
+    recorded: bool = False
 
 
 class HandlerPool:
@@ -91,12 +96,24 @@ def run_handler(running: RunningJob, clock: Callable[[], datetime]) -> Finished:
         abort=running.abort,
         logger=logging.LoggerAdapter(_job_logger(job.job_type), {"job_id": job.id}),
         progress_reporter=running.reporter,
+        transactions=running.transactions,
     )
     try:
         payload = running.job_type.payload_model.model_validate(job.payload)
         value = running.job_type.handler(payload, context)
-        return Finished(running, value=_jsonable(value), finished_at=clock())
+        if context.completed_in_transaction:
+            return Finished(running, finished_at=clock(), recorded=True)
+        return Finished(running, value=jsonable(value), finished_at=clock())
     except Exception as error:  # noqa: BLE001 - any handler error is the attempt's failure
+        if context.completed_in_transaction:
+            # The job's completion was committed with the handler's own writes; what failed
+            # after it cannot undo that.
+            log.warning(
+                "job %d raised after completing in its transaction (ignored): %s",
+                job.id,
+                describe_exception(error),
+            )
+            return Finished(running, finished_at=clock(), recorded=True)
         return Finished(
             running,
             error=describe_exception(error),
@@ -114,18 +131,6 @@ def _job_logger(job_type: str) -> logging.Logger:
 def describe_exception(error: BaseException) -> str:
     text = str(error)
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"the handler's result is not JSON serializable: {error}") from error
-    return value
 
 
 def outcome_of(

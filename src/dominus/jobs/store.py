@@ -8,6 +8,7 @@ Methods that depend on time take `now` (timezone-aware UTC); nothing here reads 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -30,6 +31,23 @@ from dominus.jobs.model import (
 
 # (job_type, attempt number that failed) -> seconds to wait before the next attempt
 RetryDelay = Callable[[str, int], float]
+
+
+class FencedTransaction(Protocol):
+    """A handler's write transaction, open on `connection`, that commits only while its
+    attempt still holds the claim (ADR 0024)."""
+
+    @property
+    def connection(self) -> Connection: ...
+
+    @property
+    def completed(self) -> bool:
+        """Whether `complete` ran in this transaction."""
+        ...
+
+    def complete(self, outcome: AttemptOutcome, now: datetime) -> None:
+        """Complete the job in this transaction (fenced). Raises ClaimLostError."""
+        ...
 
 
 class JobStore(Protocol):
@@ -145,6 +163,12 @@ class JobStore(Protocol):
 
     def record_progress(self, claim: Claim, progress: dict[str, Any], now: datetime) -> bool:
         """Store progress if the claim still holds. Returns False if it does not."""
+        ...
+
+    def fenced_transaction(self, claim: Claim) -> AbstractContextManager[FencedTransaction]:
+        """A write transaction for a handler's own rows that verifies, in the same transaction,
+        that `claim` still holds: when it starts, and holding the job row's lock just before
+        it commits. Raises ClaimLostError (after rolling back) when the claim was lost."""
         ...
 
     def reclaim_stale(

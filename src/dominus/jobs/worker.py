@@ -23,7 +23,7 @@ from dominus.errors import DatabaseBusyError, DatabaseError, DatabaseGoneError
 from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.jobs.backoff import DatabaseBackoff
 from dominus.jobs.clock import utc_now
-from dominus.jobs.context import ProgressReporter
+from dominus.jobs.context import HandlerTransactions, ProgressReporter
 from dominus.jobs.execution import (
     Finished,
     HandlerPool,
@@ -265,6 +265,9 @@ class Worker:
                 continue  # given up on at shutdown and already recorded as interrupted
             finished.running.finished = True
             self._unfinished -= 1
+            if finished.recorded:
+                self._completed_by_handler(finished.running)
+                continue
             self._unsettled.append(
                 outcome_of(
                     finished,
@@ -272,6 +275,18 @@ class Worker:
                     retry_at=self._retry_at,
                 )
             )
+
+    def _completed_by_handler(self, running: RunningJob) -> None:
+        """The handler completed its job in its own fenced transaction (ADR 0024): the store
+        already says so, and the claim is no longer held."""
+        self._running.pop(running.claim, None)
+        log.info(
+            "job %d %s completed (attempt %d/%d) in the handler's transaction",
+            running.job.id,
+            running.job.job_type,
+            running.job.attempts,
+            running.job.max_attempts,
+        )
 
     def _retry_at(self, running: RunningJob) -> datetime:
         policy = running.job_type.retry_policy or self._config.retry_policy
@@ -305,7 +320,7 @@ class Worker:
         held = dict(self._store.heartbeat(self.id, list(self._running), now))
         self._next_heartbeat_at = now + timedelta(seconds=self._config.heartbeat_interval_seconds)
         for claim, running in self._running.items():
-            if running.finished:
+            if running.finished or running.completed_in_transaction:
                 continue
             if claim not in held:
                 if running.abort.set(AbortReason.LOST):
@@ -400,20 +415,22 @@ class Worker:
             return
         abort = AbortSignal()
         deadline = now + timedelta(seconds=job.timeout_seconds) if job.timeout_seconds else None
+        reporter = ProgressReporter(
+            claim,
+            self._store.record_progress,
+            self._clock,
+            self._config.progress_interval_seconds,
+            on_lost=lambda: self._abort_lost(abort),
+        )
         running = RunningJob(
             job=job,
             claim=claim,
             job_type=self._registry.get(job.job_type),
             abort=abort,
-            reporter=ProgressReporter(
-                claim,
-                self._store.record_progress,
-                self._clock,
-                self._config.progress_interval_seconds,
-                on_lost=lambda: self._abort_lost(abort),
-            ),
+            reporter=reporter,
             started_at=now,
             deadline=deadline,
+            transactions=HandlerTransactions(self._store, job, self._clock, abort, reporter),
         )
         self._running[claim] = running
         self._unfinished += 1
@@ -473,11 +490,14 @@ class Worker:
 
     def _give_up_on_running(self) -> None:
         """Handlers that ignored the abort: record their jobs as interrupted without waiting."""
-        for running in self._running.values():
+        for running in list(self._running.values()):
             if running.finished:
                 continue
             running.finished = True
             self._unfinished -= 1
+            if running.completed_in_transaction:
+                self._completed_by_handler(running)  # recorded; only slow to return
+                continue
             log.warning(
                 "job %d %s did not stop within %g s of its abort; recording it anyway",
                 running.job.id,

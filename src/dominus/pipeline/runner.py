@@ -18,9 +18,9 @@ from typing import Any
 
 import httpx
 
-from dominus.errors import DatabaseBusyError, JobAbortedError
+from dominus.errors import ClaimLostError, DatabaseBusyError, JobAbortedError
 from dominus.pipeline.generate import generate_candidates
-from dominus.pipeline.model import STAGES, RunStatus, Stage
+from dominus.pipeline.model import STAGES, Stage
 from dominus.pipeline.results import assemble_results
 from dominus.pipeline.stage_results import Candidate, GenerateResult, RunState, StageResult
 from dominus.pipeline.stages import (
@@ -120,9 +120,7 @@ class PipelineRunner:
         reports = self.store.get_run(run_id).stages  # why a stage left names unchecked
         candidate_rows, score_rows, summary = assemble_results(state, self.providers, reports)
         self._raise_if_stopped()
-        self.store.save_results(run_id, candidate_rows, score_rows, self.clock())
-        self.store.finish_run(run_id, RunStatus.COMPLETED, self.clock(), summary=summary)
-        return self.store.get_run(run_id)
+        return self.store.complete_run(run_id, candidate_rows, score_rows, summary, self.clock())
 
     # --- one stage ---------------------------------------------------------------------------
     def _run_stage(
@@ -167,8 +165,8 @@ class PipelineRunner:
                 return None
             except StageIncompleteError as error:
                 return f"{stage.value}: {OVER_BUDGET} of {budget:g} s exceeded ({error})"
-            except JobAbortedError:
-                raise
+            except (JobAbortedError, ClaimLostError):
+                raise  # stopped, or another attempt owns the run now: not a degradation
             except TRANSIENT_ERRORS as error:
                 if attempt == len(RETRY_DELAYS_SECONDS) or time.monotonic() >= env.deadline:
                     return f"{stage.value}: still failing after {attempt + 1} attempts: {error}"

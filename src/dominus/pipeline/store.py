@@ -1,11 +1,16 @@
 """The pipeline's rows: runs, their checkpoints, candidates, scores and weight sets.
 
 Every write is one transaction; large writes go in batches inside it. Time comes from the
-caller (`now`), as everywhere in DOMINUS."""
+caller (`now`), as everywhere in DOMINUS.
+
+Write transactions are opened by `begin`: the engine's own by default; a PIPELINE_RUN job's
+handler passes its job context's fenced transaction (ADR 0024), so an attempt that lost its job
+to a newer attempt cannot write checkpoints or results beside it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -86,11 +91,24 @@ class WeightSet:
 
 # (connection, run id) -> job id: enqueues the run's job inside the run's own transaction.
 EnqueueInTransaction = Callable[[Connection, int], int]
+# Opens a write transaction.
+BeginTransaction = Callable[[], AbstractContextManager[Connection]]
+# Called inside the transaction that completes a run, with the completed run (a job's handler
+# completes its job there, so the run and its job are completed together or not at all).
+OnRunCompleted = Callable[[Connection, "RunRecord"], None]
 
 
 class PipelineStore:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        begin: BeginTransaction | None = None,
+        on_completed: OnRunCompleted | None = None,
+    ) -> None:
         self.engine = engine
+        self._begin: BeginTransaction = begin or engine.begin
+        self._on_completed = on_completed
 
     # --- runs ------------------------------------------------------------------------------
     def create_run(
@@ -102,7 +120,7 @@ class PipelineStore:
     ) -> RunRecord:
         """Insert a pending run; with `enqueue`, its job is enqueued in the same transaction
         (both exist, or neither)."""
-        with database_errors(), self.engine.begin() as connection:
+        with database_errors(), self._begin() as connection:
             run_id = connection.execute(
                 insert(pipeline_runs)
                 .values(
@@ -141,7 +159,7 @@ class PipelineStore:
             return [_run_of(row._mapping) for row in connection.execute(query)]
 
     def start_run(self, run_id: int, now: datetime) -> RunRecord:
-        with database_errors(), self.engine.begin() as connection:
+        with database_errors(), self._begin() as connection:
             current = _run_of(_one_run(connection, run_id))
             connection.execute(
                 update(pipeline_runs)
@@ -160,7 +178,7 @@ class PipelineStore:
 
     def report_stage(self, run_id: int, stage: Stage, report: dict[str, Any]) -> None:
         """Record a stage's state (running, its counts) for anyone watching the run."""
-        with database_errors(), self.engine.begin() as connection:
+        with database_errors(), self._begin() as connection:
             stages = dict(_one_run(connection, run_id)["stages"] or {})
             stages[stage.value] = report
             connection.execute(
@@ -177,7 +195,7 @@ class PipelineStore:
         now: datetime,
     ) -> None:
         """Save the stage's checkpoint, its report and any degradation in one transaction."""
-        with database_errors(), self.engine.begin() as connection:
+        with database_errors(), self._begin() as connection:
             row = _one_run(connection, run_id)
             stages = dict(row["stages"] or {})
             stages[stage.value] = report
@@ -233,7 +251,7 @@ class PipelineStore:
         self._update(run_id, status=RunStatus.PENDING.value)
 
     def _update(self, run_id: int, **values: Any) -> None:
-        with database_errors(), self.engine.begin() as connection:
+        with database_errors(), self._begin() as connection:
             done = connection.execute(
                 update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(**values)
             )
@@ -241,22 +259,35 @@ class PipelineStore:
                 raise RunNotFoundError(f"no pipeline run with id {run_id}")
 
     # --- candidates and scores ---------------------------------------------------------------
-    def save_results(
+    def complete_run(
         self,
         run_id: int,
         candidate_rows: Sequence[dict[str, Any]],
         score_rows: Sequence[dict[str, Any]],
+        summary: dict[str, Any],
         now: datetime,
-    ) -> None:
-        """Upsert the run's candidates and replace its scores, in batches, in one transaction
-        (a resumed run writes its results again without duplicates)."""
-        with database_errors(), self.engine.begin() as connection:
+    ) -> RunRecord:
+        """Upsert the run's candidates, replace its scores (in batches) and mark it completed, in
+        one transaction: a resumed run writes its results again without duplicates, and a run is
+        never completed without its results or the reverse."""
+        with database_errors(), self._begin() as connection:
             for batch in _batches(candidate_rows):
                 _upsert_candidates(connection, batch, run_id, now)
             connection.execute(delete(scoring_runs).where(scoring_runs.c.run_id == run_id))
             for batch in _batches(score_rows):
                 rows = [row | {"run_id": run_id, "scored_at": now} for row in batch]
                 connection.execute(insert(scoring_runs), rows)
+            connection.execute(
+                update(pipeline_runs)
+                .where(pipeline_runs.c.id == run_id)
+                .values(
+                    status=RunStatus.COMPLETED.value, finished_at=now, error=None, summary=summary
+                )
+            )
+            run = _run_of(_one_run(connection, run_id))
+            if self._on_completed is not None:
+                self._on_completed(connection, run)
+            return run
 
     def run_scores(
         self,
@@ -331,7 +362,7 @@ class PipelineStore:
         activate: bool = True,
         notes: str | None = None,
     ) -> int:
-        with database_errors(), self.engine.begin() as connection:
+        with database_errors(), self._begin() as connection:
             return int(
                 connection.execute(
                     insert(weight_sets)

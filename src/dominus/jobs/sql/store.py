@@ -9,6 +9,7 @@ original kept as `__cause__`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -36,6 +37,7 @@ from dominus.jobs.model import (
 from dominus.jobs.sql import (
     admin,
     claiming,
+    fencing,
     housekeeping,
     inserting,
     metrics,
@@ -199,6 +201,11 @@ class SqlJobStore:
 
     def record_progress(self, claim: Claim, progress: dict[str, Any], now: datetime) -> bool:
         return self._write(lambda conn: claiming.record_progress(conn, claim, progress, now))
+
+    def fenced_transaction(
+        self, claim: Claim
+    ) -> AbstractContextManager[fencing.SqlFencedTransaction]:
+        return fencing.fenced_transaction(self._engine, claim)
 
     def reclaim_stale(
         self, now: datetime, max_running_age_seconds: float, retry_delay: RetryDelay
