@@ -1,0 +1,179 @@
+"""What a chaos run shows, computed from what was recorded outside the database (the handlers'
+execution log and the driver's log of what it did) and the job rows at the end.
+
+- lost: jobs enqueued that did not end `completed`, or that are `completed` with no execution
+  that reached its end in the log (must be 0);
+- overlapping: pairs of executions of one job that ran at the same time (must be 0). An
+  execution runs from its `start` line to its `end` line or, if it has none, to the SIGKILL of
+  its process (a process that was never killed and left no `end` counts as running to the end
+  of the run, so it overlaps anything after it);
+- duplicate attempts: one (job, attempt) started twice (must be 0: one claim, one run);
+- jobs run more than once, each explained by what happened to the run before it: its process
+  was SIGKILLed after it started (`after_kill`), or the database server was restarted in
+  immediate mode (a crash: asynchronously committed outcomes may be lost, ADR 0005) while it
+  was unrecorded (`after_server_crash`); anything else is `unexplained` (must be 0);
+- recovery: for an execution cut short by a SIGKILL, the time from the kill to the start of the
+  job's next execution; the longest is reported (bounded by the max running age, the reclaim
+  interval, the retry delay and a poll, unless the database was down meanwhile).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Execution:
+    job: int
+    attempt: int
+    pid: int
+    worker: str
+    start: float
+    end: float | None  # None: no `end` line
+
+
+@dataclass
+class Findings:
+    jobs: int = 0
+    executions: int = 0
+    lost: list[int] = field(default_factory=list)
+    overlapping: list[tuple[int, int, int]] = field(default_factory=list)  # (job, attempt, a2)
+    duplicate_attempts: list[tuple[int, int]] = field(default_factory=list)
+    rerun_after_kill: int = 0
+    rerun_after_server_crash: int = 0
+    rerun_unexplained: list[int] = field(default_factory=list)
+    recoveries: list[float] = field(default_factory=list)
+    final_statuses: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def jobs_run_more_than_once(self) -> int:
+        return self.rerun_after_kill + self.rerun_after_server_crash + len(self.rerun_unexplained)
+
+    @property
+    def longest_recovery(self) -> float | None:
+        return max(self.recoveries) if self.recoveries else None
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "jobs": self.jobs,
+            "executions": self.executions,
+            "lost": len(self.lost),
+            "lost_ids": self.lost[:20],
+            "overlapping": len(self.overlapping),
+            "overlapping_examples": self.overlapping[:20],
+            "duplicate_attempts": len(self.duplicate_attempts),
+            "jobs_run_more_than_once": self.jobs_run_more_than_once,
+            "rerun_after_kill": self.rerun_after_kill,
+            "rerun_after_server_crash": self.rerun_after_server_crash,
+            "rerun_unexplained": len(self.rerun_unexplained),
+            "rerun_unexplained_ids": self.rerun_unexplained[:20],
+            "longest_recovery_seconds": self.longest_recovery,
+            "killed_executions_recovered": len(self.recoveries),
+            "final_statuses": self.final_statuses,
+        }
+
+
+def read_executions(paths: Iterable[Path]) -> list[Execution]:
+    starts: dict[tuple[int, int, int], dict[str, Any]] = {}
+    ends: dict[tuple[int, int, int], float] = {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by a SIGKILL mid-write (never fsync'd as a whole)
+            key = (event["job"], event["attempt"], event["pid"])
+            if event["e"] == "start":
+                if key in starts:  # the same attempt started twice in one process
+                    key = (event["job"], event["attempt"], -event["pid"])
+                starts[key] = event
+            elif event["e"] == "end":
+                ends[key] = event["t"]
+    return [
+        Execution(
+            job=event["job"],
+            attempt=event["attempt"],
+            pid=event["pid"],
+            worker=event["worker"],
+            start=event["t"],
+            end=ends.get(key),
+        )
+        for key, event in starts.items()
+    ]
+
+
+def analyse(
+    enqueued: Sequence[int],
+    statuses: Mapping[int, str],
+    executions: Sequence[Execution],
+    kills: Mapping[int, float],
+    server_crashes: Sequence[tuple[float, float]],
+) -> Findings:
+    """`kills`: pid → time of its SIGKILL. `server_crashes`: (went down, back up) of immediate
+    restarts of the database server."""
+    findings = Findings(jobs=len(enqueued), executions=len(executions))
+    counts: dict[str, int] = defaultdict(int)
+    for status in statuses.values():
+        counts[status] += 1
+    findings.final_statuses = dict(sorted(counts.items()))
+    by_job: dict[int, list[Execution]] = defaultdict(list)
+    for execution in executions:
+        by_job[execution.job].append(execution)
+    for job_id in enqueued:
+        runs = sorted(by_job.get(job_id, []), key=lambda run: run.start)
+        if statuses.get(job_id) != "completed" or not any(run.end is not None for run in runs):
+            findings.lost.append(job_id)
+        _check_job(job_id, runs, kills, server_crashes, findings)
+    return findings
+
+
+def _until(run: Execution, kills: Mapping[int, float]) -> float:
+    if run.end is not None:
+        return run.end
+    return kills.get(run.pid, math.inf)
+
+
+def _check_job(  # noqa: PLR0912
+    job_id: int,
+    runs: list[Execution],
+    kills: Mapping[int, float],
+    server_crashes: Sequence[tuple[float, float]],
+    findings: Findings,
+) -> None:
+    seen: set[int] = set()
+    for run in runs:
+        if run.attempt in seen:
+            findings.duplicate_attempts.append((job_id, run.attempt))
+        seen.add(run.attempt)
+    for index, first in enumerate(runs):
+        for second in runs[index + 1 :]:
+            if second.start < _until(first, kills):
+                findings.overlapping.append((job_id, first.attempt, second.attempt))
+    if len(runs) < 2:
+        return
+    explained_by_kill = explained_by_crash = unexplained = False
+    for before, after in itertools.pairwise(runs):
+        killed_at = kills.get(before.pid)
+        if killed_at is not None and before.start <= killed_at <= after.start:
+            explained_by_kill = True
+            if before.end is None:  # cut short by the kill: measure how soon it ran again
+                findings.recoveries.append(after.start - killed_at)
+        elif any(before.start <= up and down <= after.start for down, up in server_crashes):
+            explained_by_crash = True
+        else:
+            unexplained = True
+    if unexplained:
+        findings.rerun_unexplained.append(job_id)
+    elif explained_by_kill:
+        findings.rerun_after_kill += 1
+    elif explained_by_crash:
+        findings.rerun_after_server_crash += 1

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""One chaos worker process: the real worker (`dominus.jobs.Worker`, built from the settings in
+the environment exactly as `dominus worker` builds it) running one job type, `chaos.record`,
+whose handler writes every execution to an append-only file outside the database.
+
+Each execution appends two JSON lines, fsync'd before the handler goes on: `start` (job id,
+attempt, worker id, pid, wall time) before its work, `end` after it. A line that reached the
+file survives a SIGKILL of this process a moment later. The file is per process
+(`events-<pid>.jsonl` in CHAOS_EVENTS_DIR), so no two processes append to one file.
+
+Run by bench/chaos/chaos.py; not a command of DOMINUS.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from dominus.cli.runtime import open_runtime
+from dominus.cli.worker import _install_signal_handlers
+from dominus.jobs import HandlerRegistry, JobContext, Worker
+
+JOB_TYPE = "chaos.record"
+
+
+class ChaosJob(BaseModel):
+    n: int
+    min_seconds: float = 0.05
+    max_seconds: float = 0.25
+
+
+class EventLog:
+    """Append-only JSON lines, each flushed and fsync'd before `write` returns."""
+
+    def __init__(self, path: Path) -> None:
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._lock = threading.Lock()
+
+    def write(self, event: dict[str, Any]) -> None:
+        line = (json.dumps(event, separators=(",", ":")) + "\n").encode()
+        with self._lock:
+            os.write(self._fd, line)
+            os.fsync(self._fd)
+
+
+def chaos_registry(events: EventLog) -> HandlerRegistry:
+    registry = HandlerRegistry()
+    pid = os.getpid()
+
+    def record(payload: ChaosJob, context: JobContext) -> dict[str, int]:
+        job = context.job
+        about = {"job": job.id, "attempt": job.attempts, "worker": job.locked_by, "pid": pid}
+        events.write({"e": "start", "t": time.time(), **about})
+        context.abort.wait(random.uniform(payload.min_seconds, payload.max_seconds))
+        context.abort.raise_if_set()
+        events.write({"e": "end", "t": time.time(), **about})
+        return {"n": payload.n}
+
+    # Many attempts: a job may be hit by several kills; the harness measures loss, not the
+    # retry limit (a dead-lettered job would be counted as lost all the same).
+    registry.register(JOB_TYPE, record, ChaosJob, max_attempts=25)
+    return registry
+
+
+def main() -> None:
+    directory = Path(os.environ["CHAOS_EVENTS_DIR"])
+    events = EventLog(directory / f"events-{os.getpid()}.jsonl")
+    runtime = open_runtime()
+    worker = Worker(
+        runtime.store,
+        chaos_registry(events),
+        runtime.worker_config(),
+        clock=runtime.clock,
+        watcher=runtime.change_watcher(),
+    )
+    _install_signal_handlers(worker)
+    worker.run()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
