@@ -18,6 +18,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from hypothesis import settings
 from sqlalchemy import Engine, make_url
 
 from dominus.db.engine import create_database_engine
@@ -26,6 +27,16 @@ from dominus.jobs import HandlerRegistry, JobQueue, SqlJobStore
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 
 T0 = datetime(2030, 1, 1, 12, 0, 0, tzinfo=UTC)
+
+# Hypothesis: few examples by default so the suite stays fast; `--hypothesis-profile=long` for
+# deeper runs of the property tests (tests that set their own example count keep it).
+settings.register_profile(
+    "dominus", max_examples=8, stateful_step_count=30, deadline=None, database=None
+)
+settings.register_profile(
+    "long", max_examples=400, stateful_step_count=100, deadline=None, database=None
+)
+settings.load_profile("dominus")
 POSTGRES_URL = os.environ.get(
     "DOMINUS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
