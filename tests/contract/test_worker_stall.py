@@ -180,3 +180,52 @@ def test_a_worker_holding_claims_retries_at_least_every_heartbeat_interval(
     assert worker.wait_until_idle(10)
     clock.now = worker._backoff_until
     assert worker.run_once(clock()).settled == 1
+
+
+def test_recurring_trouble_delays_a_dead_workers_reclaim_only_by_the_troubles_length(
+    engine: Engine, store: SqlJobStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Short failures every 2.5 s (less than the max age apart) used to renew the reaper's
+    distrust forever, so a dead worker's job waited until the trouble stopped (the chaos run's
+    finding, ADR 0026). Silence is now judged max age + the trouble's length: the dead job is
+    reclaimed in the first window that allows it, while a live owner failing in the same pattern
+    heartbeats in the gaps and keeps its job."""
+    gate = threading.Event()
+    registry = gated_registry(gate)
+    queue = JobQueue(store, registry, clock=clock)
+    live_job = queue.enqueue_job("gated", max_attempts=1).job_id
+    owner_store, reaper_store = SqlJobStore(engine), SqlJobStore(engine)
+    owner = Worker(owner_store, registry, stall_config(concurrency=1), clock=clock)
+    assert owner.run_once(clock()).claimed == 1
+    dead_job = queue.enqueue_job("diag.noop", max_attempts=2).job_id
+    [claimed] = store.claim("dead-host:1:abc", ["diag.noop"], 1, clock())
+    assert claimed.id == dead_job
+    died_at = clock()
+    # The reaper is busy too (as workers under load are), so it retries within a heartbeat.
+    reaper_job = queue.enqueue_job("gated", max_attempts=1).job_id
+    reaper = Worker(reaper_store, registry, stall_config(concurrency=1), clock=clock)
+    assert reaper.run_once(clock()).claimed == 1
+    reclaimed_at = None
+    for _cycle in range(8):
+        # One failed tick each (a busy or unreachable database), then 2 s of good contact.
+        monkeypatch.setattr(owner_store, "heartbeat", failing(1, owner_store.heartbeat))
+        monkeypatch.setattr(reaper_store, "heartbeat", failing(1, reaper_store.heartbeat))
+        clock.advance(HEARTBEAT)
+        assert owner.run_once(clock()).failed
+        assert reaper.run_once(clock()).failed
+        for _tick in range(4):
+            clock.advance(HEARTBEAT)
+            assert not owner.run_once(clock()).failed
+            assert not reaper.run_once(clock()).failed
+            if reclaimed_at is None and store.get_job(dead_job).status is JobStatus.PENDING:
+                reclaimed_at = clock()
+        for job_id in (live_job, reaper_job):
+            assert store.get_job(job_id).status is JobStatus.RUNNING
+    assert reclaimed_at is not None, "the dead worker's job was never reclaimed"
+    # Max age + one failed tick's trouble + one reclaim interval and one tick of slack.
+    assert (reclaimed_at - died_at).total_seconds() <= MAX_AGE + HEARTBEAT + 2 * HEARTBEAT
+    gate.set()
+    for worker in (owner, reaper):
+        assert worker.wait_until_idle(10)
+        worker.run_once(clock())
+    assert_completed_once(store, [live_job, reaper_job])

@@ -1,13 +1,19 @@
-"""Reclaiming the jobs of silent workers, and knowing when silence is evidence.
+"""Reclaiming the jobs of silent workers, and knowing how much silence is evidence.
 
 A running job whose heartbeat is older than the max running age is taken to belong to a dead
 worker and goes back to pending (or to the dead-letter queue on its last attempt). That judgement
 is only sound if the owner could have heartbeated: when the database itself was unreachable or
 stalled, every worker went silent together, and reclaiming their jobs the moment it comes back
 would throw away results they already hold. So a reaper that saw the database fail or stall
-does not judge anyone's silence until it has been in good contact for a full max running age
-again. A live owner heartbeats well within that window (its retries are capped at the heartbeat
-interval while it holds claims); a dead one stays silent and is reclaimed, one max age late.
+lengthens the silence it takes for death by the length of that trouble (ADR 0026): a live owner
+cut off by the same trouble heartbeats within its heartbeat interval of the database coming back,
+so its silence never exceeds the max age plus the trouble; a dead owner's job is reclaimed the
+length of the trouble later than otherwise, however often trouble comes back.
+
+Troubles separated by less than a gap in which a live worker could have heartbeated (twice the
+heartbeat interval, at most the max age) count as one. Once a max age (plus the trouble's length)
+has passed after the trouble, every live worker has heartbeated since, and the plain max age
+applies again.
 
 Its own claims are never at risk from its own reaper: the worker heartbeats every claim it holds,
 finished-but-unrecorded ones included, before the reaper runs in the same tick (see `Worker`).
@@ -36,14 +42,17 @@ class StaleJobReaper:
         max_running_age_seconds: float,
         interval_seconds: float,
         retry_delay: RetryDelay,
+        heartbeat_interval_seconds: float,
     ) -> None:
         self._store = store
         self._max_age = timedelta(seconds=max_running_age_seconds)
         self._interval = timedelta(seconds=interval_seconds)
         self._retry_delay = retry_delay
+        # A healthy gap shorter than this may not have let a live worker heartbeat.
+        self._merge_gap = min(self._max_age, timedelta(seconds=2 * heartbeat_interval_seconds))
         self._next_at = _EPOCH
-        # No reclaiming before this: the end of a max age of good contact after trouble.
-        self._trusted_from = _EPOCH
+        # The latest stretch of database trouble this worker saw: (start, end), or None.
+        self._trouble: tuple[datetime, datetime] | None = None
 
     @property
     def stall_seconds(self) -> float:
@@ -51,26 +60,38 @@ class StaleJobReaper:
         may have stayed silent for close to the max running age."""
         return self._max_age.total_seconds() / 2
 
-    def database_trouble(self, now: datetime) -> None:
-        """The database failed or stalled for this worker at about `now`."""
-        trusted_from = now + self._max_age
-        if trusted_from > self._trusted_from:
-            if self._trusted_from <= now:
-                log.info(
-                    "database trouble: not reclaiming other workers' jobs until %s "
-                    "(they may have been cut off too)",
-                    trusted_from.isoformat(timespec="seconds"),
-                )
-            self._trusted_from = trusted_from
+    def database_trouble(self, start: datetime, end: datetime) -> None:
+        """The database failed or stalled for this worker from `start` to `end`."""
+        previous = self._trouble
+        if previous is not None and start - previous[1] <= self._merge_gap:
+            start, end = min(start, previous[0]), max(end, previous[1])
+        elif end - start > timedelta(0):
+            log.info(
+                "database trouble for %.1f s: other workers' silence is judged that much longer",
+                (end - start).total_seconds(),
+            )
+        self._trouble = (start, end)
+
+    def stale_after(self, now: datetime) -> timedelta:
+        """The heartbeat age from which a running job is taken to be abandoned, at `now`."""
+        if self._trouble is None:
+            return self._max_age
+        start, end = self._trouble
+        length = max(end - start, timedelta(0))
+        if now - end > self._max_age + length:
+            self._trouble = None  # every live worker has heartbeated since
+            return self._max_age
+        return self._max_age + length
 
     def next_due(self) -> datetime:
-        return max(self._next_at, self._trusted_from)
+        return self._next_at
 
     def maybe_reclaim(self, now: datetime) -> list[ReclaimedJob]:
-        """Reclaim stale jobs if a pass is due and silence can be trusted; returns them."""
-        if now < self.next_due():
+        """Reclaim stale jobs if a pass is due; returns them."""
+        if now < self._next_at:
             return []
-        reclaimed = self._store.reclaim_stale(now, self._max_age.total_seconds(), self._retry_delay)
+        stale_after = self.stale_after(now).total_seconds()
+        reclaimed = self._store.reclaim_stale(now, stale_after, self._retry_delay)
         self._next_at = now + self._interval
         for job in reclaimed:
             log.warning(

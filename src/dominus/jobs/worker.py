@@ -102,7 +102,10 @@ class Worker:
             max_running_age_seconds=self._config.max_running_age_seconds,
             interval_seconds=self._config.reclaim_interval_seconds,
             retry_delay=self._retry_delay,
+            heartbeat_interval_seconds=self._config.heartbeat_interval_seconds,
         )
+        # When the current run of failed ticks began (None while the database answers).
+        self._trouble_since: datetime | None = None
 
     # --- control from other threads ----------------------------------------------------
     def wake(self) -> None:
@@ -198,9 +201,9 @@ class Worker:
         self._advance_shutdown(now)
         if self._backoff_until is not None and now < self._backoff_until:
             return TickReport(failed=True)
-        if self._backoff.consecutive_failures:
+        if self._trouble_since is not None:
             # Back after failed ticks: the other workers were probably cut off as well.
-            self._reaper.database_trouble(now)
+            self._reaper.database_trouble(self._trouble_since, now)
         started = time.monotonic()
         try:
             self._register(now)
@@ -214,7 +217,8 @@ class Worker:
             self._back_off(now, error)
             return TickReport(failed=True)
         if time.monotonic() - started > self._reaper.stall_seconds:
-            self._reaper.database_trouble(self._clock())  # a stall: others were blocked too
+            self._reaper.database_trouble(now, self._clock())  # a stall: others were blocked too
+        self._trouble_since = None
         self._backoff.succeeded()
         self._backoff_until = None
         return report
@@ -452,6 +456,8 @@ class Worker:
 
     def _back_off(self, now: datetime, error: Exception) -> None:
         delay = self._backoff.failed()
+        if self._trouble_since is None:
+            self._trouble_since = now
         if self._running:
             # Claims expire if they are not heartbeated: while holding any, try at least once
             # per heartbeat interval, however long the database has been failing.
