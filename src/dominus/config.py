@@ -16,6 +16,7 @@ from pydantic_settings import SettingsConfigDict
 
 from dominus.errors import ConfigurationError
 from dominus.host_names import parse_host_list
+from dominus.maintenance.settings import MaintenanceSettings
 from dominus.scheduling.defaults import check_schedule_settings
 from dominus.scheduling.settings import SchedulerSettings
 from dominus.scoring.settings import ScoringSettings, scoring_config
@@ -23,10 +24,12 @@ from dominus.scoring.settings import ScoringSettings, scoring_config
 DEFAULT_DATABASE_URL = "sqlite:///./data/dominus.db"
 
 
-class Settings(ScoringSettings, SchedulerSettings):
+class Settings(ScoringSettings, SchedulerSettings, MaintenanceSettings):
     """Process-wide configuration. Field names are the environment variable names. The scoring
     constants (`SCORING_*`, `TLD_PRICES_PATH`) are inherited from dominus.scoring.settings, the
-    schedules' (`SCHEDULER_*`, `AUTO_TUNE_*`) from dominus.scheduling.settings."""
+    schedules' (`SCHEDULER_*`, `AUTO_TUNE_*`) from dominus.scheduling.settings, the backups' and
+    the retentions (`BACKUP_*`, `*_RETENTION_DAYS`, `PRUNE_BATCH_SIZE`) from
+    dominus.maintenance.settings."""
 
     model_config = SettingsConfigDict(
         env_file=".env",

@@ -4,6 +4,9 @@
     ├── ConfigurationError          a setting is missing or out of range
     │   └── InvalidScheduleError    a cron expression or time zone that cannot be used
     ├── CopyRefusedError            `db copy` refused (same database, non-empty target)
+    ├── MaintenanceError            a backup, restore or vacuum cannot start (BACKUP_DIR unusable,
+    │   │                           a file outside it, pg_dump missing or too old, live workers)
+    │   └── BackupFailedError       a backup or restore started and failed (verification, tool)
     ├── DatabaseError               the database could not be reached or used (driver error kept
     │   │                           as __cause__)
     │   ├── DatabaseBusyError       the database stayed locked (SQLITE_BUSY) or a lock timed out
@@ -50,6 +53,14 @@ class InvalidScheduleError(ConfigurationError):
 
 class CopyRefusedError(DominusError):
     """The copy was refused (same database, or a target that is not empty); nothing was written."""
+
+
+class MaintenanceError(DominusError):
+    """The maintenance operation cannot be done as asked; nothing was changed."""
+
+
+class BackupFailedError(MaintenanceError):
+    """The backup or restore failed; no partial file was kept."""
 
 
 class DatabaseError(DominusError):

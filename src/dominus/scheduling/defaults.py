@@ -14,9 +14,9 @@ a later release) is listed as inactive and fires nothing.
                        (listed only with the diagnostic job types)
 
 Payloads come from settings, so a scheduled job behaves like one enqueued by hand: each entry
-names a function of the settings. None of the scheduled handlers exists yet, so every payload
-is `{}`; the issue that adds a handler adds its payload settings here (the backup's retention,
-for example).
+names a function of the settings. The backup's payload carries BACKUP_RETENTION_DAYS,
+BACKUP_KEEP_LAST and BACKUP_COMPRESS, the prune's the three *_RETENTION_DAYS (ADR 0020); the
+others are `{}` until their handlers exist.
 """
 
 from __future__ import annotations
@@ -27,11 +27,21 @@ from typing import Any
 
 from dominus.errors import ConfigurationError, InvalidScheduleError
 from dominus.jobs.scheduling import Schedule, time_zone
+from dominus.maintenance.settings import MaintenanceSettings, backup_payload, prune_payload
 from dominus.scheduling.settings import OFF, SchedulerSettings, catch_up_window
 
 
 def _no_payload(_settings: SchedulerSettings) -> dict[str, Any]:
     return {}
+
+
+def _backup_payload(settings: SchedulerSettings) -> dict[str, Any]:
+    # The process's Settings are both; scheduler settings alone (a test's) carry no retention.
+    return backup_payload(settings) if isinstance(settings, MaintenanceSettings) else {}
+
+
+def _prune_payload(settings: SchedulerSettings) -> dict[str, Any]:
+    return prune_payload(settings) if isinstance(settings, MaintenanceSettings) else {}
 
 
 @dataclass(frozen=True)
@@ -45,8 +55,8 @@ class DefaultSchedule:
 
 
 DEFAULT_SCHEDULES = (
-    DefaultSchedule("backup", "SCHEDULER_BACKUP_CRON", "BACKUP"),
-    DefaultSchedule("prune", "SCHEDULER_PRUNE_CRON", "PRUNE"),
+    DefaultSchedule("backup", "SCHEDULER_BACKUP_CRON", "BACKUP", _backup_payload),
+    DefaultSchedule("prune", "SCHEDULER_PRUNE_CRON", "PRUNE", _prune_payload),
     DefaultSchedule("watchlist-poll", "SCHEDULER_WATCHLIST_CRON", "WATCHLIST_POLL"),
     DefaultSchedule("renewal-check", "SCHEDULER_RENEWAL_CHECK_CRON", "RENEWAL_CHECK"),
     DefaultSchedule("portfolio-rescore", "SCHEDULER_RESCORE_CRON", "PORTFOLIO_RESCORE"),
