@@ -7,6 +7,7 @@ registered only on request.
 
 from __future__ import annotations
 
+from dominus.handlers.backup import register_backup
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.handlers.pipeline_run import register_pipeline_run
 from dominus.jobs.diagnostic import register_diagnostic_jobs
@@ -21,6 +22,7 @@ def build_registry(
     registry = HandlerRegistry()
     if dependencies is not None:
         register_pipeline_run(registry, dependencies)
+        register_backup(registry, dependencies)
     if diagnostic_jobs:
         register_diagnostic_jobs(registry)
     return registry
