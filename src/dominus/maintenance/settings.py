@@ -14,6 +14,8 @@ from pydantic import Field
 from pydantic_settings import BaseSettings
 
 MAX_RETENTION_DAYS = 36_500
+# Ids of one step are bound as parameters: both backends cap a statement's parameters.
+MAX_PRUNE_BATCH_SIZE = 10_000
 Compression = Literal["off", "gzip"]
 
 
@@ -28,7 +30,7 @@ class MaintenanceSettings(BaseSettings):
     DLQ_RETENTION_DAYS: int = Field(default=30, ge=0, le=MAX_RETENTION_DAYS)
     PIPELINE_RUN_RETENTION_DAYS: int = Field(default=180, ge=0, le=MAX_RETENTION_DAYS)
     # Rows one prune transaction deletes at most (per table).
-    PRUNE_BATCH_SIZE: int = Field(default=1000, ge=1, le=100_000)
+    PRUNE_BATCH_SIZE: int = Field(default=1000, ge=1, le=MAX_PRUNE_BATCH_SIZE)
 
 
 def backup_directory(settings: MaintenanceSettings) -> Path:
