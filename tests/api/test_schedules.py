@@ -41,8 +41,11 @@ def test_the_schedules_are_listed(client: TestClient) -> None:
         "weight-tune",
         "diag",
     ]
-    assert schedules["backup"]["state"] == "inactive"
-    assert schedules["backup"]["inactive_reason"] == "job type BACKUP is not registered"
+    assert schedules["watchlist-poll"]["state"] == "inactive"
+    assert schedules["watchlist-poll"]["inactive_reason"] == (
+        "job type WATCHLIST_POLL is not registered"
+    )
+    assert schedules["backup"]["state"] == "enabled"
     assert schedules["diag"]["state"] == "off"
 
 
@@ -85,8 +88,8 @@ def test_an_unknown_schedule_is_a_404(client: TestClient, action: str) -> None:
 
 
 def test_an_inactive_or_switched_off_schedule_is_a_409(client: TestClient) -> None:
-    inactive = assert_error(client.post(f"{API}/schedules/backup/run"), 409, "conflict")
-    assert "job type BACKUP is not registered" in inactive["message"]
+    inactive = assert_error(client.post(f"{API}/schedules/watchlist-poll/run"), 409, "conflict")
+    assert "job type WATCHLIST_POLL is not registered" in inactive["message"]
     off = assert_error(client.post(f"{API}/schedules/diag/enable"), 409, "conflict")
     assert "SCHEDULER_DIAG_CRON=off" in off["message"]
     assert client.get(f"{API}/jobs").json()["items"] == []

@@ -36,13 +36,25 @@ def test_the_default_schedules_are_listed_inactive_until_their_handlers_exist(cl
     schedules = cli.ok("schedules", "list", "--json").json()
     assert [schedule["name"] for schedule in schedules] == DEFAULT_NAMES
     by_name = {schedule["name"]: schedule for schedule in schedules}
-    backup = by_name["backup"]
-    assert backup["cron"] == "0 4 * * *"
-    assert backup["timezone"] == "UTC"
-    assert backup["job_type"] == "BACKUP"
-    assert backup["state"] == "inactive"
-    assert backup["inactive_reason"] == "job type BACKUP is not registered"
-    assert backup["next_fire_at"] is None
+    watchlist = by_name["watchlist-poll"]
+    assert watchlist["cron"] == "0 */6 * * *"
+    assert watchlist["timezone"] == "UTC"
+    assert watchlist["job_type"] == "WATCHLIST_POLL"
+    assert watchlist["state"] == "inactive"
+    assert watchlist["inactive_reason"] == "job type WATCHLIST_POLL is not registered"
+    assert watchlist["next_fire_at"] is None
+    backup = by_name["backup"]  # BACKUP is registered: enabled, its payload from the settings
+    assert (backup["job_type"], backup["state"], backup["cron"]) == (
+        "BACKUP",
+        "enabled",
+        "0 4 * * *",
+    )
+    assert backup["payload"] == {"retention_days": 30, "compress": "off"}
+    assert by_name["prune"]["payload"] == {
+        "job_retention_days": 7,
+        "dlq_retention_days": 30,
+        "pipeline_run_retention_days": 180,
+    }
     assert by_name["weight-tune"]["state"] == "off"  # AUTO_TUNE_ENABLED is false by default
     assert by_name["weight-tune"]["cron"] is None
     table = cli.ok("schedules", "list").stdout
@@ -93,7 +105,7 @@ def test_enable_and_disable_are_stored(cli: Cli, store: SqlJobStore) -> None:
     assert "schedule diag enabled; next fire at" in enabled
     assert ScheduleStore(store.engine).rows()["diag"].enabled is True
     # A schedule whose job type is not registered can be switched too, for later.
-    assert "inactive" in cli.ok("schedules", "disable", "backup").stdout
+    assert "inactive" in cli.ok("schedules", "disable", "watchlist-poll").stdout
 
 
 @pytest.mark.parametrize("command", ["run", "enable", "disable"])
@@ -103,9 +115,9 @@ def test_an_unknown_schedule_exits_2(cli: Cli, command: str) -> None:
 
 def test_schedules_that_cannot_enqueue_exit_2(cli: Cli, store: SqlJobStore) -> None:
     assert_bad_input(
-        cli.run("schedules", "run", "backup"),
-        "schedule backup is inactive",
-        "job type BACKUP is not registered",
+        cli.run("schedules", "run", "watchlist-poll"),
+        "schedule watchlist-poll is inactive",
+        "job type WATCHLIST_POLL is not registered",
     )
     assert_bad_input(
         cli.run("schedules", "run", "weight-tune"), "weight-tune is off", "AUTO_TUNE_ENABLED=false"
@@ -147,9 +159,10 @@ def test_every_command_checks_the_scheduler_settings(cli: Cli) -> None:
 def test_a_worker_says_at_start_when_no_scheduler_runs(cli: Cli, store: SqlJobStore) -> None:
     alone = cli.ok("worker", "--burst", env=DIAG)
     assert "no scheduler has ticked within the last two minutes (none has ever run)" in alone.stderr
-    assert "1 schedule(s) are enabled (diag)" in alone.stderr
-    # Nothing enabled (every default schedule is inactive in this version): nothing to say.
-    assert "no scheduler has ticked" not in cli.ok("worker", "--burst").stderr
+    assert "3 schedule(s) are enabled (backup, prune, diag)" in alone.stderr
+    # Nothing enabled (the maintenance schedules off, the others inactive): nothing to say.
+    maintenance_off = {"SCHEDULER_BACKUP_CRON": "off", "SCHEDULER_PRUNE_CRON": "off"}
+    assert "no scheduler has ticked" not in cli.ok("worker", "--burst", env=maintenance_off).stderr
     now = utc_now()
     ScheduleStore(store.engine).register_scheduler(SchedulerInfo("live", "host", 1, now, now))
     assert "no scheduler has ticked" not in cli.ok("worker", "--burst", env=DIAG).stderr
