@@ -1,6 +1,7 @@
 """The `dominus` command. Errors DOMINUS raises on purpose become one line on stderr and an exit
 code: 2 for bad input (unknown type or id, invalid payload or option, un-migrated database,
-invalid settings), 75 when the queue is full (try again later), 1 for database failures."""
+invalid settings), 75 when the queue is full (try again later), 1 for database failures and for
+a backup or restore that failed."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import psycopg
 import typer
 from sqlalchemy.exc import SQLAlchemyError
 
-from dominus.cli import db, dlq, jobs, queue, rdap, runs, schedules, scoring
+from dominus.cli import db, dlq, jobs, maintenance, queue, rdap, runs, schedules, scoring
 from dominus.cli.demo import demo
 from dominus.cli.enqueue import enqueue
 from dominus.cli.run import run
@@ -22,7 +23,13 @@ from dominus.cli.score import score
 from dominus.cli.serve import serve
 from dominus.cli.worker import worker
 from dominus.db.errors import translated
-from dominus.errors import DatabaseError, DominusError, QueueFullError, SchemaNotMigratedError
+from dominus.errors import (
+    BackupFailedError,
+    DatabaseError,
+    DominusError,
+    QueueFullError,
+    SchemaNotMigratedError,
+)
 
 EXIT_BAD_INPUT = 2
 EXIT_TRY_LATER = 75  # EX_TEMPFAIL
@@ -45,6 +52,7 @@ app.add_typer(runs.app, name="runs")
 app.add_typer(rdap.app, name="rdap")
 app.add_typer(scoring.app, name="scoring")
 app.add_typer(schedules.app, name="schedules")
+app.add_typer(maintenance.app, name="maintenance")
 app.command("worker")(worker)
 app.command("scheduler")(scheduler)
 app.command("enqueue")(enqueue)
@@ -59,7 +67,7 @@ def exit_code_for(error: DominusError) -> int:
         return EXIT_TRY_LATER
     if isinstance(error, SchemaNotMigratedError):
         return EXIT_BAD_INPUT
-    if isinstance(error, DatabaseError):
+    if isinstance(error, DatabaseError | BackupFailedError):
         return EXIT_FAILURE
     return EXIT_BAD_INPUT
 

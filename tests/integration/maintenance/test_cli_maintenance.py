@@ -1,0 +1,131 @@
+"""`dominus maintenance ...` as real subprocesses: backup, --list, restore (round trip, refused
+outside BACKUP_DIR or while a worker is alive), vacuum, prune --dry-run; bad input is one line
+and exit 2 with nothing written; BACKUP and PRUNE payloads are validated at enqueue."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dominus.jobs import SqlJobStore, WorkerInfo
+from dominus.jobs.clock import utc_now
+from tests.integration.maintenance.seeding import EXPECTED_COUNTS, seed, table_counts
+from tests.integration.test_cli import Cli, CliResult, assert_bad_input
+
+# Generous: the machines running the suite are often loaded, and each command starts Python.
+SLOW = 180
+
+
+class SlowCli(Cli):
+    def run(
+        self, *args: str, env: dict[str, str] | None = None, timeout: float = SLOW
+    ) -> CliResult:
+        return super().run(*args, env=env, timeout=max(timeout, SLOW))
+
+    def run_many(self, *commands: tuple[str, ...], timeout: float = SLOW) -> list[CliResult]:
+        return super().run_many(*commands, timeout=max(timeout, SLOW))
+
+
+@pytest.fixture
+def cli(tmp_path: Path, database_url: str, backup_dir: Path) -> Iterator[Cli]:
+    runner = SlowCli(tmp_path, database_url)
+    runner.env = runner.env | {"BACKUP_DIR": str(backup_dir), "DOMINUS_DIAGNOSTIC_JOBS": "1"}
+    yield runner
+    runner.kill_leftovers()
+
+
+def job_count(store: SqlJobStore) -> int:
+    return len(store.list_jobs(limit=1000))
+
+
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
+def test_backup_list_and_restore_round_trip(cli: Cli, store: SqlJobStore, backup_dir: Path) -> None:
+    cli.ok("enqueue", "diag.noop")
+    made = cli.ok("maintenance", "backup", "--json").json()
+    assert made["verified"] is True and Path(made["path"]).parent == backup_dir
+    listed = cli.ok("maintenance", "backup", "--list", "--json").json()
+    assert [backup["name"] for backup in listed] == [made["name"]]
+    assert "dominus-" in cli.ok("maintenance", "backup", "--list").stdout
+    cli.ok("enqueue", "diag.noop")
+    assert job_count(store) == 2
+
+    restored = cli.ok("maintenance", "restore", made["name"])
+    assert f"restored {made['name']}" in restored.stdout
+    assert "the database as it was:" in restored.stdout
+    assert job_count(SqlJobStore(store.engine)) == 1
+
+
+def test_restore_refuses_bad_input_and_live_workers(
+    cli: Cli, store: SqlJobStore, backup_dir: Path, tmp_path: Path, database_path: Path
+) -> None:
+    made = cli.ok("maintenance", "backup", "--json").json()
+    outside = tmp_path / "dominus-20300101T000000Z.db"
+    outside.write_bytes(Path(made["path"]).read_bytes())
+    now = utc_now()
+    store.register_worker(WorkerInfo("host:7:alive", "host", 7, 1, ["diag.noop"], now, now))
+    outside_run, unknown_run, live_run = cli.run_many(
+        ("maintenance", "restore", str(outside)),
+        ("maintenance", "restore", "dominus-20300101T000000Z.db"),
+        ("maintenance", "restore", made["name"]),
+    )
+    assert_bad_input(outside_run, "is not inside BACKUP_DIR")
+    assert_bad_input(unknown_run, "no backup file")
+    assert_bad_input(live_run, "1 worker(s) alive (host:7:alive)", "--force")
+    assert not database_path.with_name("dominus.db.pre-restore").exists()
+    forced = cli.ok("maintenance", "restore", made["name"], "--force", "--json").json()
+    assert forced["pre_restore"] == str(database_path.with_name("dominus.db.pre-restore"))
+
+
+def test_backup_dir_that_is_a_file_and_negative_settings_exit_2(
+    cli: Cli, backup_dir: Path, tmp_path: Path
+) -> None:
+    backup_dir.write_text("a file")
+    results = cli.run_many(
+        ("maintenance", "backup"),
+        ("maintenance", "prune", "--dry-run"),
+    )
+    assert_bad_input(results[0], f"BACKUP_DIR={backup_dir} is a file")
+    cli.env = cli.env | {"JOB_RETENTION_DAYS": "-1"}
+    assert_bad_input(
+        cli.run("maintenance", "prune"), "JOB_RETENTION_DAYS='-1'", "greater than or equal to 0"
+    )
+    cli.env = cli.env | {"JOB_RETENTION_DAYS": "7", "BACKUP_KEEP_LAST": "-3"}
+    assert_bad_input(cli.run("maintenance", "backup", "--list"), "BACKUP_KEEP_LAST='-3'")
+    assert results[1].code == 0, results[1]
+
+
+def test_prune_dry_run_counts_and_prune_deletes(cli: Cli, store: SqlJobStore) -> None:
+    seed(store.engine, utc_now())
+    before = table_counts(store.engine)
+    dry = cli.ok("maintenance", "prune", "--dry-run", "--json").json()
+    assert dry["dry_run"] is True and dry["counts"] == EXPECTED_COUNTS
+    assert table_counts(store.engine) == before
+    table = cli.ok("maintenance", "prune").stdout
+    assert "job_queue" in table and f"deleted {sum(EXPECTED_COUNTS.values())} rows" in table
+    assert table_counts(store.engine)["job_queue"] == before["job_queue"] - 4
+
+
+def test_vacuum_and_payload_validation(cli: Cli, backup_dir: Path) -> None:
+    vacuumed, bad_backup, bad_prune, good = cli.run_many(
+        ("maintenance", "vacuum"),
+        ("enqueue", "BACKUP", "--payload", '{"retention_days": -1}'),
+        ("enqueue", "PRUNE", "--payload", '{"batch_size": 0, "dry_run": true}'),
+        ("enqueue", "BACKUP", "--payload", '{"keep_last": 3}', "--json"),
+    )
+    assert vacuumed.code == 0, vacuumed
+    assert "integrity ok, VACUUM done" in vacuumed.stdout
+    assert_bad_input(bad_backup, "BACKUP", "retention_days")
+    assert_bad_input(bad_prune, "PRUNE", "batch_size")
+    assert good.code == 0, good
+    assert good.json()["payload"]["keep_last"] == 3
+
+
+def test_backup_files_are_owner_only(cli: Cli, backup_dir: Path) -> None:
+    made = cli.ok("maintenance", "backup", "--json").json()
+    assert stat.S_IMODE(Path(made["path"]).stat().st_mode) == 0o600
+    assert stat.S_IMODE(backup_dir.stat().st_mode) == 0o700
