@@ -55,6 +55,11 @@ class RunSummaryOut(BaseModel):
 
     run_id: int
     job_id: int | None
+    job_status: str | None = Field(
+        default=None,
+        description="The run's job's status; `pruned` once the finished job was deleted by "
+        "PRUNE (JOB_RETENTION_DAYS; the run remains the record); null for in-process runs.",
+    )
     status: str
     degraded: bool
     degraded_reasons: list[str]

@@ -26,7 +26,9 @@ class ScheduleOut(BaseModel):
     last_fire_at: str | None = None
     last_job_id: int | None = None
     last_job_status: str | None = Field(
-        default=None, description="The last job's status (its outcome once it has ended)."
+        default=None,
+        description="The last job's status (its outcome once it has ended); `pruned` once the "
+        "finished job was deleted by PRUNE.",
     )
     skipped_count: int = Field(description="Missed fires that were not enqueued.")
     last_skipped_at: str | None = None

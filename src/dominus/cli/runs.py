@@ -21,7 +21,13 @@ from dominus.cli.pipeline_output import (
 )
 from dominus.cli.runtime import open_runtime
 from dominus.pipeline.csv_export import CsvExport
-from dominus.pipeline.documents import effective_status, job_of_run, run_document
+from dominus.pipeline.documents import (
+    PRUNED,
+    effective_status,
+    job_of_run,
+    job_status,
+    run_document,
+)
 from dominus.pipeline.listing import ListingQuery, candidate_listing, listing_documents
 from dominus.pipeline.store import PipelineStore
 
@@ -67,7 +73,7 @@ def list_runs(
     for run, document in zip(runs, documents, strict=True):
         table.add_row(
             str(run.id),
-            str(run.job_id or "-"),
+            _job_cell(run.job_id, document["job_status"]),
             document["status"],
             "yes" if run.degraded else "",
             run.providers,
@@ -92,6 +98,12 @@ def show(
         return
     recommended, speculative = tier_documents(runs, run, DEFAULT_TOP)
     print_run(run, effective_status(run, job), recommended, speculative)
+    if job_status(run, job) == PRUNED:
+        console.print(
+            f"  job {run.job_id}: pruned (finished jobs are deleted after JOB_RETENTION_DAYS; "
+            "the run is the record)",
+            markup=False,
+        )
     for stage, report in run.stages.items():
         line = f"  {stage}: {report.get('status')} ({report.get('total')} in"
         line += f" {report.get('seconds', '-')} s)"
@@ -154,3 +166,9 @@ def candidates(
         console.print(listing_table(scored, f"Run {run_id}"))
     if dropped:
         console.print(dropped_table(dropped, f"Run {run_id}: not scored"))
+
+
+def _job_cell(job_id: int | None, status: str | None) -> str:
+    if job_id is None:
+        return "-"
+    return f"{job_id} (pruned)" if status == PRUNED else str(job_id)

@@ -24,6 +24,17 @@ def job_of_run(jobs: JobStore, run: RunRecord) -> Job | None:
         return None
 
 
+PRUNED = "pruned"
+
+
+def job_status(run: RunRecord, job: Job | None) -> str | None:
+    """The run's job's status as a run shows it: "pruned" once PRUNE deleted the finished job
+    (`job` None though the run names one), None for in-process runs."""
+    if run.job_id is None:
+        return None
+    return job.status.value if job is not None else PRUNED
+
+
 def effective_status(run: RunRecord, job: Job | None) -> RunStatus:
     """The run's status, corrected by its job's: a job cancelled or dead-lettered before (or
     while) its run could record it leaves the run row behind; the job table is the truth."""
@@ -51,6 +62,7 @@ def run_document(run: RunRecord, job: Job | None = None) -> dict[str, Any]:
     document = {
         "run_id": run.id,
         "job_id": run.job_id,
+        "job_status": job_status(run, job),
         "status": effective_status(run, job).value,
         "degraded": run.degraded,
         "degraded_reasons": run.degraded_reasons,

@@ -16,8 +16,10 @@ from dominus.db.schema import (
     job_queue,
     pipeline_checkpoints,
     pipeline_runs,
+    schedules,
     scoring_runs,
 )
+from dominus.jobs.clock import utc_now
 
 TABLES = (
     dead_letter_jobs,
@@ -239,3 +241,28 @@ def table_counts(engine: Engine) -> dict[str, int]:
 def column(engine: Engine, query: Any) -> list[Any]:
     with engine.connect() as connection:
         return sorted(connection.execute(query).scalars())
+
+
+def seed_run_and_schedule(engine: Engine) -> tuple[int, int]:
+    """A job finished 10 days ago (PRUNE deletes it), a run finished a day ago (kept) whose
+    job it is, and the backup schedule whose last job it was. (run id, job id)"""
+    now = utc_now()
+    with engine.begin() as connection:
+        job_id = add_job(connection, now, "completed", age_days=10)
+        run_id = add_run(connection, now, "completed", age_days=1, job_id=job_id)
+        connection.execute(
+            insert(schedules).values(
+                name="backup",
+                cron="0 4 * * *",
+                timezone="UTC",
+                job_type="BACKUP",
+                payload={},
+                enabled=True,
+                next_fire_at=now + timedelta(hours=1),
+                last_fire_at=now - timedelta(days=10),
+                last_job_id=job_id,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+    return run_id, job_id

@@ -12,7 +12,12 @@ import pytest
 
 from dominus.jobs import SqlJobStore, WorkerInfo
 from dominus.jobs.clock import utc_now
-from tests.integration.maintenance.seeding import EXPECTED_COUNTS, seed, table_counts
+from tests.integration.maintenance.seeding import (
+    EXPECTED_COUNTS,
+    seed,
+    seed_run_and_schedule,
+    table_counts,
+)
 from tests.integration.test_cli import Cli, CliResult, assert_bad_input
 
 # Generous: the machines running the suite are often loaded, and each command starts Python.
@@ -129,3 +134,18 @@ def test_backup_files_are_owner_only(cli: Cli, backup_dir: Path) -> None:
     made = cli.ok("maintenance", "backup", "--json").json()
     assert stat.S_IMODE(Path(made["path"]).stat().st_mode) == 0o600
     assert stat.S_IMODE(backup_dir.stat().st_mode) == 0o700
+
+
+def test_runs_and_schedules_say_when_their_job_was_pruned(cli: Cli, store: SqlJobStore) -> None:
+    run_id, job_id = seed_run_and_schedule(store.engine)
+    cli.ok("maintenance", "prune")
+    shown, listed, schedules = cli.run_many(
+        ("runs", "show", str(run_id)),
+        ("runs", "list"),
+        ("schedules", "list", "--json"),
+    )
+    assert shown.code == listed.code == schedules.code == 0, (shown, listed, schedules)
+    assert f"job {job_id}: pruned" in shown.stdout
+    assert f"{job_id} (pruned)" in listed.stdout
+    [backup] = [schedule for schedule in schedules.json() if schedule["name"] == "backup"]
+    assert (backup["last_job_id"], backup["last_job_status"]) == (job_id, "pruned")

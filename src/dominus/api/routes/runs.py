@@ -110,12 +110,19 @@ def get_run(run_id: RunId, response: Response, api: Services) -> RunOut:
 
 @router.get("/runs/{run_id}/job", response_model=JobOut, responses=ERRORS)
 def get_run_job(run_id: RunId, response: Response, api: Services) -> JobOut:
-    """The run's job, read from the job table (404 for runs made with `--sync`)."""
+    """The run's job, read from the job table (404 for runs made with `--sync`, and once the
+    finished job was pruned)."""
     response.headers.update(NO_STORE)
     run = api.runs.get_run(run_id)
     if run.job_id is None:
         raise JobNotFoundError(f"run {run_id} ran in-process and has no job")
-    return job_out(api.store.get_job(run.job_id))
+    job = job_of_run(api.store, run)
+    if job is None:
+        raise JobNotFoundError(
+            f"job {run.job_id} of run {run_id} was pruned (finished jobs are deleted after "
+            "JOB_RETENTION_DAYS); the run itself is kept"
+        )
+    return job_out(job)
 
 
 class ListingParams:

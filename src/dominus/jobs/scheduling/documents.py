@@ -30,6 +30,17 @@ def schedule_state(schedule: Schedule, row: ScheduleRow | None, registry: Handle
     return ScheduleState.ENABLED
 
 
+PRUNED = "pruned"
+
+
+def last_job_status(row: ScheduleRow | None) -> str | None:
+    """The last job's status; "pruned" once the finished job was deleted (schedules keep its
+    id, without a foreign key, for exactly this)."""
+    if row is None or row.last_job_id is None:
+        return None
+    return row.last_job_status or PRUNED
+
+
 def schedule_document(
     schedule: Schedule, row: ScheduleRow | None, registry: HandlerRegistry, now: datetime
 ) -> dict[str, Any]:
@@ -52,7 +63,7 @@ def schedule_document(
         "next_fire_at": timestamp(next_fire),
         "last_fire_at": timestamp(row.last_fire_at if row else None),
         "last_job_id": row.last_job_id if row else None,
-        "last_job_status": row.last_job_status if row else None,
+        "last_job_status": last_job_status(row),
         "skipped_count": row.skipped_count if row else 0,
         "last_skipped_at": timestamp(row.last_skipped_at if row else None),
         "updated_at": timestamp(row.updated_at if row else None),
