@@ -1,11 +1,13 @@
 """PRUNE: delete expired rows rule by rule (`prune_rules`), in bounded steps.
 
-Between two steps the pruner checks its abort signal and pauses about as long as the step took
-(at least 2 ms, at most 100 ms): on SQLite a writer waiting for the lock polls for it (the busy
-handler sleeps between tries), and a pruner taking the lock again at once could keep it from
-ever getting it. So a worker or the API waits at most about one step for its write, however many
-rows go (bench/prune_lock.py measures it). A dry run counts the same predicates in one read-only
-transaction and deletes nothing.
+A step takes PRUNE_BATCH_SIZE rows at most, and half as many after a step that took more than
+50 ms (`StepSize`), so a slow or loaded machine holds the write lock for shorter steps, not
+longer ones. Between two steps the pruner checks its abort signal and pauses about as long as
+the step took (at least 2 ms, at most 100 ms): on SQLite a writer waiting for the lock polls for
+it (the busy handler sleeps between tries), and a pruner taking the lock again at once could
+keep it from ever getting it. So a worker or the API waits at most about one step for its
+write, however many rows go (bench/prune_lock.py measures it). A dry run counts the same
+predicates in one read-only transaction and deletes nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dominus.jobs.documents import timestamp
 from dominus.maintenance.prune_rules import (
     ALL_TABLES,
     Retention,
+    StepSize,
     cutoff,
     prune_rules,
     read_step,
@@ -104,8 +107,9 @@ def prune(
             counts.update(rule_counts)
             on_progress(rule.name, dict(counts))
     else:
+        size = StepSize(batch_size)
         for rule in rules:
-            batches = rule.batches(engine, batch_size)
+            batches = rule.batches(engine, size)
             while True:
                 stop.raise_if_set()
                 step_started = time.monotonic()
@@ -117,5 +121,6 @@ def prune(
                     counts[table] = counts.get(table, 0) + rows
                 on_progress(rule.name, dict(counts))
                 took = time.monotonic() - step_started
+                size.observe(took)
                 stop.wait(min(max(took, MIN_PAUSE_SECONDS), MAX_PAUSE_SECONDS))
     return PruneReport(dry_run, counts, retention, now, steps, time.monotonic() - started)

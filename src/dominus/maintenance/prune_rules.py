@@ -4,7 +4,8 @@ predicate, so a dry run counts exactly what a prune would delete (ADR 0020).
 Every rule walks its table in primary-key order (a keyset cursor) in short steps: the ids of
 the next batch are read in a read-only transaction (which never blocks a writer), then deleted
 by primary key in a write transaction of their own that checks the rule again (a row that
-stopped qualifying meanwhile is left alone). A step deletes at most the batch size of each table.
+stopped qualifying meanwhile is left alone). A step deletes at most the batch size of each table,
+fewer while steps take longer than 50 ms (`StepSize`).
 
     rule            tables                                  kept
     dead letters    dead_letter_jobs                        failed within DLQ_RETENTION_DAYS
@@ -81,6 +82,26 @@ class Retention:
         }
 
 
+class StepSize:
+    """How many rows the next step takes: PRUNE_BATCH_SIZE at most, halved after a step that
+    took longer than `target_seconds` (a slow disk, a loaded machine: the lock is held for
+    less), doubled back after a quick one. Never below `MIN_STEP_ROWS` (or the maximum)."""
+
+    def __init__(self, maximum: int, target_seconds: float = 0.05) -> None:
+        self.maximum = maximum
+        self.rows = maximum
+        self._target = target_seconds
+
+    def observe(self, step_seconds: float) -> None:
+        if step_seconds > self._target:
+            self.rows = max(min(MIN_STEP_ROWS, self.maximum), self.rows // 2)
+        elif step_seconds < self._target / 4:
+            self.rows = min(self.maximum, self.rows * 2)
+
+
+MIN_STEP_ROWS = 50
+
+
 def cutoff(now: datetime, days: int) -> datetime | None:
     """Rows older than this go; None (retention 0) keeps them all."""
     return now - timedelta(days=days) if days > 0 else None
@@ -99,9 +120,9 @@ class PruneRule(Protocol):
         """How many rows of each table a prune would delete now (the dry run)."""
         ...
 
-    def batches(self, engine: Engine, limit: int) -> Iterator[Deleted]:
-        """Delete in steps of at most `limit` rows per table, one short write transaction per
-        step; yields what each step deleted."""
+    def batches(self, engine: Engine, size: StepSize) -> Iterator[Deleted]:
+        """Delete in steps of at most `size.rows` rows per table (read at each step), one short
+        write transaction per step; yields what each step deleted."""
         ...
 
 
@@ -252,11 +273,11 @@ class DeadLetterRule:
         query = select(func.count()).select_from(dead_letter_jobs).where(self._where())
         return {"dead_letter_jobs": _count(connection, query)}
 
-    def batches(self, engine: Engine, limit: int) -> Iterator[Deleted]:
+    def batches(self, engine: Engine, size: StepSize) -> Iterator[Deleted]:
         key = dead_letter_jobs.c.id
         after = 0
         while True:
-            query = select(key).where(key > after, self._where()).order_by(key).limit(limit)
+            query = select(key).where(key > after, self._where()).order_by(key).limit(size.rows)
             ids = read_ids(engine, query)
             if not ids:
                 return
@@ -282,12 +303,12 @@ class JobRule:
         )
         return {"job_events": _count(connection, events), "job_queue": _count(connection, jobs)}
 
-    def batches(self, engine: Engine, limit: int) -> Iterator[Deleted]:
+    def batches(self, engine: Engine, size: StepSize) -> Iterator[Deleted]:
         where = prunable_job(self.jobs_cutoff, self.dead_letter_cutoff, predict=False)
         key = job_queue.c.id
         after = 0
         while True:
-            query = select(key).where(key > after, where).order_by(key).limit(limit)
+            query = select(key).where(key > after, where).order_by(key).limit(size.rows)
             ids = read_ids(engine, query)
             if not ids:
                 return
@@ -327,12 +348,12 @@ class PipelineRunRule:
             "pipeline_runs": _count(connection, runs),
         }
 
-    def batches(self, engine: Engine, limit: int) -> Iterator[Deleted]:
+    def batches(self, engine: Engine, size: StepSize) -> Iterator[Deleted]:
         where = prunable_run(self.runs_cutoff, pipeline_runs)
         key = pipeline_runs.c.id
         after = 0
         while True:
-            query = select(key).where(key > after, where).order_by(key).limit(limit)
+            query = select(key).where(key > after, where).order_by(key).limit(size.rows)
             runs = read_ids(engine, query)
             if not runs:
                 return
@@ -340,17 +361,17 @@ class PipelineRunRule:
             # A run's children go first, in steps, each checking that the run still qualifies;
             # the run row last, so an interrupted prune is finished by the next one.
             still = select(key).where(key.in_(runs), where)
-            yield from self._children(engine, runs, still, limit)
+            yield from self._children(engine, runs, still, size)
             statement = delete(pipeline_runs).where(key.in_(runs), where)
             yield {"pipeline_runs": delete_step(engine, statement)}
 
     @staticmethod
     def _children(
-        engine: Engine, runs: list[int], still: Select[Any], limit: int
+        engine: Engine, runs: list[int], still: Select[Any], size: StepSize
     ) -> Iterator[Deleted]:
         score_key = scoring_runs.c.id
         scores = select(score_key).where(scoring_runs.c.run_id.in_(runs)).order_by(score_key)
-        while ids := read_ids(engine, scores.limit(limit)):
+        while ids := read_ids(engine, scores.limit(size.rows)):
             deleted = delete_step(
                 engine,
                 delete(scoring_runs).where(score_key.in_(ids), scoring_runs.c.run_id.in_(still)),
@@ -364,7 +385,7 @@ class PipelineRunRule:
             .where(pipeline_checkpoints.c.run_id.in_(runs))
             .order_by(pipeline_checkpoints.c.run_id, pipeline_checkpoints.c.stage)
         )
-        while keys := read_keys(engine, checkpoints.limit(limit)):
+        while keys := read_keys(engine, checkpoints.limit(size.rows)):
             deleted = delete_step(
                 engine,
                 delete(pipeline_checkpoints).where(
@@ -388,12 +409,12 @@ class CandidateRule:
         )
         return {"candidates": _count(connection, query)}
 
-    def batches(self, engine: Engine, limit: int) -> Iterator[Deleted]:
+    def batches(self, engine: Engine, size: StepSize) -> Iterator[Deleted]:
         where = orphaned_candidate(self.runs_cutoff)
         key = candidates.c.id
         after = 0
         while True:
-            query = select(key).where(key > after, where).order_by(key).limit(limit)
+            query = select(key).where(key > after, where).order_by(key).limit(size.rows)
             ids = read_ids(engine, query)
             if not ids:
                 return
