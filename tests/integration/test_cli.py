@@ -416,7 +416,7 @@ def test_enqueue_more_bad_options_exit_2_and_write_nothing(cli: Cli, store: SqlJ
     diag = "--diagnostic-jobs"
     cases = {
         # Without --diagnostic-jobs (or DOMINUS_DIAGNOSTIC_JOBS) the diag.* types do not exist.
-        ("diag.noop",): ["unknown job type 'diag.noop'", "registered: PIPELINE_RUN"],
+        ("diag.noop",): ["unknown job type 'diag.noop'", "registered: BACKUP, PIPELINE_RUN, PRUNE"],
         ("diag.sleep", diag, "--payload", '{"seconds": 1, "extra": 2}'): ["extra"],
         ("diag.sleep", diag, "--payload", '{"seconds": -1}'): ["seconds", "greater than or equal"],
         ("diag.noop", diag, "--priority", "5000"): ["priority", "-1000 and 1000", "5000"],

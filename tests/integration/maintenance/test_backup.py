@@ -17,9 +17,9 @@ import pytest
 from sqlalchemy import Engine
 
 from dominus.config import Settings
-from dominus.errors import BackupFailedError, MaintenanceError
+from dominus.errors import BackupFailedError, JobAbortedError, MaintenanceError
 from dominus.jobs import JobQueue, JobStatus, SqlJobStore
-from dominus.jobs.abort import AbortSignal
+from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.jobs.client import EnqueueRequest
 from dominus.jobs.clock import utc_now
 from dominus.maintenance import backup as backup_module
@@ -139,6 +139,14 @@ def test_a_copy_that_fails_verification_fails_and_leaves_nothing(
     monkeypatch.setattr(backup_module, "copy_online", damaged_copy)
     with pytest.raises(BackupFailedError, match="could not be verified"):
         make_backup(engine, BackupOptions(backup_dir, 30), utc_now(), AbortSignal())
+    assert list(backup_dir.iterdir()) == []
+
+
+def test_an_aborted_backup_leaves_nothing(engine: Engine, backup_dir: Path) -> None:
+    abort = AbortSignal()
+    abort.set(AbortReason.CANCELLED)
+    with pytest.raises(JobAbortedError):
+        make_backup(engine, BackupOptions(backup_dir, 30), utc_now(), abort)
     assert list(backup_dir.iterdir()) == []
 
 
