@@ -38,6 +38,7 @@ from dominus.pipeline.stages import (
 )
 from dominus.pipeline.store import PipelineStore, RunRecord
 from dominus.pipeline.tiers import OVER_BUDGET
+from dominus.pipeline.trademark_gate import TrademarkVerdict
 from dominus.providers.models import StopSignal
 from dominus.providers.sets import ProviderSet
 from dominus.scoring import ScoringConfig, Weights
@@ -115,8 +116,9 @@ class PipelineRunner:
             self._raise_if_stopped()
             result, report, reason = self._run_stage(run, stage, number, state)
             self._raise_if_stopped()  # a stage stopped midway is not complete: no checkpoint
-            self.store.complete_stage(run_id, stage, result.to_json(), report, reason, self.clock())
             state.record(stage, result)
+            report["passed"] = _passed_on(stage, state)  # the funnel's "out" for this stage
+            self.store.complete_stage(run_id, stage, result.to_json(), report, reason, self.clock())
         reports = self.store.get_run(run_id).stages  # why a stage left names unchecked
         candidate_rows, score_rows, summary = assemble_results(state, self.providers, reports)
         self._raise_if_stopped()
@@ -259,6 +261,22 @@ def _dns_passed(state: RunState) -> list[str]:
 
 def _rdap_input(state: RunState) -> list[str]:
     return _dns_passed(state) + state.generate.purchases()
+
+
+def _passed_on(stage: Stage, state: RunState) -> int:
+    """How many candidates a finished stage handed on: valid names (generate), names DNS found
+    unregistered, names going to scoring (purchases, and registrations RDAP confirmed), names
+    scored, names the trademark gate cleared."""
+    if stage is Stage.GENERATE:
+        return len(state.generate.candidates)
+    if stage is Stage.DNS:
+        return len(_dns_passed(state))
+    if stage is Stage.RDAP:
+        return len(_to_score(state))
+    if stage is Stage.SCORE:
+        return len(state.score.scores)
+    verdicts = state.trademark.verdicts.values()
+    return sum(1 for entry in verdicts if entry.verdict is TrademarkVerdict.CLEAR)
 
 
 def _to_score(state: RunState) -> list[Candidate]:

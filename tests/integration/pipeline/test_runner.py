@@ -119,6 +119,24 @@ def test_a_run_on_the_sample_data(runs: PipelineStore, engine: Engine) -> None:
     assert done.weights is not None and done.weight_set_id is None
 
 
+def test_each_stage_reports_the_candidates_it_handed_on(runs: PipelineStore) -> None:
+    """The funnel: a finished stage's report says how many names went in (`total`) and how
+    many it passed on (`passed`), and the counts agree with the run's summary."""
+    run = start(runs)
+    done = runner(runs).run(run.id)
+    summary = done.summary or {}
+    passed = {stage: report["passed"] for stage, report in done.stages.items()}
+    totals = {stage: report["total"] for stage, report in done.stages.items()}
+    assert passed["generate"] == summary["candidates"] == 6
+    assert passed["dns"] == summary["dns"]["available"]
+    # Scoring gets the registrations RDAP confirmed plus the closeout name (bought, not asked).
+    assert passed["rdap"] == totals["score"] == summary["scored"]
+    assert passed["score"] == totals["trademark"] == summary["scored"]
+    assert passed["trademark"] == summary["trademark"]["clear"]
+    assert passed["trademark"] < passed["score"]  # nikeshoes.com is blocked
+    assert totals["rdap"] == passed["dns"] + summary["purchase_candidates"]
+
+
 def test_invalid_a_labels_are_refused_not_recommended(runs: PipelineStore) -> None:
     """Issue 9, defect 9: `xn--a` (punycode that does not decode to a valid label) and `xn--ls8h`
     (the emoji 💩, refused when typed as such) were recommended as `.com` names."""
