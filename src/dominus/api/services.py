@@ -3,9 +3,11 @@ event streams."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
+from typing import Any
 
 from fastapi import Request
 from sqlalchemy import Engine
@@ -14,11 +16,16 @@ from dominus.api.scheduler_health import SchedulerProbe
 from dominus.api.stream_limits import StreamLimits
 from dominus.db.migrate import ensure_migrated
 from dominus.jobs.client import JobQueue
+from dominus.jobs.documents import stats_document, worker_document
+from dominus.jobs.model import JobStatus
 from dominus.jobs.sql import SqlJobStore
 from dominus.pipeline.service import PipelineService
 from dominus.pipeline.store import PipelineStore
 from dominus.runtime import Runtime
 from dominus.scheduling.service import ScheduleService
+
+# Running jobs read to tell which worker runs what.
+RUNNING_JOBS_LISTED = 10_000
 
 
 class SchemaGate:
@@ -74,6 +81,28 @@ class ApiServices:
     def alive_since(self) -> datetime:
         """Workers seen since then are alive (their heartbeat is younger than the stale age)."""
         return self.now() - timedelta(milliseconds=self.runtime.settings.JOB_MAX_RUNNING_AGE_MS)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts by status and type, dead-letter size, oldest pending age, live workers."""
+        return stats_document(self.store.queue_stats(self.now(), alive_since=self.alive_since()))
+
+    def workers(self, dead_within_hours: float) -> list[dict[str, Any]]:
+        """Live workers and those that stopped or went silent within `dead_within_hours`, each
+        with `alive` and the ids of the jobs it is running (`running_jobs`)."""
+        alive_since = self.alive_since()
+        recent = self.now() - timedelta(hours=dead_within_hours)
+        running: defaultdict[str, list[int]] = defaultdict(list)
+        for job in self.store.list_jobs(status=JobStatus.RUNNING, limit=RUNNING_JOBS_LISTED):
+            if job.locked_by:
+                running[job.locked_by].append(job.id)
+        listed = []
+        for worker in self.store.list_workers():
+            alive = worker.stopped_at is None and worker.last_seen_at >= alive_since
+            if not alive and worker.last_seen_at < recent:
+                continue
+            jobs = sorted(running.get(worker.id, []))
+            listed.append(worker_document(worker) | {"alive": alive, "running_jobs": jobs})
+        return listed
 
 
 def services(request: Request) -> ApiServices:
