@@ -848,9 +848,17 @@ def test_metrics(client: TestClient, runtime: Runtime) -> None:
 # --- errors outside the routes ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ["/nope", f"{API}/nope", f"{API}/jobs/1/nope", f"{API}"])
+@pytest.mark.parametrize("path", [f"{API}/nope", f"{API}/jobs/1/nope", f"{API}"])
 def test_unknown_routes_are_404_in_the_error_shape(client: TestClient, path: str) -> None:
     assert_error(client.get(path), 404, "not_found")
+
+
+def test_unknown_pages_outside_the_api_are_404_pages(client: TestClient) -> None:
+    """Outside /api/v1 are the dashboard's pages (ADR 0023): an unknown one is an HTML 404."""
+    response = client.get("/nope")
+    assert response.status_code == 404
+    assert response.headers["content-type"].startswith("text/html")
+    assert "not found" in response.text.lower()
 
 
 @pytest.mark.parametrize(

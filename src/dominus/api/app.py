@@ -15,6 +15,7 @@ from dominus.api.security import BearerTokenMiddleware
 from dominus.api.services import ApiServices
 from dominus.config import Settings, api_token, load_settings
 from dominus.runtime import Runtime, build_runtime
+from dominus.web import install_dashboard
 
 API_PREFIX = "/api/v1"
 
@@ -49,6 +50,8 @@ def create_app(
     app.include_router(api)
     install_error_handlers(app)
     install_openapi(app, registry)
+    # The pages (ADR 0023): inside the limits and guards added below, so those apply to them.
+    install_dashboard(app, token=token, api_prefix=API_PREFIX)
     # Inside the token check: a stranger's body is never read.
     app.add_middleware(RequestLimitsMiddleware, max_body_bytes=settings.DOMINUS_MAX_BODY_BYTES)
     if token is not None:

@@ -17,7 +17,8 @@ programs can reach it. A web page the user visits is such a program, through the
   sends neither cross-site without a CORS preflight, and this server never answers a preflight
   permissively (it sends no CORS headers at all). Otherwise 415.
 - **Origin**, as a second line: a mutating request that a browser says comes from a page on a
-  host this server does not answer to is refused (403), whatever its headers.
+  host this server does not answer to is refused (403), whatever its headers. This one applies
+  to the dashboard's pages too (ADR 0023), whose forms also carry a CSRF token.
 
 It is an ASGI middleware, outermost, so that it runs before the token check and before any body
 is read, like `BearerTokenMiddleware`.
@@ -98,9 +99,9 @@ class HostAllowList:
 
 
 class RequestGuardMiddleware:
-    """Refuses, before anything else runs: a request for another host (421); under `prefix`, a
-    mutating request from another site's page (403) or without the JSON content type or the
-    custom header (415)."""
+    """Refuses, before anything else runs: a request for another host (421); a mutating request
+    from another site's page (403); under `prefix`, a mutating request without the JSON
+    content type or the custom header (415)."""
 
     def __init__(self, app: ASGIApp, *, hosts: HostAllowList, prefix: str) -> None:
         self.app = app
@@ -134,16 +135,19 @@ class RequestGuardMiddleware:
                 "forbidden_origin",
                 f"changes are not taken from a web page at `{origin[:_SHOWN_CHARS]}`",
             )
-        if not acceptable_body(headers):
+        # The dashboard's pages post forms; their CSRF token is checked by the dashboard's own
+        # gate (ADR 0023). The API takes only what a cross-site page cannot send.
+        if self._under_prefix(scope["path"]) and not acceptable_body(headers):
             return error_response(415, "unsupported_media_type", MEDIA_TYPE_MESSAGE)
         return None
 
+    def _under_prefix(self, path: str) -> bool:
+        return path == self.prefix or path.startswith(self.prefix + "/")
+
     def _reaches_an_endpoint(self, scope: Scope) -> bool:
-        """Under the prefix and routed to an endpoint: a method or path the API does not have
-        changes nothing, and keeps its 405 or 404 (with the `Allow` list) from the router."""
-        path: str = scope["path"]
-        if not (path == self.prefix or path.startswith(self.prefix + "/")):
-            return False
+        """Routed to an endpoint (of the API or a dashboard page): a method or path the app
+        does not have changes nothing, and keeps its 405 or 404 (with the `Allow` list) from
+        the router."""
         router = getattr(scope.get("app"), "router", None)
         if router is None:  # not under a Starlette app: guard everything
             return True

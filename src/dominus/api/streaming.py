@@ -40,38 +40,41 @@ async def follow(
     name: str,
     ids: dict[str, Any],
     gone: type[Exception],
+    poll_seconds: float = POLL_SECONDS,
+    encode: Callable[[str, Any], str] = sse_event,
 ) -> AsyncIterator[str]:
     """`name` events with `document(item)` whenever `signature(item)` changes, then `end` once
     `finished(item)`; `gone` if it disappears, `timeout` after MAX_STREAM_SECONDS; a comment
     line now and then so proxies keep the connection open. `ids` go into those last events.
     `reread` is a blocking database read, run in a thread under `limits`. The stream just ends
-    when the server stops."""
+    when the server stops. `encode` writes an event (JSON by default; the dashboard's are
+    HTML), `poll_seconds` is the pause between reads."""
     started = last_sent = time.monotonic()
     item = first
-    yield sse_event(name, document(item))
+    yield encode(name, document(item))
     seen = signature(item)
     while not finished(item):
         if time.monotonic() - started > MAX_STREAM_SECONDS:
-            yield sse_event("timeout", ids | {"status": document(item)["status"]})
+            yield encode("timeout", ids | {"status": document(item)["status"]})
             return
-        await anyio.sleep(POLL_SECONDS)
+        await anyio.sleep(poll_seconds)
         if limits.stopping:
             return  # no `end`: the job has not ended; a client reconnects to a live server
         try:
             item = await limits.read(reread)
         except gone:
-            yield sse_event("gone", ids)
+            yield encode("gone", ids)
             return
         except DatabaseError:
             continue  # a busy or briefly unreachable database: try again on the next poll
         if signature(item) != seen:
             seen = signature(item)
             last_sent = time.monotonic()
-            yield sse_event(name, document(item))
+            yield encode(name, document(item))
         elif time.monotonic() - last_sent > KEEPALIVE_SECONDS:
             last_sent = time.monotonic()
             yield ": keep-alive\n\n"
-    yield sse_event("end", ids | {"status": document(item)["status"]})
+    yield encode("end", ids | {"status": document(item)["status"]})
 
 
 def _signature(job: Job) -> tuple[object, ...]:

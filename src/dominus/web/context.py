@@ -1,0 +1,32 @@
+"""What the dashboard's routes share, kept on the app (one per process)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from dominus.api.services import ApiServices, services
+from dominus.api.stream_limits import StreamLimits
+from dominus.web.rendering import Pages
+from dominus.web.sessions import SessionKeys
+from dominus.web.throughput import ThroughputWindow
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    pages: Pages
+    keys: SessionKeys
+    token: str | None
+    throughput: ThroughputWindow
+    streams: StreamLimits  # the dashboard's share of the process's stream slots
+
+
+def dashboard(request: Request) -> Dashboard:
+    found: Dashboard = request.app.state.dashboard
+    return found
+
+
+Web = Annotated[Dashboard, Depends(dashboard)]
+Services = Annotated[ApiServices, Depends(services)]

@@ -1,0 +1,148 @@
+"""The dashboard's gate: every page request passes here, inside the request guards (host and
+origin, ADR 0008) and the body limit, and outside the routes (ADR 0023).
+
+- With DOMINUS_API_TOKEN set, a page needs a valid session cookie: a GET without one is sent to
+  the login form (303), any other method is a 401.
+- Every POST must carry the CSRF token of its session (form field `csrf_token` or header
+  `X-CSRF-Token`); without it, or with another, it is a 403 and nothing runs.
+
+/api/v1 is not handled here: it keeps its bearer token, and a cookie never authenticates it
+(the dashboard makes no /api/v1 call of its own). Static files are public.
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+from dataclasses import dataclass
+from urllib.parse import parse_qs, quote
+
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from dominus.web.sessions import (
+    CSRF_FIELD,
+    CSRF_HEADER,
+    LOGIN_COOKIE,
+    LOGIN_FORM_SECONDS,
+    SESSION_COOKIE,
+    SESSION_SECONDS,
+    Session,
+    SessionKeys,
+)
+
+LOGIN_PATH = "/login"
+STATIC_PREFIX = "/static/"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+FORM_MEDIA_TYPE = "application/x-www-form-urlencoded"
+CSRF_REFUSED = (
+    "refused: this form's security (CSRF) token is missing or out of date. Reload the page and "
+    "try again."
+)
+
+
+@dataclass(frozen=True)
+class PageAuth:
+    """What a page's request carries, for the routes: its session (None without login) and the
+    CSRF token its forms must send."""
+
+    session: Session | None
+    csrf_token: str
+    login_required: bool
+
+
+class DashboardGuardMiddleware:
+    def __init__(self, app: ASGIApp, *, keys: SessionKeys, api_prefix: str) -> None:
+        self.app = app
+        self.keys = keys
+        self.api_prefix = api_prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not self._is_page(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        cookies = _cookies(headers.get("cookie", ""))
+        now = int(time.time())
+        session = None
+        if self.keys.login_required:
+            session = self.keys.verify("session", cookies.get(SESSION_COOKIE), now, SESSION_SECONDS)
+        on_login_form = scope["path"] == LOGIN_PATH
+        if on_login_form:
+            login = self.keys.verify("login", cookies.get(LOGIN_COOKIE), now, LOGIN_FORM_SECONDS)
+            expected_csrf = self.keys.csrf_token(login, "login") if login else ""
+        else:
+            expected_csrf = self.keys.csrf_token(session)
+        if scope["method"] not in SAFE_METHODS:
+            body, receive = await _buffered(receive)
+            # htmx sends the header on every request; a plain form sends the field.
+            given = (headers.get(CSRF_HEADER, ""), _form_field(headers, body, CSRF_FIELD))
+            if not expected_csrf or not any(_same(value, expected_csrf) for value in given):
+                await PlainTextResponse(CSRF_REFUSED, status_code=403)(scope, receive, send)
+                return
+        if self.keys.login_required and session is None and not on_login_form:
+            await _login_needed(scope)(scope, receive, send)
+            return
+        scope.setdefault("state", {})["page_auth"] = PageAuth(
+            session, expected_csrf, self.keys.login_required
+        )
+        await self.app(scope, receive, send)
+
+    def _is_page(self, path: str) -> bool:
+        under_api = path == self.api_prefix or path.startswith(self.api_prefix + "/")
+        return not under_api and not path.startswith(STATIC_PREFIX)
+
+
+def _login_needed(scope: Scope) -> Response:
+    if scope["method"] in ("GET", "HEAD"):
+        target = scope["path"]
+        if scope.get("query_string"):
+            target += "?" + scope["query_string"].decode("latin-1")
+        return RedirectResponse(f"{LOGIN_PATH}?next={quote(target, safe='')}", status_code=303)
+    return PlainTextResponse("log in first: /login", status_code=401)
+
+
+def _same(given: str, expected: str) -> bool:
+    return bool(given) and hmac.compare_digest(given.encode(), expected.encode())
+
+
+def _cookies(header: str) -> dict[str, str]:
+    cookies: dict[str, str] = {}
+    for part in header.split(";"):
+        name, separator, value = part.strip().partition("=")
+        if separator and name not in cookies:
+            cookies[name] = value
+    return cookies
+
+
+def _form_field(headers: Headers, body: bytes, name: str) -> str:
+    media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media_type != FORM_MEDIA_TYPE:
+        return ""
+    values = parse_qs(body.decode("utf-8", errors="replace")).get(name, [])
+    return values[0] if values else ""
+
+
+async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
+    """The whole body (the limits middleware has already capped its size) and a `receive` that
+    hands it to the route again."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    delivered = False
+
+    async def replay() -> Message:
+        nonlocal delivered
+        if delivered:
+            return await receive()
+        delivered = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return body, replay

@@ -1,0 +1,138 @@
+"""Templates and the small helpers they use (ADR 0023): Jinja2 with autoescaping, the
+navigation, times and durations in words."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from dominus import __version__
+from dominus.web.guard import PageAuth
+
+
+@dataclass(frozen=True)
+class NavItem:
+    path: str
+    label: str
+
+
+# The pages, in the navigation's order. The extension point for pages whose data lands later
+# (the Portfolio page: add `NavItem("/portfolio", "Portfolio")` here and a router in
+# dominus.web.routes): nothing else needs to know about them.
+NAV_ITEMS: list[NavItem] = [
+    NavItem("/", "Overview"),
+    NavItem("/jobs", "Jobs"),
+    NavItem("/dead-letters", "Dead letters"),
+    NavItem("/workers", "Workers"),
+    NavItem("/schedules", "Schedules"),
+    NavItem("/runs", "Runs"),
+    NavItem("/appraise", "Appraise"),
+]
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    try:
+        parsed = datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def when(value: Any) -> str:
+    """A time as `2030-01-01 12:00:05 UTC` (— when unknown)."""
+    moment = _parse_time(value)
+    return "—" if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def duration(seconds: Any) -> str:
+    """Seconds in words: `45 s`, `3 min 20 s`, `2 h 5 min`, `3 d 4 h`."""
+    if seconds is None:
+        return "—"
+    total = int(max(0.0, float(seconds)))
+    if total < 60:
+        return f"{total} s"
+    minutes, secs = divmod(total, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"
+
+
+def age(value: Any, now: datetime) -> str:
+    """How long ago `value` was (or `in …` for a future time)."""
+    moment = _parse_time(value)
+    if moment is None:
+        return "—"
+    seconds = (now - moment).total_seconds()
+    return f"{duration(seconds)} ago" if seconds >= 0 else f"in {duration(-seconds)}"
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def number(value: Any, digits: int = 0) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{value:,.{digits}f}"
+
+
+def build_environment() -> Environment:
+    environment = Environment(
+        loader=PackageLoader("dominus.web", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters.update(
+        when=when, duration=duration, pretty_json=pretty_json, number=number, age=age
+    )
+    environment.globals.update(nav_items=NAV_ITEMS, version=__version__)
+    return environment
+
+
+class Pages:
+    """Renders templates into responses, with what every page needs."""
+
+    def __init__(self) -> None:
+        self.environment = build_environment()
+
+    def fragment(self, template: str, **context: Any) -> str:
+        return self.environment.get_template(template).render(**context)
+
+    def render(
+        self, request: Request, template: str, *, status_code: int = 200, **context: Any
+    ) -> HTMLResponse:
+        auth: PageAuth | None = getattr(request.state, "page_auth", None)
+        now = datetime.now(UTC)
+        context.setdefault("title", "DOMINUS")
+        html = self.environment.get_template(template).render(
+            request_path=request.url.path,
+            csrf_token=auth.csrf_token if auth else "",
+            logged_in=bool(auth and auth.session is not None),
+            now=now,
+            ago=lambda value: age(value, now),
+            **context,
+        )
+        headers = {"Cache-Control": "no-store"}
+        return HTMLResponse(html, status_code=status_code, headers=headers)
+
+
+def page_auth(request: Request) -> PageAuth:
+    auth: PageAuth = request.state.page_auth
+    return auth

@@ -1,0 +1,91 @@
+"""/login and /logout (only with DOMINUS_API_TOKEN set; without it there is nothing to log
+into and /login says so)."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from starlette.responses import Response
+
+from dominus.web.context import Web
+from dominus.web.guard import LOGIN_PATH
+from dominus.web.routes.forms import first, form_fields, notice_text, see_other
+from dominus.web.sessions import (
+    LOGIN_COOKIE,
+    LOGIN_FORM_SECONDS,
+    SESSION_COOKIE,
+    SESSION_SECONDS,
+    cookie_header,
+    token_matches,
+)
+
+router = APIRouter()
+
+
+def _safe_next(target: str) -> str:
+    """Only a path on this site (never `//host` or a scheme): no open redirect."""
+    if not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+def _login_form(
+    request: Request, web: Web, next_path: str, *, error: str | None = None, status_code: int = 200
+) -> Response:
+    secure = request.url.scheme == "https"
+    login = web.keys.issue("login", int(time.time()))
+    session = web.keys.verify("login", login, int(time.time()), LOGIN_FORM_SECONDS)
+    response = web.pages.render(
+        request,
+        "login.html",
+        status_code=status_code,
+        title="Log in",
+        next_path=next_path,
+        error=error,
+        notice=notice_text(request),
+        login_required=web.keys.login_required,
+        login_csrf=web.keys.csrf_token(session, "login"),
+    )
+    response.headers.append(
+        "Set-Cookie", cookie_header(LOGIN_COOKIE, login, max_age=LOGIN_FORM_SECONDS, secure=secure)
+    )
+    return response
+
+
+@router.get(LOGIN_PATH)
+def login_form(
+    request: Request, web: Web, next: Annotated[str, Query(max_length=2000)] = "/"
+) -> Response:
+    return _login_form(request, web, _safe_next(next))
+
+
+@router.post(LOGIN_PATH)
+async def login(request: Request, web: Web) -> Response:
+    fields = await form_fields(request)
+    next_path = _safe_next(first(fields, "next", "/"))
+    if web.token is None:
+        return see_other(next_path)
+    if not token_matches(first(fields, "token"), web.token):
+        return _login_form(
+            request, web, next_path, error="That is not the API token.", status_code=401
+        )
+    secure = request.url.scheme == "https"
+    session = web.keys.issue("session", int(time.time()))
+    response = see_other(next_path)
+    response.headers.append(
+        "Set-Cookie", cookie_header(SESSION_COOKIE, session, max_age=SESSION_SECONDS, secure=secure)
+    )
+    response.headers.append("Set-Cookie", cookie_header(LOGIN_COOKIE, "", max_age=0, secure=secure))
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request, web: Web) -> Response:
+    secure = request.url.scheme == "https"
+    response = see_other(LOGIN_PATH, "logged-out")
+    response.headers.append(
+        "Set-Cookie", cookie_header(SESSION_COOKIE, "", max_age=0, secure=secure)
+    )
+    return response

@@ -1,0 +1,47 @@
+"""What the page routes share: reading a posted form, answering an action (303 back to a page,
+the POST/redirect/GET pattern, so a reload never repeats it), and the notices those pages show.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlencode
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse
+
+# The words for `?notice=` codes: pages never echo text from the query string.
+NOTICES = {
+    "cancel-requested": "Cancel requested: the job's worker stops it at its next check.",
+    "cancelled": "The job was cancelled.",
+    "retried": "The job is pending again.",
+    "requeued": "Requeued: the job is pending again.",
+    "requeued-many": "The selected entries were requeued.",
+    "nothing-selected": "Nothing was selected.",
+    "purged": "The dead-letter entries were deleted.",
+    "schedule-run": "The schedule's job was enqueued.",
+    "schedule-already": "The schedule already has a pending or running job.",
+    "enabled": "The schedule is enabled.",
+    "disabled": "The schedule is disabled.",
+    "run-started": "The run was started.",
+    "logged-out": "You are logged out.",
+}
+
+
+async def form_fields(request: Request) -> dict[str, list[str]]:
+    """A url-encoded form's fields (each a list: checkboxes repeat a name)."""
+    body = await request.body()
+    return parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True)
+
+
+def first(fields: dict[str, list[str]], name: str, default: str = "") -> str:
+    values = fields.get(name)
+    return values[0] if values else default
+
+
+def see_other(path: str, notice: str | None = None) -> RedirectResponse:
+    target = path if notice is None else f"{path}?{urlencode({'notice': notice})}"
+    return RedirectResponse(target, status_code=303)
+
+
+def notice_text(request: Request) -> str | None:
+    return NOTICES.get(request.query_params.get("notice", ""))

@@ -1,0 +1,253 @@
+"""/runs: start a run from a form, the list; /runs/{id}: the per-stage funnel (live), the
+recommendations table (sortable), CSV download."""
+
+from __future__ import annotations
+
+import csv
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+from pydantic import ValidationError
+from starlette.responses import Response
+
+from dominus.api.routes.runs import ListingParams, run_candidates_csv
+from dominus.api.run_streaming import RunState
+from dominus.api.services import ApiServices
+from dominus.pipeline.documents import is_finished, job_of_run, run_document
+from dominus.pipeline.listing import ListingQuery, listing_documents
+from dominus.pipeline.model import STAGES, CloseoutDomain, RunInput
+from dominus.pipeline.store import RunNotFoundError
+from dominus.web.context import Dashboard, Services, Web
+from dominus.web.live import DashboardStreamResponse, live_fragments
+from dominus.web.routes.forms import first, form_fields, notice_text, see_other
+
+router = APIRouter()
+RunId = Annotated[int, Path(ge=1)]
+LISTED_RUNS = 50
+SHOWN_CANDIDATES = 500
+CLOSEOUT_COLUMNS = ("domain", "age", "backlinks", "wayback", "price")
+# Sortable columns of the candidates table: the document key, and whether it starts descending.
+SORTS: dict[str, tuple[str, bool]] = {
+    "domain": ("domain", False),
+    "tier": ("tier", False),
+    "profit": ("expected_profit", True),
+    "value": ("expected_value", True),
+    "buy_max": ("suggested_buy_max", True),
+    "confidence": ("confidence", True),
+    "score": ("weighted_score", True),
+}
+TIER_ORDER = {"recommended": 0, "speculative": 1, "rejected": 2}
+
+
+# --- the list and the form ------------------------------------------------------------------
+def _runs_page(
+    request: Request,
+    api: ApiServices,
+    web: Dashboard,
+    *,
+    form: dict[str, str] | None = None,
+    errors: list[str] | None = None,
+    status_code: int = 200,
+) -> Response:
+    runs = [
+        run_document(run, job_of_run(api.store, run))
+        for run in api.runs.list_runs(limit=LISTED_RUNS)
+    ]
+    return web.pages.render(
+        request,
+        "runs.html",
+        status_code=status_code,
+        title="Runs",
+        runs=runs,
+        form=form or {"keywords": "", "brandables": "", "closeouts": ""},
+        errors=errors or [],
+        providers=api.runtime.settings.DOMINUS_PROVIDERS,
+        notice=notice_text(request),
+    )
+
+
+@router.get("/runs")
+def runs(request: Request, api: Services, web: Web) -> Response:
+    return _runs_page(request, api, web)
+
+
+def _names(text: str) -> list[str]:
+    """One name per line (commas separate too); blank entries skipped."""
+    return [part.strip() for line in text.splitlines() for part in line.split(",") if part.strip()]
+
+
+def _closeouts(text: str) -> list[CloseoutDomain]:
+    """Lines `domain[,age,backlinks,wayback,price]` (the closeout CSV's columns, in that order;
+    an empty cell is unknown); a header line naming `domain` first is skipped."""
+    entries = []
+    for number, row in enumerate(csv.reader(text.splitlines()), start=1):
+        cells = [cell.strip() for cell in row]
+        if not any(cells) or cells[0].lower() == "domain":
+            continue
+        if len(cells) > len(CLOSEOUT_COLUMNS):
+            raise ValueError(f"closeout line {number}: at most {len(CLOSEOUT_COLUMNS)} columns")
+        values: dict[str, Any] = {
+            name: cell for name, cell in zip(CLOSEOUT_COLUMNS, cells, strict=False) if cell
+        }
+        try:
+            entries.append(CloseoutDomain.model_validate(values))
+        except ValidationError as error:
+            problem = "; ".join(issue["msg"] for issue in error.errors())
+            raise ValueError(f"closeout line {number}: {problem}") from None
+    return entries
+
+
+@router.post("/runs")
+async def start_run(request: Request, api: Services, web: Web) -> Response:
+    fields = await form_fields(request)
+    form = {name: first(fields, name) for name in ("keywords", "brandables", "closeouts")}
+    try:
+        run_input = RunInput(
+            keywords=_names(form["keywords"]),
+            brandable=_names(form["brandables"]),
+            closeout=_closeouts(form["closeouts"]),
+        )
+    except ValueError as error:  # ValidationError is a ValueError
+        messages = (
+            [issue["msg"].removeprefix("Value error, ") for issue in error.errors()]
+            if isinstance(error, ValidationError)
+            else [str(error)]
+        )
+        return _runs_page(request, api, web, form=form, errors=messages, status_code=422)
+    run = api.pipeline.submit(run_input)
+    return see_other(f"/runs/{run.id}", "run-started")
+
+
+# --- one run --------------------------------------------------------------------------------
+def funnel(document: dict[str, Any], progress: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Per stage: its status, candidates in (`total`), out (`passed`, once finished) and, for
+    the stage under way, how far it is."""
+    rows = []
+    for stage in STAGES:
+        report = document["stages"].get(stage.value) or {}
+        done = None
+        if progress and progress.get("stage") == stage.value and report.get("status") == "running":
+            done = progress.get("done")
+        rows.append(
+            {
+                "stage": stage.value,
+                "status": report.get("status", "waiting"),
+                "in": report.get("total"),
+                "out": report.get("passed"),
+                "done": done,
+                "reason": report.get("reason"),
+            }
+        )
+    return rows
+
+
+def read_run(api: ApiServices, run_id: int) -> RunState:
+    run = api.runs.get_run(run_id)
+    return run, job_of_run(api.store, run)
+
+
+def render_funnel(web: Dashboard, state: RunState) -> str:
+    run, job = state
+    document = run_document(run, job)
+    progress = job.progress if job is not None else None
+    return web.pages.fragment("_run_funnel.html", run=document, funnel=funnel(document, progress))
+
+
+def _sorted(
+    rows: list[dict[str, Any]], sort: str | None, order: str | None
+) -> list[dict[str, Any]]:
+    if sort not in SORTS:
+        return rows  # the ranking: tier, then expected profit
+    key, descending = SORTS[sort]
+    if order in ("asc", "desc"):
+        descending = order == "desc"
+
+    def value(row: dict[str, Any]) -> Any:
+        item = row.get(key)
+        if key == "tier":
+            return TIER_ORDER.get(str(item), 3)
+        return item
+
+    known = [row for row in rows if value(row) is not None]
+    unknown = [row for row in rows if value(row) is None]
+    known.sort(key=value, reverse=descending)
+    return known + unknown  # unknown figures last, whichever way
+
+
+def results_context(
+    api: ApiServices, state: RunState, sort: str | None, order: str | None
+) -> dict[str, Any]:
+    run, job = state
+    query = ListingQuery(limit=SHOWN_CANDIDATES)
+    candidates = list(listing_documents(api.runs, run, query)) if is_finished(run, job) else []
+    return {
+        "run": run_document(run, job),
+        "finished": is_finished(run, job),
+        "candidates": _sorted(candidates, sort, order),
+        "sort": sort if sort in SORTS else None,
+        "order": order,
+        "sorts": SORTS,
+        "shown_limit": SHOWN_CANDIDATES,
+    }
+
+
+SortParam = Annotated[str | None, Query(max_length=20)]
+
+
+@router.get("/runs/{run_id}")
+def run_page(
+    request: Request,
+    run_id: RunId,
+    api: Services,
+    web: Web,
+    sort: SortParam = None,
+    order: SortParam = None,
+) -> Response:
+    state = read_run(api, run_id)
+    return web.pages.render(
+        request,
+        "run.html",
+        title=f"Run {run_id}",
+        funnel_html=render_funnel(web, state),
+        notice=notice_text(request),
+        **results_context(api, state, sort, order),
+    )
+
+
+@router.get("/runs/{run_id}/results")
+def run_results(
+    request: Request,
+    run_id: RunId,
+    api: Services,
+    web: Web,
+    sort: SortParam = None,
+    order: SortParam = None,
+) -> Response:
+    """The results section alone: the page fetches it when the run's stream ends."""
+    state = read_run(api, run_id)
+    return web.pages.render(
+        request, "_run_results.html", **results_context(api, state, sort, order)
+    )
+
+
+@router.get("/live/runs/{run_id}")
+def run_live(run_id: RunId, api: Services, web: Web) -> Response:
+    first_state = read_run(api, run_id)  # 404 now, not inside the stream
+    events = live_fragments(
+        first_state,
+        reread=lambda: read_run(api, run_id),
+        limits=api.streams,
+        render=lambda state: render_funnel(web, state),
+        status=lambda state: run_document(*state)["status"],
+        finished=lambda state: is_finished(*state),
+        name="run",
+        ids={"run_id": run_id},
+        gone=RunNotFoundError,
+    )
+    return DashboardStreamResponse(events, api.streams, web.streams)
+
+
+@router.get("/runs/{run_id}/candidates.csv")
+def run_csv(run_id: RunId, api: Services, include_dropped: bool = False) -> Response:
+    """The API's CSV export, for the page's download link (the cookie does not open /api/v1)."""
+    return run_candidates_csv(run_id, api, ListingParams(include_dropped=include_dropped), None)

@@ -1,0 +1,99 @@
+"""Signed cookies and CSRF tokens of the dashboard (ADR 0023).
+
+- **No DOMINUS_API_TOKEN** (loopback, like the API): no login and no cookie. Forms carry a
+  CSRF token derived from a random key made when the app starts: only a page this server
+  rendered knows it (another site's page can send a form here but cannot read ours), so a
+  cross-site form post is refused. After a restart, a page rendered before it must be reloaded.
+- **With a token**: the login form sets `dominus_session`, an HttpOnly, SameSite=Strict cookie
+  (Secure over https) holding a random id, when it was issued and an HMAC of both under a key
+  derived from the token, never the token itself; changing the token ends every session. The
+  CSRF token of a session is an HMAC of its id (a synchronizer token the server recomputes, so
+  it stores nothing). The login form has its own short-lived cookie and token, so logging in
+  cannot be forced from another site either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+SESSION_COOKIE = "dominus_session"
+LOGIN_COOKIE = "dominus_login"
+SESSION_SECONDS = 12 * 3600
+LOGIN_FORM_SECONDS = 30 * 60
+CSRF_FIELD = "csrf_token"
+CSRF_HEADER = "x-csrf-token"
+_VERSION = "v1"
+
+
+@dataclass(frozen=True)
+class Session:
+    """A verified cookie: its random id and when it was issued (Unix seconds)."""
+
+    id: str
+    issued_at: int
+
+
+class SessionKeys:
+    """Signs and verifies the dashboard's cookies and derives CSRF tokens."""
+
+    def __init__(self, token: str | None) -> None:
+        self.login_required = token is not None
+        if token is None:
+            self._key = secrets.token_bytes(32)
+        else:
+            # A key derived from the token: the cookie proves the token was shown once,
+            # without carrying it.
+            self._key = hmac.new(
+                token.encode("utf-8"), b"dominus dashboard session key", hashlib.sha256
+            ).digest()
+
+    def _mac(self, purpose: str, text: str) -> str:
+        message = f"{purpose}\x00{text}".encode()
+        return hmac.new(self._key, message, hashlib.sha256).hexdigest()
+
+    # --- cookies ----------------------------------------------------------------------------
+    def issue(self, purpose: str, now: int) -> str:
+        """A new cookie value for `purpose` (`session` or `login`)."""
+        body = f"{_VERSION}.{secrets.token_urlsafe(18)}.{now}"
+        return f"{body}.{self._mac(purpose, body)}"
+
+    def verify(self, purpose: str, value: str | None, now: int, max_age: int) -> Session | None:
+        """The session a cookie value holds, or None if it is missing, forged or expired."""
+        if not value:
+            return None
+        body, _, mac = value.rpartition(".")
+        parts = body.split(".")
+        if len(parts) != 3 or parts[0] != _VERSION or not parts[2].isdigit():
+            return None
+        if not hmac.compare_digest(mac.encode(), self._mac(purpose, body).encode()):
+            return None
+        issued_at = int(parts[2])
+        if not (now - max_age <= issued_at <= now + 60):  # a minute of clock skew
+            return None
+        return Session(parts[1], issued_at)
+
+    # --- CSRF -------------------------------------------------------------------------------
+    def csrf_token(self, session: Session | None, purpose: str = "session") -> str:
+        """The token forms of this session carry (without login: one per app)."""
+        subject = "anonymous" if session is None else session.id
+        return self._mac(f"csrf-{purpose}", subject)
+
+    def csrf_matches(self, given: str, session: Session | None, purpose: str = "session") -> bool:
+        expected = self.csrf_token(session, purpose)
+        return bool(given) and hmac.compare_digest(given.encode(), expected.encode())
+
+
+def token_matches(given: str, token: str) -> bool:
+    """The token typed into the login form is the API token (constant time)."""
+    return hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8"))
+
+
+def cookie_header(name: str, value: str, *, max_age: int, secure: bool) -> str:
+    """A Set-Cookie value: HttpOnly, SameSite=Strict, whole site; Secure over https."""
+    attributes = [f"{name}={value}", "Path=/", f"Max-Age={max_age}", "HttpOnly", "SameSite=Strict"]
+    if secure:
+        attributes.append("Secure")
+    return "; ".join(attributes)
