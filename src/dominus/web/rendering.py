@@ -112,8 +112,12 @@ class Pages:
     def __init__(self) -> None:
         self.environment = build_environment()
 
-    def fragment(self, template: str, **context: Any) -> str:
-        return self.environment.get_template(template).render(**context)
+    def fragment(self, template: str, request: Request, **context: Any) -> str:
+        """A part of a page (a live update): with the CSRF token of the request's session, for
+        the forms in it."""
+        auth: PageAuth | None = getattr(request.state, "page_auth", None)
+        csrf_token = auth.csrf_token if auth else ""
+        return self.environment.get_template(template).render(csrf_token=csrf_token, **context)
 
     def render(
         self, request: Request, template: str, *, status_code: int = 200, **context: Any
@@ -130,6 +134,11 @@ class Pages:
             **context,
         )
         headers = {"Cache-Control": "no-store"}
+        if request.headers.get("hx-boosted") == "true":
+            # A boosted form post lands here through its 303: the address bar should show
+            # this page, not the form's (htmx pushes what this header says).
+            target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            headers["HX-Push-Url"] = target
         return HTMLResponse(html, status_code=status_code, headers=headers)
 
 

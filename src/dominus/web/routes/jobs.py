@@ -80,8 +80,10 @@ def _attempt_errors(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [event for event in events if event["kind"] in kinds]
 
 
-def render_live(web: Dashboard, job: Job) -> str:
-    return web.pages.fragment("_job_live.html", job=job_document(job), now=datetime.now(UTC))
+def render_live(web: Dashboard, request: Request, job: Job) -> str:
+    return web.pages.fragment(
+        "_job_live.html", request, job=job_document(job), now=datetime.now(UTC)
+    )
 
 
 @router.get("/jobs/{job_id}")
@@ -95,20 +97,20 @@ def job_page(request: Request, job_id: JobId, api: Services, web: Web) -> Respon
         job=job_document(job),
         events=events,
         errors=_attempt_errors(events),
-        live=render_live(web, job),
+        live=render_live(web, request, job),
         finished=job.status.is_terminal,
         notice=notice_text(request),
     )
 
 
 @router.get("/live/jobs/{job_id}")
-def job_live(job_id: JobId, api: Services, web: Web) -> Response:
+def job_live(request: Request, job_id: JobId, api: Services, web: Web) -> Response:
     first = api.store.get_job(job_id)  # 404 now, not inside the stream
     events = live_fragments(
         first,
         reread=lambda: api.store.get_job(job_id),
         limits=api.streams,
-        render=lambda job: render_live(web, job),
+        render=lambda job: render_live(web, request, job),
         status=lambda job: job.status.value,
         finished=lambda job: job.status.is_terminal,
         name="job",

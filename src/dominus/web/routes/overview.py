@@ -35,9 +35,10 @@ def overview_state(api: ApiServices, web: Dashboard) -> OverviewState:
     return OverviewState(now, api.stats(), web.throughput.throughput(current))
 
 
-def render_live(web: Dashboard, state: OverviewState) -> str:
+def render_live(web: Dashboard, request: Request, state: OverviewState) -> str:
     return web.pages.fragment(
         "_overview_live.html",
+        request,
         stats=state.stats,
         throughput=state.throughput,
         chart=throughput_chart(state.throughput),
@@ -58,20 +59,20 @@ def overview(request: Request, api: Services, web: Web) -> Response:
         request,
         "overview.html",
         title="Overview",
-        live=render_live(web, state),
+        live=render_live(web, request, state),
         schedules=schedules[:SHOWN_SCHEDULES],
         runs=runs,
     )
 
 
 @router.get("/live/overview")
-def overview_live(api: Services, web: Web) -> Response:
+def overview_live(request: Request, api: Services, web: Web) -> Response:
     first = overview_state(api, web)
     events = live_fragments(
         first,
         reread=lambda: overview_state(api, web),
         limits=api.streams,
-        render=lambda state: render_live(web, state),
+        render=lambda state: render_live(web, request, state),
         status=lambda _state: "live",
         finished=lambda _state: False,
         name="overview",

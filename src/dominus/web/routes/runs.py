@@ -86,15 +86,29 @@ def _closeouts(text: str) -> list[CloseoutDomain]:
             continue
         if len(cells) > len(CLOSEOUT_COLUMNS):
             raise ValueError(f"closeout line {number}: at most {len(CLOSEOUT_COLUMNS)} columns")
-        values: dict[str, Any] = {
-            name: cell for name, cell in zip(CLOSEOUT_COLUMNS, cells, strict=False) if cell
-        }
+        values: dict[str, Any] = {}
+        for name, cell in zip(CLOSEOUT_COLUMNS, cells, strict=False):
+            if cell:
+                values[name] = cell if name == "domain" else _number(number, name, cell)
         try:
             entries.append(CloseoutDomain.model_validate(values))
         except ValidationError as error:
             problem = "; ".join(issue["msg"] for issue in error.errors())
             raise ValueError(f"closeout line {number}: {problem}") from None
     return entries
+
+
+def _number(line: int, column: str, text: str) -> float | int:
+    """A closeout cell as the listing's number (whole for the counts)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"closeout line {line}: {column} {text!r} is not a number") from None
+    if column in ("backlinks", "wayback"):
+        if not value.is_integer():
+            raise ValueError(f"closeout line {line}: {column} must be a whole number")
+        return int(value)
+    return value
 
 
 @router.post("/runs")
@@ -146,11 +160,13 @@ def read_run(api: ApiServices, run_id: int) -> RunState:
     return run, job_of_run(api.store, run)
 
 
-def render_funnel(web: Dashboard, state: RunState) -> str:
+def render_funnel(web: Dashboard, request: Request, state: RunState) -> str:
     run, job = state
     document = run_document(run, job)
     progress = job.progress if job is not None else None
-    return web.pages.fragment("_run_funnel.html", run=document, funnel=funnel(document, progress))
+    return web.pages.fragment(
+        "_run_funnel.html", request, run=document, funnel=funnel(document, progress)
+    )
 
 
 def _sorted(
@@ -208,7 +224,7 @@ def run_page(
         request,
         "run.html",
         title=f"Run {run_id}",
-        funnel_html=render_funnel(web, state),
+        funnel_html=render_funnel(web, request, state),
         notice=notice_text(request),
         **results_context(api, state, sort, order),
     )
@@ -231,13 +247,13 @@ def run_results(
 
 
 @router.get("/live/runs/{run_id}")
-def run_live(run_id: RunId, api: Services, web: Web) -> Response:
+def run_live(request: Request, run_id: RunId, api: Services, web: Web) -> Response:
     first_state = read_run(api, run_id)  # 404 now, not inside the stream
     events = live_fragments(
         first_state,
         reread=lambda: read_run(api, run_id),
         limits=api.streams,
-        render=lambda state: render_funnel(web, state),
+        render=lambda state: render_funnel(web, request, state),
         status=lambda state: run_document(*state)["status"],
         finished=lambda state: is_finished(*state),
         name="run",

@@ -27,26 +27,26 @@ def workers_state(api: ApiServices) -> WorkersState:
     return WorkersState(api.now(), api.workers(DEAD_WITHIN_HOURS))
 
 
-def render_live(web: Dashboard, state: WorkersState) -> str:
+def render_live(web: Dashboard, request: Request, state: WorkersState) -> str:
     return web.pages.fragment(
-        "_workers_live.html", workers=state.workers, now=state.now, hours=DEAD_WITHIN_HOURS
+        "_workers_live.html", request, workers=state.workers, now=state.now, hours=DEAD_WITHIN_HOURS
     )
 
 
 @router.get("/workers")
 def workers(request: Request, api: Services, web: Web) -> Response:
     return web.pages.render(
-        request, "workers.html", title="Workers", live=render_live(web, workers_state(api))
+        request, "workers.html", title="Workers", live=render_live(web, request, workers_state(api))
     )
 
 
 @router.get("/live/workers")
-def workers_live(api: Services, web: Web) -> Response:
+def workers_live(request: Request, api: Services, web: Web) -> Response:
     events = live_fragments(
         workers_state(api),
         reread=lambda: workers_state(api),
         limits=api.streams,
-        render=lambda state: render_live(web, state),
+        render=lambda state: render_live(web, request, state),
         status=lambda _state: "live",
         finished=lambda _state: False,
         name="workers",

@@ -1,0 +1,143 @@
+"""Browser tests of the dashboard (ADR 0023): Playwright (Python) driving Debian's Chromium at
+/usr/bin/chromium (never a downloaded browser), against a real `dominus serve --with-worker`
+subprocess on a free loopback port, as tests/api/test_serve_process.py does.
+
+- `dashboard(**settings)` starts the server (offline providers, diagnostic jobs, quick polls)
+  and returns it; `browser_page` is a fresh page (a new context: no cookies carried over).
+- `check_page(page, name)` runs axe-core in the page (fails on serious or critical
+  violations) and saves a screenshot as a test artefact, under $DOMINUS_TEST_ARTIFACTS or
+  tests/browser/artifacts (git-ignored).
+
+Chromium missing is a failure, not a skip: `.ci/run` installs Debian's `chromium` package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+
+from tests.api.conftest import API, ServeProcess, serve_env, serve_processes
+from tests.polling import wait_until
+
+__all__ = ["serve_processes"]  # the fixture, re-exported for these tests
+
+CHROMIUM = Path(os.environ.get("DOMINUS_TEST_CHROMIUM", "/usr/bin/chromium"))
+AXE = Path(__file__).parent / "vendor" / "axe.min.js"
+ARTIFACTS = Path(os.environ.get("DOMINUS_TEST_ARTIFACTS", Path(__file__).parent / "artifacts"))
+FAILING_IMPACTS = ("serious", "critical")
+TOKEN = "browser-test-token-0123456789"
+
+
+@pytest.fixture(scope="session")
+def playwright_instance() -> Iterator[Playwright]:
+    with sync_playwright() as playwright:
+        yield playwright
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_instance: Playwright) -> Iterator[Browser]:
+    assert CHROMIUM.exists(), (
+        f"no Chromium at {CHROMIUM}: install Debian's `chromium` package (.ci/run does)"
+    )
+    # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+    launched = playwright_instance.chromium.launch(
+        executable_path=str(CHROMIUM), args=["--no-sandbox"]
+    )
+    yield launched
+    launched.close()
+
+
+@pytest.fixture
+def browser_page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def dashboard(
+    database_url: str, serve_processes: Callable[..., ServeProcess]
+) -> Callable[..., ServeProcess]:
+    def start(token: str | None = None, concurrency: int = 2, **settings: str) -> ServeProcess:
+        values = {
+            "DOMINUS_PROVIDERS": "offline",
+            "JOB_QUEUE_POLL_INTERVAL_MS": "100",
+            "WORKER_GRACEFUL_SHUTDOWN_TIMEOUT_MS": "300",
+            "JOB_RETRY_BASE_MS": "0",
+        } | settings
+        if token is not None:
+            values["DOMINUS_API_TOKEN"] = token
+        env = serve_env(database_url, **values)
+        server = serve_processes(
+            "--with-worker",
+            "--diagnostic-jobs",
+            "--concurrency",
+            str(concurrency),
+            env=env,
+            token=token,
+        )
+        server.wait_ready()
+        return server
+
+    return start
+
+
+def artifact(name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS / name
+
+
+def axe_violations(page: Page) -> list[dict[str, Any]]:
+    """axe-core's serious and critical violations on the page as it is now."""
+    page.add_script_tag(path=str(AXE))
+    results: list[dict[str, Any]] = page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+    )
+    return [violation for violation in results if violation.get("impact") in FAILING_IMPACTS]
+
+
+def check_page(page: Page, name: str) -> None:
+    """Screenshot (whole page) as an artefact, then no serious accessibility violation."""
+    page.screenshot(path=str(artifact(f"{name}.png")), full_page=True)
+    violations = axe_violations(page)
+    summary = [
+        {
+            "id": violation["id"],
+            "impact": violation["impact"],
+            "help": violation["help"],
+            "targets": [node["target"] for node in violation["nodes"]][:5],
+        }
+        for violation in violations
+    ]
+    assert not violations, f"{name}: accessibility violations:\n{json.dumps(summary, indent=2)}"
+
+
+def api_job(http: httpx.Client, job_id: int) -> dict[str, Any]:
+    response = http.get(f"{API}/jobs/{job_id}")
+    assert response.status_code == 200, response.text
+    job: dict[str, Any] = response.json()
+    return job
+
+
+def enqueue(http: httpx.Client, job_type: str, **fields: Any) -> dict[str, Any]:
+    response = http.post(f"{API}/jobs", json={"type": job_type, **fields})
+    assert response.status_code == 202, response.text
+    job: dict[str, Any] = response.json()
+    return job
+
+
+def wait_for_status(http: httpx.Client, job_id: int, *statuses: str) -> dict[str, Any]:
+    return wait_until(
+        lambda: (job := api_job(http, job_id))["status"] in statuses and job,
+        timeout=30,
+        message=f"job {job_id} to be {' or '.join(statuses)}",
+    )

@@ -1,0 +1,105 @@
+"""Every page of the dashboard loads in Chromium, at desktop and phone width, with no serious
+accessibility violation (axe-core), and is saved as a screenshot."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.api.conftest import API, ServeProcess
+from tests.browser.conftest import check_page, enqueue, wait_for_status
+from tests.polling import wait_until
+
+pytestmark = pytest.mark.browser
+
+SAMPLE_RUN = {
+    "keywords": ["home gym", "meal prep", "solar panels"],
+    "brandableNames": ["zentrova"],
+    "closeoutDomains": [{"domain": "oldgardentools.com", "age": 12, "price": 1850}],
+}
+PHONE = {"width": 390, "height": 844}
+
+
+def test_every_page_loads_accessibly_at_desktop_and_phone_width(
+    dashboard: Callable[..., ServeProcess], browser_page: Page
+) -> None:
+    server = dashboard()
+    with server.http() as http:
+        done = enqueue(http, "diag.noop")
+        failed = enqueue(http, "diag.fail", payload={"fail_times": 5}, max_attempts=1)
+        run = http.post(f"{API}/runs", json=SAMPLE_RUN)
+        assert run.status_code == 202, run.text
+        run_id = run.json()["runId"]
+        wait_for_status(http, done["id"], "completed")
+        wait_for_status(http, failed["id"], "failed")
+        wait_until(
+            lambda: http.get(f"{API}/runs/{run_id}").json()["status"] == "completed",
+            timeout=60,
+            message="the run to complete",
+        )
+        [entry] = http.get(f"{API}/dlq").json()
+    pages = {
+        "overview": ("/", "Overview"),
+        "jobs": ("/jobs", "Jobs"),
+        "job": (f"/jobs/{failed['id']}", f"Job {failed['id']}"),
+        "dead-letters": ("/dead-letters", "Dead letters"),
+        "dead-letter": (f"/dead-letters/{entry['id']}", f"Dead letter {entry['id']}"),
+        "purge": ("/dead-letters-purge", "Purge dead letters"),
+        "workers": ("/workers", "Workers"),
+        "schedules": ("/schedules", "Schedules"),
+        "runs": ("/runs", "Runs"),
+        "run": (f"/runs/{run_id}", f"Run {run_id}"),
+        "appraise": ("/appraise?domain=homegym.com", "Appraise a domain"),
+        "login": ("/login", "Log in"),
+    }
+    page = browser_page
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    for width_name, viewport in (("desktop", {"width": 1200, "height": 900}), ("phone", PHONE)):
+        page.set_viewport_size(viewport)
+        for name, (path, heading) in pages.items():
+            response = page.goto(server.base_url + path)
+            assert response is not None and response.status == 200, (path, response)
+            assert page.locator("h1").first.inner_text().startswith(heading), path
+            # Landmarks every page has: the navigation and the main content.
+            assert page.locator("nav[aria-label=Main]").count() == 1
+            assert page.locator("main#main").count() == 1
+            if width_name == "phone":
+                overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                assert overflow <= 1, f"{path} is wider than a phone screen by {overflow} px"
+            check_page(page, f"{name}-{width_name}")
+    assert not errors, errors
+    # What the pages say matches the database (read through the API).
+    page.set_viewport_size({"width": 1200, "height": 900})
+    page.goto(f"{server.base_url}/runs/{run_id}")
+    assert page.locator("#candidates tbody tr").count() > 0
+    page.goto(f"{server.base_url}/appraise?domain=homegym.com")
+    assert "homegym.com" in page.locator("#result-heading").inner_text()
+    assert server.terminate_and_wait(20) == 0, server.output()
+
+
+def test_pages_are_readable_without_javascript(
+    dashboard: Callable[..., ServeProcess], browser_page: Page
+) -> None:
+    """With JavaScript off the pages still show their content, and a plain form post (the
+    cancel button) works through the POST/redirect/GET round trip."""
+    server = dashboard()
+    with server.http() as http:
+        job = enqueue(http, "diag.sleep", payload={"seconds": 120})
+        wait_for_status(http, job["id"], "running")
+    context = browser_page.context.browser
+    assert context is not None
+    no_script = context.new_context(java_script_enabled=False)
+    page = no_script.new_page()
+    page.goto(f"{server.base_url}/jobs/{job['id']}")
+    assert "running" in page.locator("#job-status").inner_text()
+    page.get_by_role("button", name=f"Cancel job {job['id']}").click()
+    expect(page).to_have_url(re.compile(rf"/jobs/{job['id']}\?notice="))
+    with server.http() as http:
+        wait_for_status(http, job["id"], "cancelled")
+    page.goto(f"{server.base_url}/jobs/{job['id']}")
+    assert "cancelled" in page.locator("#job-status").inner_text()
+    no_script.close()
