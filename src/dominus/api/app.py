@@ -15,7 +15,6 @@ from dominus.api.security import BearerTokenMiddleware
 from dominus.api.services import ApiServices
 from dominus.config import Settings, api_token, load_settings
 from dominus.runtime import Runtime, build_runtime
-from dominus.web import install_dashboard
 
 API_PREFIX = "/api/v1"
 
@@ -51,6 +50,10 @@ def create_app(
     install_error_handlers(app)
     install_openapi(app, registry)
     # The pages (ADR 0023): inside the limits and guards added below, so those apply to them.
+    # Imported here: the dashboard builds on this package's services and routes, so a module
+    # level import would make `import dominus.web...` first a circular one.
+    from dominus.web.install import install_dashboard  # noqa: PLC0415
+
     install_dashboard(app, token=token, api_prefix=API_PREFIX)
     # Inside the token check: a stranger's body is never read.
     app.add_middleware(RequestLimitsMiddleware, max_body_bytes=settings.DOMINUS_MAX_BODY_BYTES)
