@@ -310,3 +310,97 @@ scoring_runs = Table(
     UniqueConstraint("run_id", "domain"),
 )
 Index("ix_scoring_runs_domain", scoring_runs.c.domain)
+
+# --- the portfolio (migration 0006) ------------------------------------------------------------
+# Money is stored in the scoring currency (SCORING_CURRENCY), as floats rounded to cents like the
+# scoring tables; `currency` records which one, so a later change of setting is visible (ADR 0021).
+
+PORTFOLIO_STATUSES = ("active", "sold", "dropped")
+VERDICTS = ("keep", "drop", "reprice")
+OUTCOME_TYPES = ("sold", "dropped", "expired")
+
+portfolio_entries = Table(
+    "portfolio_entries",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column("domain", String(253), nullable=False, unique=True),
+    Column("tld", String(63), nullable=False),
+    Column("acquired_at", Date),
+    Column("renewal_date", Date, nullable=False),
+    # NULL: not known (an import without the column); a blank cell never overwrites a value.
+    Column("acquisition_cost", Float),
+    Column("renewal_cost", Float),
+    Column("currency", String(3), nullable=False),
+    Column("registrar", String(200)),
+    # Set by PORTFOLIO_RESCORE; NULL until the entry was scored once.
+    Column("current_score", Float),
+    Column("expected_value", Float),
+    Column("confidence", Float),
+    Column("suggested_list_price", Float),
+    # The price the name is listed at (a marketplace's asking price); NULL: not listed.
+    Column("list_price", Float),
+    Column("score_details", Document),
+    Column("verdict", String(16)),
+    Column("verdict_reason", Text),
+    Column("verdict_at", UTCDateTime),
+    Column("scored_at", UTCDateTime),
+    Column("notes", Text),
+    Column("status", String(16), nullable=False, server_default=text("'active'")),
+    # Money paid in renewals so far (not a count): the ledger's cost basis beside acquisition.
+    Column("renewals_paid", Float, nullable=False, server_default=text("0")),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    CheckConstraint("status IN ('active', 'sold', 'dropped')", name="status"),
+    CheckConstraint("verdict IN ('keep', 'drop', 'reprice')", name="verdict"),
+    CheckConstraint("current_score >= 0 AND current_score <= 100", name="current_score"),
+)
+Index("ix_portfolio_entries_renewal_date", portfolio_entries.c.renewal_date)
+
+# Every verdict change (and the ledger's sold / dropped events), oldest first.
+portfolio_verdict_history = Table(
+    "portfolio_verdict_history",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column(
+        "entry_id",
+        Identifier,
+        ForeignKey("portfolio_entries.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("domain", String(253), nullable=False),
+    # "verdict": a verdict changed; "sold" / "dropped": the ledger closed the entry.
+    Column("kind", String(16), nullable=False),
+    Column("old_verdict", String(16)),
+    Column("new_verdict", String(16)),
+    Column("method", String(16)),
+    Column("reason", Text, nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    CheckConstraint("kind IN ('verdict', 'sold', 'dropped')", name="kind"),
+)
+Index(
+    "ix_portfolio_verdict_history_entry_id",
+    portfolio_verdict_history.c.entry_id,
+    portfolio_verdict_history.c.id,
+)
+
+# What happened to a name in the end (issue 14's outcomes; the backtest joins sales to scores).
+# No foreign key to the portfolio: outcomes are also recorded for names never held in it.
+outcomes = Table(
+    "outcomes",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column("domain", String(253), nullable=False),
+    Column("type", String(16), nullable=False),
+    Column("sale_price", Float),
+    Column("currency", String(3)),
+    Column("date", Date, nullable=False),
+    Column("venue", String(200)),
+    Column("fees", Float),
+    # Acquisition plus renewals paid when the portfolio closed the entry (the sunk cost of a drop).
+    Column("cost_basis", Float),
+    Column("notes", Text),
+    Column("created_at", UTCDateTime, nullable=False),
+    CheckConstraint("type IN ('sold', 'dropped', 'expired')", name="type"),
+)
+Index("ix_outcomes_domain", outcomes.c.domain)
+Index("ix_outcomes_date", outcomes.c.date)
