@@ -17,6 +17,7 @@ from pydantic_settings import SettingsConfigDict
 from dominus.errors import ConfigurationError
 from dominus.host_names import parse_host_list
 from dominus.maintenance.settings import MaintenanceSettings
+from dominus.portfolio.settings import PortfolioSettings
 from dominus.scheduling.defaults import check_schedule_settings
 from dominus.scheduling.settings import SchedulerSettings
 from dominus.scoring.settings import ScoringSettings, scoring_config
@@ -24,12 +25,13 @@ from dominus.scoring.settings import ScoringSettings, scoring_config
 DEFAULT_DATABASE_URL = "sqlite:///./data/dominus.db"
 
 
-class Settings(ScoringSettings, SchedulerSettings, MaintenanceSettings):
+class Settings(ScoringSettings, SchedulerSettings, MaintenanceSettings, PortfolioSettings):
     """Process-wide configuration. Field names are the environment variable names. The scoring
     constants (`SCORING_*`, `TLD_PRICES_PATH`) are inherited from dominus.scoring.settings, the
     schedules' (`SCHEDULER_*`, `AUTO_TUNE_*`) from dominus.scheduling.settings, the backups' and
     the retentions (`BACKUP_*`, `*_RETENTION_DAYS`, `PRUNE_BATCH_SIZE`) from
-    dominus.maintenance.settings."""
+    dominus.maintenance.settings, the portfolio's (`DROP_*`, `PORTFOLIO_RESCORE_CONCURRENCY`) from
+    dominus.portfolio.settings."""
 
     model_config = SettingsConfigDict(
         env_file=".env",
