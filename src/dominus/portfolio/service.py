@@ -1,0 +1,408 @@
+"""The portfolio's writes: entries added, changed and removed, scores recorded, verdicts
+refreshed (only changed verdicts are written, each change kept in the history), and the ledger
+(sold, dropped → an outcome row and a history event).
+
+Every write is one transaction; time comes from the caller (`now`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, fields
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, delete, insert, select, update
+
+from dominus.config import Settings
+from dominus.db.errors import database_errors
+from dominus.db.schema import outcomes, portfolio_entries, portfolio_verdict_history
+from dominus.errors import DominusError
+from dominus.portfolio.clock import utc_today
+from dominus.portfolio.store import (
+    EntryStatus,
+    PortfolioEntry,
+    entry_of,
+    read_entries,
+    read_entry,
+)
+from dominus.portfolio.values import check_amount, parse_domain
+from dominus.portfolio.verdicts import VerdictFacts, VerdictRules, judge, money_words
+from dominus.scoring.config import ScoringConfig
+from dominus.scoring.settings import scoring_config
+
+
+class PortfolioInputError(DominusError):
+    """Invalid portfolio input (the message says which value and why); nothing was written."""
+
+    def __init__(self, message: str, code: str = "invalid_request") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class EntryNotFoundError(PortfolioInputError):
+    """No portfolio entry with that domain."""
+
+    def __init__(self, domain: str) -> None:
+        super().__init__(f"{domain} is not in the portfolio", "not_found")
+
+
+class EntryExistsError(PortfolioInputError):
+    """The domain is already in the portfolio."""
+
+    def __init__(self, domain: str) -> None:
+        super().__init__(f"{domain} is already in the portfolio", "conflict")
+
+
+@dataclass(frozen=True)
+class EntryFields:
+    """What a person (or an import row) says about an entry; None: not given, leave as is."""
+
+    renewal_date: date | None = None
+    acquired_at: date | None = None
+    acquisition_cost: float | None = None
+    renewal_cost: float | None = None
+    registrar: str | None = None
+    list_price: float | None = None
+    renewals_paid: float | None = None
+    notes: str | None = None
+
+    def given(self) -> dict[str, Any]:
+        return {key: value for key, value in asdict(self).items() if value is not None}
+
+    def checked(self) -> EntryFields:
+        """The amounts finite and ≥ 0 (PortfolioInputError naming the field otherwise)."""
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, float | int) and not isinstance(value, bool):
+                try:
+                    check_amount(float(value))
+                except ValueError as error:
+                    raise PortfolioInputError(f"{field.name}: {error}") from None
+        return self
+
+
+@dataclass(frozen=True)
+class VerdictChange:
+    domain: str
+    old: str | None
+    new: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"domain": self.domain, "from": self.old, "to": self.new, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class ScoreUpdate:
+    """What PORTFOLIO_RESCORE writes for one name."""
+
+    current_score: float  # 0–100
+    expected_value: float
+    confidence: float
+    suggested_list_price: float
+    details: dict[str, Any]
+
+
+def valid_domain(text: str) -> str:
+    try:
+        return parse_domain(text)[0]
+    except ValueError as error:
+        raise PortfolioInputError(str(error), "invalid_domain") from None
+
+
+def verdict_rules(settings: Settings, config: ScoringConfig) -> VerdictRules:
+    return VerdictRules(
+        method=settings.DROP_METHOD,
+        score_threshold=settings.DROP_SCORE_THRESHOLD,
+        horizon_days=settings.DROP_RENEWAL_HORIZON_DAYS,
+        currency=config.currency,
+        sale_commission=config.sale_commission,
+        annual_sell_through=config.annual_sell_through,
+        confidence_cap=config.confidence_cap,
+    )
+
+
+def facts_of(entry: PortfolioEntry) -> VerdictFacts:
+    return VerdictFacts(
+        domain=entry.domain,
+        renewal_date=entry.renewal_date,
+        currency=entry.currency,
+        acquisition_cost=entry.acquisition_cost,
+        renewal_cost=entry.renewal_cost,
+        renewals_paid=entry.renewals_paid,
+        current_score=entry.current_score,
+        expected_value=entry.expected_value,
+        confidence=entry.confidence,
+        list_price=entry.list_price,
+        suggested_list_price=entry.suggested_list_price,
+    )
+
+
+class PortfolioService:
+    def __init__(self, engine: Engine, settings: Settings) -> None:
+        self.engine = engine
+        self.settings = settings
+        self.config = scoring_config(settings)
+        self.rules = verdict_rules(settings, self.config)
+
+    @property
+    def currency(self) -> str:
+        return self.config.currency
+
+    def default_renewal_cost(self, domain: str) -> float | None:
+        """The TLD price table's renewal for the name's TLD (None: not listed)."""
+        _, tld = parse_domain(domain)
+        price = self.config.prices.lookup(tld)
+        return None if price is None else price.renewal
+
+    # --- entries ---------------------------------------------------------------------------
+    def add(self, domain: str, values: EntryFields, now: datetime) -> PortfolioEntry:
+        name = valid_domain(domain)
+        values = values.checked()
+        if values.renewal_date is None:
+            raise PortfolioInputError("a renewal date is required (--renewal-date YYYY-MM-DD)")
+        with database_errors(), self.engine.begin() as connection:
+            if read_entry(connection, name) is not None:
+                raise EntryExistsError(name)
+            self.insert_entry(connection, name, values, now)
+            self.refresh_verdicts_in(connection, now, [name])
+            entry = read_entry(connection, name)
+        assert entry is not None
+        return entry
+
+    def insert_entry(
+        self, connection: Connection, domain: str, values: EntryFields, now: datetime
+    ) -> None:
+        row = values.given()
+        if "renewal_cost" not in row:
+            default = self.default_renewal_cost(domain)
+            if default is not None:
+                row["renewal_cost"] = default
+        connection.execute(
+            insert(portfolio_entries).values(
+                domain=domain,
+                tld=parse_domain(domain)[1],
+                currency=self.currency,
+                status="active",
+                renewals_paid=row.pop("renewals_paid", 0.0),
+                created_at=now,
+                updated_at=now,
+                **row,
+            )
+        )
+
+    def update(self, domain: str, values: EntryFields, now: datetime) -> PortfolioEntry:
+        name = valid_domain(domain)
+        values = values.checked()
+        with database_errors(), self.engine.begin() as connection:
+            entry = read_entry(connection, name)
+            if entry is None:
+                raise EntryNotFoundError(name)
+            self.change_entry(connection, entry, values, now)
+            self.refresh_verdicts_in(connection, now, [name])
+            updated = read_entry(connection, name)
+        assert updated is not None
+        return updated
+
+    @staticmethod
+    def changes(entry: PortfolioEntry, values: EntryFields) -> dict[str, Any]:
+        """The given values that differ from the entry's (a value not given never overwrites)."""
+        return {key: value for key, value in values.given().items() if getattr(entry, key) != value}
+
+    def change_entry(
+        self, connection: Connection, entry: PortfolioEntry, values: EntryFields, now: datetime
+    ) -> bool:
+        changes = self.changes(entry, values)
+        if changes:
+            connection.execute(
+                update(portfolio_entries)
+                .where(portfolio_entries.c.id == entry.id)
+                .values(**changes, updated_at=now)
+            )
+        return bool(changes)
+
+    def remove(self, domain: str) -> PortfolioEntry:
+        """Delete the entry and its history (a mistake undone; sold and dropped names are
+        closed by the ledger instead, and stay)."""
+        name = valid_domain(domain)
+        with database_errors(), self.engine.begin() as connection:
+            entry = read_entry(connection, name)
+            if entry is None:
+                raise EntryNotFoundError(name)
+            connection.execute(delete(portfolio_entries).where(portfolio_entries.c.id == entry.id))
+        return entry
+
+    def get(self, domain: str) -> PortfolioEntry:
+        name = valid_domain(domain)
+        with database_errors(), self.engine.connect() as connection:
+            entry = read_entry(connection, name)
+        if entry is None:
+            raise EntryNotFoundError(name)
+        return entry
+
+    def entries(self, *, status: EntryStatus | None = "active") -> list[PortfolioEntry]:
+        with database_errors(), self.engine.connect() as connection:
+            return read_entries(connection, status=status)
+
+    # --- scores and verdicts -----------------------------------------------------------------
+    def record_score(self, domain: str, score: ScoreUpdate, now: datetime) -> list[VerdictChange]:
+        """Store a fresh score and list price, then refresh the entry's verdict."""
+        with database_errors(), self.engine.begin() as connection:
+            connection.execute(
+                update(portfolio_entries)
+                .where(portfolio_entries.c.domain == domain)
+                .values(
+                    current_score=score.current_score,
+                    expected_value=score.expected_value,
+                    confidence=score.confidence,
+                    suggested_list_price=score.suggested_list_price,
+                    score_details=score.details,
+                    scored_at=now,
+                    updated_at=now,
+                )
+            )
+            return self.refresh_verdicts_in(connection, now, [domain])
+
+    def refresh_verdicts(
+        self, now: datetime, domains: Sequence[str] | None = None
+    ) -> list[VerdictChange]:
+        with database_errors(), self.engine.begin() as connection:
+            return self.refresh_verdicts_in(connection, now, domains)
+
+    def refresh_verdicts_in(
+        self, connection: Connection, now: datetime, domains: Iterable[str] | None = None
+    ) -> list[VerdictChange]:
+        """Judge the active entries (or these) as of `now`; write only the verdicts that
+        changed, each with a history row."""
+        query = select(portfolio_entries).where(portfolio_entries.c.status == "active")
+        if domains is not None:
+            query = query.where(portfolio_entries.c.domain.in_(list(domains)))
+        changes = []
+        for row in connection.execute(query.order_by(portfolio_entries.c.domain)).all():
+            entry = entry_of(row)
+            judgement = judge(facts_of(entry), self.rules, now)
+            if judgement.verdict == entry.verdict:
+                continue
+            connection.execute(
+                update(portfolio_entries)
+                .where(portfolio_entries.c.id == entry.id)
+                .values(verdict=judgement.verdict, verdict_reason=judgement.reason, verdict_at=now)
+            )
+            connection.execute(
+                insert(portfolio_verdict_history).values(
+                    entry_id=entry.id,
+                    domain=entry.domain,
+                    kind="verdict",
+                    old_verdict=entry.verdict,
+                    new_verdict=judgement.verdict,
+                    method=self.rules.method,
+                    reason=judgement.reason,
+                    at=now,
+                )
+            )
+            changes.append(
+                VerdictChange(entry.domain, entry.verdict, judgement.verdict, judgement.reason)
+            )
+        return changes
+
+    # --- the ledger --------------------------------------------------------------------------
+    def sold(
+        self,
+        domain: str,
+        *,
+        price: float,
+        fees: float = 0.0,
+        on: date | None = None,
+        venue: str | None = None,
+        now: datetime,
+    ) -> dict[str, Any]:
+        """Close the entry as sold: an outcome row (for the backtest) and a history event;
+        realised profit = price − fees − acquisition − renewals paid."""
+        try:
+            price, fees = check_amount(price), check_amount(fees)
+        except ValueError as error:
+            raise PortfolioInputError(f"price and fees: {error}") from None
+        name = valid_domain(domain)
+        day = on or utc_today(now)
+        with database_errors(), self.engine.begin() as connection:
+            entry = self._active(connection, name)
+            cost = entry_cost(entry)
+            profit = round(price - fees - cost, 2)
+            reason = (
+                f"sold for {money_words(price, entry.currency)} less fees "
+                f"{money_words(fees, entry.currency)} and cost {money_words(cost, entry.currency)}"
+                f": realised profit {money_words(profit, entry.currency)}"
+            )
+            self._close(connection, entry, "sold", reason, now)
+            connection.execute(
+                insert(outcomes).values(
+                    domain=name,
+                    type="sold",
+                    sale_price=price,
+                    currency=entry.currency,
+                    date=day,
+                    venue=venue,
+                    fees=fees,
+                    cost_basis=cost,
+                    created_at=now,
+                )
+            )
+        return {"domain": name, "type": "sold", "date": day.isoformat(), "price": price,
+                "fees": fees, "cost": cost, "realised_profit": profit,
+                "currency": entry.currency, "venue": venue}  # fmt: skip
+
+    def drop(self, domain: str, *, on: date | None = None, now: datetime) -> dict[str, Any]:
+        """Close the entry as dropped (not renewed): an outcome row with its sunk cost."""
+        name = valid_domain(domain)
+        day = on or utc_today(now)
+        with database_errors(), self.engine.begin() as connection:
+            entry = self._active(connection, name)
+            cost = entry_cost(entry)
+            reason = f"dropped: sunk cost {money_words(cost, entry.currency)}"
+            self._close(connection, entry, "dropped", reason, now)
+            connection.execute(
+                insert(outcomes).values(
+                    domain=name,
+                    type="dropped",
+                    currency=entry.currency,
+                    date=day,
+                    cost_basis=cost,
+                    created_at=now,
+                )
+            )
+        return {"domain": name, "type": "dropped", "date": day.isoformat(), "sunk_cost": cost,
+                "realised_profit": -cost, "currency": entry.currency}  # fmt: skip
+
+    @staticmethod
+    def _active(connection: Connection, name: str) -> PortfolioEntry:
+        entry = read_entry(connection, name)
+        if entry is None:
+            raise EntryNotFoundError(name)
+        if entry.status != "active":
+            raise PortfolioInputError(f"{name} is already {entry.status}", "conflict")
+        return entry
+
+    @staticmethod
+    def _close(
+        connection: Connection, entry: PortfolioEntry, status: str, reason: str, now: datetime
+    ) -> None:
+        connection.execute(
+            update(portfolio_entries)
+            .where(portfolio_entries.c.id == entry.id)
+            .values(status=status, updated_at=now)
+        )
+        connection.execute(
+            insert(portfolio_verdict_history).values(
+                entry_id=entry.id,
+                domain=entry.domain,
+                kind=status,
+                old_verdict=entry.verdict,
+                reason=reason,
+                at=now,
+            )
+        )
+
+
+def entry_cost(entry: PortfolioEntry) -> float:
+    """Acquisition (unknown counts as 0) plus the renewals paid."""
+    return round((entry.acquisition_cost or 0.0) + entry.renewals_paid, 2)
