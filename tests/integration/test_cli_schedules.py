@@ -12,9 +12,12 @@ import pytest
 
 from dominus.jobs import SqlJobStore, utc_now
 from dominus.jobs.scheduling import SchedulerInfo, ScheduleStore
+from dominus.scheduling.defaults import DEFAULT_SCHEDULES
 from tests.integration.test_cli import Cli, assert_bad_input
 
 DIAG = {"DOMINUS_DIAGNOSTIC_JOBS": "1", "SCHEDULER_DIAG_CRON": "0 4 * * *"}
+# Every default schedule off (the diagnostic one aside).
+DEFAULTS_OFF = {default.variable: "off" for default in DEFAULT_SCHEDULES}
 DEFAULT_NAMES = [
     "backup",
     "prune",
@@ -59,6 +62,7 @@ def test_the_default_schedules_are_listed_inactive_until_their_handlers_exist(cl
     assert by_name["weight-tune"]["cron"] is None
     table = cli.ok("schedules", "list").stdout
     assert "portfolio-rescore" in table and "inactive" in table
+    assert by_name["portfolio-rescore"]["state"] == "enabled"  # its handler is registered
 
 
 def test_settings_change_the_listing(cli: Cli) -> None:
@@ -157,12 +161,14 @@ def test_every_command_checks_the_scheduler_settings(cli: Cli) -> None:
 
 
 def test_a_worker_says_at_start_when_no_scheduler_runs(cli: Cli, store: SqlJobStore) -> None:
-    alone = cli.ok("worker", "--burst", env=DIAG)
+    alone = cli.ok("worker", "--burst", env=DIAG | DEFAULTS_OFF)
     assert "no scheduler has ticked within the last two minutes (none has ever run)" in alone.stderr
-    assert "3 schedule(s) are enabled (backup, prune, diag)" in alone.stderr
-    # Nothing enabled (the maintenance schedules off, the others inactive): nothing to say.
-    maintenance_off = {"SCHEDULER_BACKUP_CRON": "off", "SCHEDULER_PRUNE_CRON": "off"}
-    assert "no scheduler has ticked" not in cli.ok("worker", "--burst", env=maintenance_off).stderr
+    assert "1 schedule(s) are enabled (diag)" in alone.stderr
+    # Every default schedule with a handler is enabled by default.
+    default = cli.ok("worker", "--burst").stderr
+    assert "3 schedule(s) are enabled (backup, prune, portfolio-rescore)" in default
+    # Nothing enabled (those off, the others inactive in this version): nothing to say.
+    assert "no scheduler has ticked" not in cli.ok("worker", "--burst", env=DEFAULTS_OFF).stderr
     now = utc_now()
     ScheduleStore(store.engine).register_scheduler(SchedulerInfo("live", "host", 1, now, now))
     assert "no scheduler has ticked" not in cli.ok("worker", "--burst", env=DIAG).stderr

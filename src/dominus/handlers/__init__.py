@@ -10,6 +10,7 @@ from __future__ import annotations
 from dominus.handlers.backup import register_backup
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.handlers.pipeline_run import register_pipeline_run
+from dominus.handlers.portfolio_rescore import register_portfolio_rescore
 from dominus.handlers.prune import register_prune
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 from dominus.jobs.registry import HandlerRegistry
@@ -25,6 +26,7 @@ def build_registry(
         register_pipeline_run(registry, dependencies)
         register_backup(registry, dependencies)
         register_prune(registry, dependencies)
+        register_portfolio_rescore(registry, dependencies)
     if diagnostic_jobs:
         register_diagnostic_jobs(registry)
     return registry

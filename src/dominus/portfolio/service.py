@@ -247,21 +247,28 @@ class PortfolioService:
     # --- scores and verdicts -----------------------------------------------------------------
     def record_score(self, domain: str, score: ScoreUpdate, now: datetime) -> list[VerdictChange]:
         """Store a fresh score and list price, then refresh the entry's verdict."""
+        self.store_score(domain, score, now)
+        return self.refresh_verdicts(now, [domain])
+
+    def store_score(self, domain: str, score: ScoreUpdate, now: datetime) -> bool:
+        """Write the score, list price and their details; True when a figure changed."""
+        figures = {
+            "current_score": score.current_score,
+            "expected_value": score.expected_value,
+            "confidence": score.confidence,
+            "suggested_list_price": score.suggested_list_price,
+        }
         with database_errors(), self.engine.begin() as connection:
+            entry = read_entry(connection, domain)
+            if entry is None:
+                raise EntryNotFoundError(domain)
+            changed = any(getattr(entry, key) != value for key, value in figures.items())
             connection.execute(
                 update(portfolio_entries)
-                .where(portfolio_entries.c.domain == domain)
-                .values(
-                    current_score=score.current_score,
-                    expected_value=score.expected_value,
-                    confidence=score.confidence,
-                    suggested_list_price=score.suggested_list_price,
-                    score_details=score.details,
-                    scored_at=now,
-                    updated_at=now,
-                )
+                .where(portfolio_entries.c.id == entry.id)
+                .values(**figures, score_details=score.details, scored_at=now, updated_at=now)
             )
-            return self.refresh_verdicts_in(connection, now, [domain])
+        return changed
 
     def refresh_verdicts(
         self, now: datetime, domains: Sequence[str] | None = None

@@ -15,8 +15,9 @@ a later release) is listed as inactive and fires nothing.
 
 Payloads come from settings, so a scheduled job behaves like one enqueued by hand: each entry
 names a function of the settings. The backup's payload carries BACKUP_RETENTION_DAYS,
-BACKUP_KEEP_LAST and BACKUP_COMPRESS, the prune's the three *_RETENTION_DAYS (ADR 0020); the
-others are `{}` until their handlers exist.
+BACKUP_KEEP_LAST and BACKUP_COMPRESS, the prune's the three *_RETENTION_DAYS (ADR 0020);
+portfolio-rescore's `{}` rescores every active entry; the others are `{}` until their handlers
+exist.
 """
 
 from __future__ import annotations

@@ -1,0 +1,66 @@
+"""PORTFOLIO_RESCORE {domain?}: rescore one portfolio entry or every active one, then refresh the
+verdicts (dominus.portfolio.rescore). Enqueued by POST /api/v1/portfolio/rescore, `dominus
+portfolio rescore`, and the portfolio-rescore schedule (payload `{}`: every entry)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dominus.errors import PermanentJobError
+from dominus.handlers.dependencies import HandlerDependencies
+from dominus.jobs.context import JobContext
+from dominus.jobs.registry import HandlerRegistry
+from dominus.pipeline.appraisal import appraiser
+from dominus.pipeline.store import PipelineStore
+from dominus.portfolio.rescore import Rescorer, appraiser_scorer
+from dominus.portfolio.service import PortfolioInputError, PortfolioService
+
+PORTFOLIO_RESCORE = "PORTFOLIO_RESCORE"
+
+
+class PortfolioRescorePayload(BaseModel):
+    """Rescore `domain` (an entry of the portfolio), or every active entry when it is absent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str | None = Field(default=None, min_length=1, max_length=253)
+
+
+def register_portfolio_rescore(
+    registry: HandlerRegistry, dependencies: HandlerDependencies
+) -> None:
+    def handle(payload: PortfolioRescorePayload, context: JobContext) -> dict[str, Any]:
+        return run_rescore(payload.domain, context, dependencies)
+
+    registry.register(PORTFOLIO_RESCORE, handle, PortfolioRescorePayload, max_attempts=3)
+
+
+def run_rescore(
+    domain: str | None, context: JobContext, dependencies: HandlerDependencies
+) -> dict[str, Any]:
+    settings = dependencies.settings
+    service = PortfolioService(dependencies.engine, settings)
+    today = dependencies.clock().date()
+
+    def progress(name: str, done: int, total: int) -> None:
+        context.progress(domain=name, done=done, total=total)
+
+    with appraiser(
+        settings, PipelineStore(dependencies.engine), today, stop=context.abort
+    ) as names:
+        rescorer = Rescorer(
+            service,
+            appraiser_scorer(names),
+            dependencies.clock,
+            concurrency=settings.PORTFOLIO_RESCORE_CONCURRENCY,
+            stop=context.abort,
+            on_progress=progress,
+        )
+        try:
+            result = rescorer.run(domain)
+        except PortfolioInputError as error:
+            raise PermanentJobError(error.message) from None
+    context.abort.raise_if_set()
+    return result.to_dict()
