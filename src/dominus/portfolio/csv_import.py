@@ -1,0 +1,384 @@
+"""Importing a portfolio from a registrar's or marketplace's CSV export (issue 13).
+
+Columns are found by an explicit `--map field=column`, then the preset's columns, then the
+header aliases (presets.py). Every row is checked before anything is written; an invalid row is
+reported with its line and column. By default one invalid row means nothing is written (the
+import is one transaction); `skip_invalid` writes the valid rows. A blank cell never overwrites
+a stored value, so re-importing the same file changes nothing. A new name needs a renewal date;
+its renewal cost, when the file has none, comes from the TLD price table (PortfolioService).
+A cell our own export guarded against formula injection (`'=…`) is read back without the `'`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from dominus.db.errors import database_errors
+from dominus.portfolio.presets import (
+    ALIASES,
+    AMOUNT_FIELDS,
+    DATE_FIELDS,
+    FIELDS,
+    PRESETS,
+    RENEWAL_DATE_FALLBACK,
+    Preset,
+    normalise_header,
+    preset_names,
+)
+from dominus.portfolio.service import EntryFields, PortfolioInputError, PortfolioService
+from dominus.portfolio.store import PortfolioEntry, read_entries
+from dominus.portfolio.values import parse_amount, parse_date, parse_domain
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+MAX_SHOWN_ERRORS = 3
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    preset: str | None = None
+    mapping: Mapping[str, str] = field(default_factory=dict)  # field → column header
+    date_format: str | None = None
+    decimal_comma: bool = False
+    dry_run: bool = False
+    skip_invalid: bool = False
+
+
+@dataclass(frozen=True)
+class RowProblem:
+    line: int
+    column: str | None
+    error: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "column": self.column, "error": self.error}
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" + (f", column {self.column!r}" if self.column else "")
+        return f"{where}: {self.error}"
+
+
+@dataclass
+class ImportReport:
+    dry_run: bool
+    added: list[str] = field(default_factory=list)
+    updated: list[dict[str, Any]] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    refused: list[RowProblem] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dryRun": self.dry_run,
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "refused": [problem.to_dict() for problem in self.refused],
+            "skipped": self.skipped,
+        }
+
+
+class ImportRefusedError(PortfolioInputError):
+    """Invalid rows and no --skip-invalid: nothing was written."""
+
+    def __init__(self, report: ImportReport) -> None:
+        problems = report.refused
+        shown = "; ".join(str(problem) for problem in problems[:MAX_SHOWN_ERRORS])
+        more = len(problems) - MAX_SHOWN_ERRORS
+        extra = f" (and {more} more)" if more > 0 else ""
+        super().__init__(
+            f"{len(problems)} invalid row(s), nothing imported: {shown}{extra}; fix them or "
+            "pass --skip-invalid to import the valid rows",
+            "invalid_import",
+        )
+        self.report = report
+
+
+@dataclass(frozen=True)
+class _Row:
+    line: int
+    domain: str
+    values: EntryFields
+    renewal_column: str | None
+
+
+def parse_mapping(text: str) -> dict[str, str]:
+    """`domain=Name,renewal_date=Expires` → {"domain": "Name", "renewal_date": "Expires"}."""
+    mapping: dict[str, str] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        key, sep, column = part.partition("=")
+        key = key.strip()
+        if not sep or not column.strip():
+            raise PortfolioInputError(f"--map {part.strip()!r}: write field=column")
+        if key not in FIELDS:
+            raise PortfolioInputError(f"--map {key!r}: unknown field (fields: {', '.join(FIELDS)})")
+        mapping[key] = column.strip()
+    return mapping
+
+
+def preset_of(name: str | None) -> Preset | None:
+    if name is None:
+        return None
+    key = normalise_header(name)
+    if key not in PRESETS:
+        raise PortfolioInputError(f"unknown preset {name!r} (presets: {preset_names()})")
+    return PRESETS[key]
+
+
+def decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise PortfolioInputError(
+            f"the file is not UTF-8 text (byte {error.start}): export it as UTF-8 CSV"
+        ) from None
+
+
+class PortfolioImporter:
+    def __init__(self, service: PortfolioService) -> None:
+        self.service = service
+
+    def run(self, text: str, options: ImportOptions, now: datetime) -> ImportReport:
+        rows, report = self.read(text, options)
+        with database_errors(), self.service.engine.begin() as connection:
+            existing = {entry.domain: entry for entry in read_entries(connection, status=None)}
+            plan = self._plan(rows, existing, report)
+            if report.refused and not options.skip_invalid:
+                raise ImportRefusedError(report)
+            for row in plan:
+                entry = existing.get(row.domain)
+                if entry is None:
+                    report.added.append(row.domain)
+                    if not options.dry_run:
+                        self.service.insert_entry(connection, row.domain, row.values, now)
+                    continue
+                changes = self.service.changes(entry, row.values)
+                if not changes:
+                    report.unchanged.append(row.domain)
+                    continue
+                report.updated.append({"domain": row.domain, "changes": sorted(changes)})
+                if not options.dry_run:
+                    self.service.change_entry(connection, entry, row.values, now)
+            if options.dry_run:
+                connection.rollback()
+                return report
+            touched = report.added + [item["domain"] for item in report.updated]
+            if touched:
+                self.service.refresh_verdicts_in(connection, now, touched)
+        return report
+
+    def read(self, text: str, options: ImportOptions) -> tuple[list[_Row], ImportReport]:
+        """The file's valid rows, and a report holding the invalid and skipped ones."""
+        preset = preset_of(options.preset)
+        if options.date_format is not None:
+            _check_date_format(options.date_format)
+        lines = text.splitlines()
+        if not any(line.strip() for line in lines):
+            raise PortfolioInputError("the file is empty: a header row is needed")
+        delimiter = (preset.delimiter if preset else None) or _sniff(lines)
+        reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+        try:
+            header = next(row for row in reader if any(cell.strip() for cell in row))
+        except csv.Error as error:
+            raise PortfolioInputError(f"line {reader.line_num}: {error}") from None
+        columns = _columns(header, preset, options.mapping)
+        report = ImportReport(dry_run=options.dry_run)
+        rows = self._rows(reader, columns, preset, options, report, _skip_rule(header, preset))
+        return rows, report
+
+    @staticmethod
+    def _plan(
+        rows: Sequence[_Row], existing: Mapping[str, PortfolioEntry], report: ImportReport
+    ) -> list[_Row]:
+        """The rows to write; a new name without a renewal date is refused, a closed one
+        skipped."""
+        plan = []
+        for row in rows:
+            entry = existing.get(row.domain)
+            if entry is None and row.values.renewal_date is None:
+                problem = f"{row.domain} is not in the portfolio yet and has no renewal date"
+                report.refused.append(RowProblem(row.line, row.renewal_column, problem))
+            elif entry is not None and entry.status != "active":
+                report.skipped.append(
+                    {"line": row.line, "domain": row.domain, "reason": f"already {entry.status}"}
+                )
+            else:
+                plan.append(row)
+        report.refused.sort(key=lambda problem: problem.line)
+        return plan
+
+    def _rows(
+        self,
+        reader: Any,
+        columns: dict[str, tuple[int, str]],
+        preset: Preset | None,
+        options: ImportOptions,
+        report: ImportReport,
+        skip: tuple[int, frozenset[str], str] | None,
+    ) -> list[_Row]:
+        date_format = options.date_format or (preset.date_format if preset else None)
+        zero_is_blank = preset is not None and preset.zero_is_blank
+        domain_index = columns["domain"][0]
+        rows: list[_Row] = []
+        first_line: dict[str, int] = {}
+        while True:
+            try:
+                cells = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as error:
+                report.refused.append(RowProblem(reader.line_num, None, str(error)))
+                continue
+            line = reader.line_num
+            if not any(cell.strip() for cell in cells):
+                continue
+            if skip is not None:
+                index, values, reason = skip
+                if index < len(cells) and cells[index].strip().lower() in values:
+                    domain = cells[domain_index].strip() if domain_index < len(cells) else ""
+                    report.skipped.append({"line": line, "domain": domain, "reason": reason})
+                    continue
+            row = self._row(cells, line, columns, preset, date_format, options, zero_is_blank)
+            if isinstance(row, RowProblem):
+                report.refused.append(row)
+                continue
+            if row.domain in first_line:
+                report.refused.append(
+                    RowProblem(
+                        line,
+                        columns["domain"][1],
+                        f"{row.domain} appears again (first on line {first_line[row.domain]})",
+                    )
+                )
+                continue
+            first_line[row.domain] = line
+            rows.append(row)
+        return rows
+
+    def _row(
+        self,
+        cells: Sequence[str],
+        line: int,
+        columns: dict[str, tuple[int, str]],
+        preset: Preset | None,
+        date_format: str | None,
+        options: ImportOptions,
+        zero_is_blank: bool,
+    ) -> _Row | RowProblem:
+        values: dict[str, Any] = {}
+        for name, (index, column) in columns.items():
+            raw = _unguard(cells[index].strip()) if index < len(cells) else ""
+            if not raw:
+                if name == "domain":
+                    return RowProblem(line, column, "no domain")
+                continue
+            try:
+                value = self._value(name, raw, date_format, options.decimal_comma)
+            except ValueError as error:
+                return RowProblem(line, column, str(error))
+            if name in AMOUNT_FIELDS and zero_is_blank and value == 0:
+                continue  # this export writes 0 for "not set"
+            values[name] = value
+        currency = values.pop("currency", None)
+        if currency is not None and currency != self.service.currency:
+            return RowProblem(
+                line,
+                columns["currency"][1],
+                f"amounts in {currency}, but the portfolio keeps {self.service.currency} "
+                "(amounts are never converted)",
+            )
+        domain = values.pop("domain")
+        if "registrar" not in values and preset is not None and preset.registrar is not None:
+            values["registrar"] = preset.registrar
+        renewal = columns.get("renewal_date")
+        return _Row(line, domain, EntryFields(**values), renewal[1] if renewal else None)
+
+    @staticmethod
+    def _value(name: str, raw: str, date_format: str | None, decimal_comma: bool) -> Any:
+        if name == "domain":
+            return parse_domain(raw)[0]
+        if name in DATE_FIELDS:
+            return parse_date(raw, date_format)
+        if name in AMOUNT_FIELDS:
+            return parse_amount(raw, decimal_comma=decimal_comma)
+        if name == "currency":
+            code = raw.upper()
+            if len(code) != 3 or not code.isalpha():
+                raise ValueError(f"{raw!r} is not a 3-letter currency code")
+            return code
+        return raw
+
+
+def _unguard(text: str) -> str:
+    if text.startswith("'") and text[1:].startswith(FORMULA_STARTS):
+        return text[1:]
+    return text
+
+
+def _sniff(lines: Sequence[str]) -> str:
+    header = next(line for line in lines if line.strip())
+    return ";" if header.count(";") > header.count(",") else ","
+
+
+def _check_date_format(date_format: str) -> None:
+    if "%" not in date_format:
+        raise PortfolioInputError(
+            f"--date-format {date_format!r}: write it with strptime codes, e.g. %d/%m/%Y"
+        )
+
+
+def _columns(
+    header: Sequence[str], preset: Preset | None, mapping: Mapping[str, str]
+) -> dict[str, tuple[int, str]]:
+    """field → (index, header text) of its column; the first of duplicate headers wins."""
+    by_key: dict[str, int] = {}
+    for index, text in enumerate(header):
+        by_key.setdefault(normalise_header(text), index)
+    found: dict[str, tuple[int, str]] = {}
+    for name, column in mapping.items():
+        mapped = by_key.get(normalise_header(column))
+        if mapped is None:
+            raise PortfolioInputError(
+                f"line 1: column {column!r} (mapped to {name}) is not in the header "
+                f"({', '.join(repr(text) for text in header)})"
+            )
+        found[name] = (mapped, header[mapped])
+    if preset is not None:
+        for name, column in preset.columns.items():
+            listed = by_key.get(normalise_header(column))
+            if name not in found and listed is not None:
+                found[name] = (listed, header[listed])
+    for name, aliases in ALIASES.items():
+        if name in found:
+            continue
+        alias = next((i for key, i in by_key.items() if key in aliases), None)
+        if alias is not None and alias not in {i for i, _ in found.values()}:
+            found[name] = (alias, header[alias])
+    if "renewal_date" not in found:
+        fallback = next((i for key, i in by_key.items() if key in RENEWAL_DATE_FALLBACK), None)
+        if fallback is not None:
+            found["renewal_date"] = (fallback, header[fallback])
+    if "domain" not in found:
+        raise PortfolioInputError(
+            "line 1: no domain column in the header "
+            f"({', '.join(repr(text) for text in header)}): give --map domain=COLUMN"
+        )
+    return found
+
+
+def _skip_rule(
+    header: Sequence[str], preset: Preset | None
+) -> tuple[int, frozenset[str], str] | None:
+    """(column index, values, reason) of the preset's rows to skip, when its column is there."""
+    if preset is None or preset.skip_when is None:
+        return None
+    column, values, reason = preset.skip_when
+    keys = [normalise_header(text) for text in header]
+    key = normalise_header(column)
+    return (keys.index(key), values, reason) if key in keys else None

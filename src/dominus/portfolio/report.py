@@ -1,0 +1,175 @@
+"""`dominus portfolio report`: where the portfolio's money goes and what it earned.
+
+- renewals due per calendar month (UTC) for the next 12 months, with their cost (a past-due
+  renewal counts in the current month; an unknown renewal cost is counted, not guessed);
+- money at risk: the renewal costs due within 12 months on names whose verdict is drop, beside
+  what was already sunk into them;
+- the active names' acquisition cost against their suggested list value;
+- realised profit and ROI per year of sale or drop (the ledger's outcomes: price − fees − cost
+  basis; a drop loses its cost basis), and unrealised profit and ROI per year of acquisition
+  (expected value − cost so far, for scored names);
+- the verdict counts.
+All amounts in the portfolio's currency (the scoring currency)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from datetime import date, datetime
+from typing import Any
+
+from dominus.portfolio.clock import utc_today
+from dominus.portfolio.service import entry_cost
+from dominus.portfolio.store import Outcome, PortfolioEntry
+
+MONTHS = 12
+
+
+def _month_starts(today: date) -> list[date]:
+    months = []
+    year, month = today.year, today.month
+    for _ in range(MONTHS):
+        months.append(date(year, month, 1))
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return months
+
+
+def _cents(value: float) -> float:
+    return round(value, 2)
+
+
+def _roi(profit: float, cost: float) -> float | None:
+    return round(profit / cost, 4) if cost > 0 else None
+
+
+def build_report(
+    entries: Sequence[PortfolioEntry], outcomes: Sequence[Outcome], currency: str, now: datetime
+) -> dict[str, Any]:
+    today = utc_today(now)
+    active = [entry for entry in entries if entry.status == "active"]
+    months = _month_starts(today)
+    end = (
+        date(months[-1].year + 1, 1, 1)
+        if months[-1].month == 12
+        else date(months[-1].year, months[-1].month + 1, 1)
+    )
+    due: dict[date, dict[str, Any]] = {
+        start: {"month": start.strftime("%Y-%m"), "renewals": 0, "cost": 0.0, "unknown_cost": 0}
+        for start in months
+    }
+    at_risk = {"names": 0, "renewal_cost": 0.0, "unknown_cost": 0, "sunk_cost": 0.0}
+    for entry in active:
+        if entry.renewal_date >= end:
+            continue
+        bucket = due[max(date(entry.renewal_date.year, entry.renewal_date.month, 1), months[0])]
+        bucket["renewals"] += 1
+        if entry.renewal_cost is None:
+            bucket["unknown_cost"] += 1
+        else:
+            bucket["cost"] = _cents(bucket["cost"] + entry.renewal_cost)
+        if entry.verdict == "drop":
+            at_risk["names"] += 1
+            at_risk["sunk_cost"] = _cents(at_risk["sunk_cost"] + entry_cost(entry))
+            if entry.renewal_cost is None:
+                at_risk["unknown_cost"] += 1
+            else:
+                at_risk["renewal_cost"] = _cents(at_risk["renewal_cost"] + entry.renewal_cost)
+    return {
+        "currency": currency,
+        "as_of": today.isoformat(),
+        "renewals_due": list(due.values()),
+        "money_at_risk": at_risk,
+        "value": _value(active),
+        "realised": _realised(outcomes),
+        "unrealised": _unrealised(active),
+        "verdicts": _verdicts(active),
+    }
+
+
+def _value(active: Sequence[PortfolioEntry]) -> dict[str, Any]:
+    return {
+        "names": len(active),
+        "acquisition_cost": _cents(sum(entry.acquisition_cost or 0.0 for entry in active)),
+        "unknown_acquisition_cost": sum(1 for e in active if e.acquisition_cost is None),
+        "suggested_list_value": _cents(sum(entry.suggested_list_price or 0.0 for entry in active)),
+        "unscored": sum(1 for entry in active if entry.suggested_list_price is None),
+    }
+
+
+def _realised(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
+    """Per year of the outcome: the ledger's sales and drops (outcomes without a cost basis
+    were not held in the portfolio and are left out)."""
+    years: dict[int, dict[str, Any]] = defaultdict(
+        lambda: {"sold": 0, "dropped": 0, "proceeds": 0.0, "cost": 0.0, "profit": 0.0}
+    )
+    for outcome in outcomes:
+        if outcome.cost_basis is None:
+            continue
+        year = years[outcome.date.year]
+        cost = outcome.cost_basis
+        proceeds = (outcome.sale_price or 0.0) - (outcome.fees or 0.0)
+        if outcome.type == "sold":
+            year["sold"] += 1
+        else:
+            year["dropped"] += 1
+            proceeds = 0.0
+        year["proceeds"] = _cents(year["proceeds"] + proceeds)
+        year["cost"] = _cents(year["cost"] + cost)
+        year["profit"] = _cents(year["profit"] + proceeds - cost)
+    return [
+        {"year": year, **figures, "roi": _roi(figures["profit"], figures["cost"])}
+        for year, figures in sorted(years.items())
+    ]
+
+
+def _unrealised(active: Sequence[PortfolioEntry]) -> list[dict[str, Any]]:
+    """Per year of acquisition ("unknown" last): expected value − cost so far, scored names."""
+    years: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"names": 0, "expected_value": 0.0, "cost": 0.0, "profit": 0.0}
+    )
+    for entry in active:
+        if entry.expected_value is None:
+            continue
+        key = str(entry.acquired_at.year) if entry.acquired_at else "unknown"
+        year = years[key]
+        cost = entry_cost(entry)
+        year["names"] += 1
+        year["expected_value"] = _cents(year["expected_value"] + entry.expected_value)
+        year["cost"] = _cents(year["cost"] + cost)
+        year["profit"] = _cents(year["profit"] + entry.expected_value - cost)
+    ordered = sorted(years, key=lambda key: (key == "unknown", key))
+    return [
+        {"year": key, **years[key], "roi": _roi(years[key]["profit"], years[key]["cost"])}
+        for key in ordered
+    ]
+
+
+def _verdicts(active: Sequence[PortfolioEntry]) -> dict[str, int]:
+    counts = Counter(entry.verdict or "none" for entry in active)
+    return {name: counts.get(name, 0) for name in ("keep", "drop", "reprice", "none")}
+
+
+REPORT_COLUMNS = ("section", "period", "count", "amount", "cost", "profit", "roi")
+
+
+def report_rows(report: dict[str, Any]) -> list[list[Any]]:
+    """The report as one flat table, for `--csv`."""
+    rows: list[list[Any]] = []
+    for month in report["renewals_due"]:
+        rows.append(["renewals_due", month["month"], month["renewals"], None, month["cost"],
+                     None, None])  # fmt: skip
+    risk = report["money_at_risk"]
+    rows.append(["money_at_risk", None, risk["names"], risk["renewal_cost"], risk["sunk_cost"],
+                 None, None])  # fmt: skip
+    value = report["value"]
+    rows.append(["value", None, value["names"], value["suggested_list_value"],
+                 value["acquisition_cost"], None, None])  # fmt: skip
+    for year in report["realised"]:
+        rows.append(["realised", year["year"], year["sold"] + year["dropped"], year["proceeds"],
+                     year["cost"], year["profit"], year["roi"]])  # fmt: skip
+    for year in report["unrealised"]:
+        rows.append(["unrealised", year["year"], year["names"], year["expected_value"],
+                     year["cost"], year["profit"], year["roi"]])  # fmt: skip
+    for verdict, count in report["verdicts"].items():
+        rows.append(["verdicts", verdict, count, None, None, None, None])
+    return rows
