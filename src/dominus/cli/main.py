@@ -14,7 +14,7 @@ import psycopg
 import typer
 from sqlalchemy.exc import SQLAlchemyError
 
-from dominus.cli import db, dlq, jobs, maintenance, queue, rdap, runs, schedules, scoring
+from dominus.cli import db, dlq, jobs, maintenance, portfolio, queue, rdap, runs, schedules, scoring
 from dominus.cli.demo import demo
 from dominus.cli.enqueue import enqueue
 from dominus.cli.run import run
@@ -53,6 +53,7 @@ app.add_typer(rdap.app, name="rdap")
 app.add_typer(scoring.app, name="scoring")
 app.add_typer(schedules.app, name="schedules")
 app.add_typer(maintenance.app, name="maintenance")
+app.add_typer(portfolio.app, name="portfolio")
 app.command("worker")(worker)
 app.command("scheduler")(scheduler)
 app.command("enqueue")(enqueue)

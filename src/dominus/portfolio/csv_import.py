@@ -92,7 +92,7 @@ class ImportRefusedError(PortfolioInputError):
         extra = f" (and {more} more)" if more > 0 else ""
         super().__init__(
             f"{len(problems)} invalid row(s), nothing imported: {shown}{extra}; fix them or "
-            "pass --skip-invalid to import the valid rows",
+            "pass --skip-invalid to import the valid rows (--dry-run --skip-invalid lists all)",
             "invalid_import",
         )
         self.report = report

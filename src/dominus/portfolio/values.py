@@ -49,8 +49,8 @@ def parse_amount(text: str, *, decimal_comma: bool = False) -> float:
 
 
 def parse_date(text: str, date_format: str | None = None) -> date:
-    """A calendar date. With `date_format` (strptime's, e.g. `%d/%m/%Y`) exactly that (a
-    trailing time is ignored); otherwise ISO `YYYY-MM-DD`, `YYYY/MM/DD`, month names
+    """A calendar date. With `date_format` (strptime's, e.g. `%d/%m/%Y`) that, or ISO
+    `YYYY-MM-DD` (a trailing time is ignored); otherwise ISO `YYYY-MM-DD`, `YYYY/MM/DD`, month names
     (`Dec 13 2021`), epoch seconds, or `NN/NN/YYYY` when the day cannot be mistaken for the
     month (one part above 12, or both equal); `03/04/2021` is refused as ambiguous."""
     raw = text.strip()
@@ -87,6 +87,10 @@ def parse_date(text: str, date_format: str | None = None) -> date:
 
 
 def _formatted(raw: str, date_format: str) -> date:
+    iso = _ISO_DATE.match(raw)
+    if iso:  # YYYY-MM-DD cannot be misread, whatever format the rest of the file uses
+        year, month, day = (int(part) for part in iso.groups())
+        return _date(raw, year, month, day)
     for candidate in (raw, raw.split(" ", 1)[0], raw.split("T", 1)[0]):
         try:
             return datetime.strptime(candidate, date_format).date()

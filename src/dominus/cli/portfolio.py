@@ -1,0 +1,479 @@
+"""`dominus portfolio ...`: the names held, their renewals, verdicts, imports and the ledger."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from datetime import date
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from dominus.cli.csv_file import write_text_file
+from dominus.cli.jobs import EXIT_FOR_STATUS, EXIT_TIMED_OUT
+from dominus.cli.output import clip, console, errors, print_json
+from dominus.cli.runtime import Runtime, open_runtime
+from dominus.handlers.dependencies import HandlerDependencies
+from dominus.handlers.portfolio_rescore import PORTFOLIO_RESCORE
+from dominus.pipeline.appraisal import appraiser
+from dominus.pipeline.store import PipelineStore
+from dominus.portfolio.clock import days_until_renewal
+from dominus.portfolio.csv_export import csv_lines, entries_csv
+from dominus.portfolio.csv_import import (
+    ImportOptions,
+    ImportReport,
+    PortfolioImporter,
+    decode,
+    parse_mapping,
+)
+from dominus.portfolio.documents import entry_document, history_document
+from dominus.portfolio.report import REPORT_COLUMNS, build_report, report_rows
+from dominus.portfolio.rescore import Rescorer, appraiser_scorer
+from dominus.portfolio.service import (
+    EntryFields,
+    PortfolioInputError,
+    PortfolioService,
+    valid_domain,
+)
+from dominus.portfolio.store import PortfolioReader
+from dominus.portfolio.values import parse_amount
+from dominus.portfolio.verdicts import money_words
+
+app = typer.Typer(
+    help="The portfolio: names held, renewals, verdicts (keep/drop/reprice), imports, ledger.",
+    no_args_is_help=True,
+)
+
+DOMAIN = typer.Argument(..., help="The domain, e.g. example.com.")
+JSON = typer.Option(False, "--json", help="Print JSON.")
+POLL_SECONDS = 0.5
+
+
+def _service(*, read_only: bool = False) -> tuple[Runtime, PortfolioService]:
+    runtime = open_runtime(read_only=read_only)
+    return runtime, PortfolioService(runtime.engine, runtime.settings)
+
+
+def _amount(option: str, text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return parse_amount(text)
+    except ValueError as error:
+        raise PortfolioInputError(f"{option}: {error}") from None
+
+
+def _date(option: str, text: str | None) -> date | None:
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError:
+        raise PortfolioInputError(f"{option} {text!r}: write the date as YYYY-MM-DD") from None
+
+
+def _refuse_csv_with_json(csv_path: Path | None, as_json: bool, force: bool) -> None:
+    if csv_path is not None and as_json:
+        raise PortfolioInputError("--csv and --json exclude each other")
+    if force and csv_path is None:
+        raise PortfolioInputError("--force goes with --csv")
+
+
+@app.command("add")
+def add(
+    domain: str = DOMAIN,
+    renewal_date: str = typer.Option(..., "--renewal-date", help="Next renewal, YYYY-MM-DD."),
+    acquired_at: str | None = typer.Option(None, "--acquired-at", help="YYYY-MM-DD."),
+    acquisition_cost: str | None = typer.Option(None, "--acquisition-cost", help="Paid for it."),
+    renewal_cost: str | None = typer.Option(
+        None, "--renewal-cost", help="A year's renewal (default: the TLD price table's)."
+    ),
+    registrar: str | None = typer.Option(None, "--registrar", help="Where it is registered."),
+    list_price: str | None = typer.Option(None, "--list-price", help="Its asking price."),
+    renewals_paid: str | None = typer.Option(
+        None, "--renewals-paid", help="Money paid in renewals so far."
+    ),
+    notes: str | None = typer.Option(None, "--notes"),
+    as_json: bool = JSON,
+) -> None:
+    """Add a name to the portfolio (amounts in the scoring currency, SCORING_CURRENCY)."""
+    values = EntryFields(
+        renewal_date=_date("--renewal-date", renewal_date),
+        acquired_at=_date("--acquired-at", acquired_at),
+        acquisition_cost=_amount("--acquisition-cost", acquisition_cost),
+        renewal_cost=_amount("--renewal-cost", renewal_cost),
+        registrar=registrar,
+        list_price=_amount("--list-price", list_price),
+        renewals_paid=_amount("--renewals-paid", renewals_paid),
+        notes=notes,
+    )
+    name = valid_domain(domain)
+    runtime, service = _service()
+    entry = service.add(name, values, runtime.clock())
+    if as_json:
+        print_json(entry_document(entry, runtime.clock()))
+        return
+    console.print(f"{entry.domain} added: verdict {entry.verdict} ({entry.verdict_reason})")
+
+
+@app.command("import")
+def import_csv(
+    path: Path = typer.Argument(..., help="The CSV export to read."),
+    mapping: str | None = typer.Option(
+        None, "--map", help="field=column,... e.g. domain=Name,renewal_date=Expires."
+    ),
+    date_format: str | None = typer.Option(
+        None, "--date-format", help="strptime codes, e.g. %d/%m/%Y (needed for 03/04/2030)."
+    ),
+    decimal_comma: bool = typer.Option(
+        False, "--decimal-comma", help="Amounts like 1.250,00 (comma as decimal mark)."
+    ),
+    preset: str | None = typer.Option(
+        None,
+        "--preset",
+        help="godaddy, dynadot, namecheap, networksolutions, sav, parkio, efty, afternic, sedo.",
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
+    skip_invalid: bool = typer.Option(
+        False, "--skip-invalid", help="Import the valid rows even when some are invalid."
+    ),
+    as_json: bool = JSON,
+) -> None:
+    """Import names from a registrar's or marketplace's CSV export. Invalid rows are listed by
+    line and column; by default nothing is written when any row is invalid."""
+    options = ImportOptions(
+        preset=preset,
+        mapping=parse_mapping(mapping) if mapping else {},
+        date_format=date_format,
+        decimal_comma=decimal_comma,
+        dry_run=dry_run,
+        skip_invalid=skip_invalid,
+    )
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise PortfolioInputError(f"cannot read {path}: {error.strerror or error}") from None
+    text = decode(data)
+    runtime, service = _service()
+    report = PortfolioImporter(service).run(text, options, runtime.clock())
+    if as_json:
+        print_json(report.to_dict())
+        return
+    _print_import(report)
+
+
+def _print_import(report: ImportReport) -> None:
+    prefix = "would be " if report.dry_run else ""
+    for domain in report.added:
+        console.print(f"{prefix}added: {domain}")
+    for item in report.updated:
+        console.print(f"{prefix}updated: {item['domain']} ({', '.join(item['changes'])})")
+    for problem in report.refused:
+        console.print(f"refused: {problem}")
+    for item in report.skipped:
+        console.print(f"skipped: line {item['line']}: {item['domain']} ({item['reason']})")
+    console.print(
+        f"{len(report.added)} {prefix}added, {len(report.updated)} {prefix}updated, "
+        f"{len(report.unchanged)} unchanged, {len(report.refused)} refused, "
+        f"{len(report.skipped)} skipped" + (" (dry run: nothing written)" if report.dry_run else "")
+    )
+
+
+@app.command("list")
+def list_entries(
+    as_json: bool = JSON,
+    csv_path: Path | None = typer.Option(
+        None, "--csv", metavar="PATH", help="Write the entries to a CSV file (UTF-8, BOM)."
+    ),
+    force: bool = typer.Option(False, "--force", help="With --csv: overwrite an existing file."),
+    every: bool = typer.Option(False, "--all", help="Sold and dropped names too."),
+) -> None:
+    """The names held, soonest renewal first."""
+    _refuse_csv_with_json(csv_path, as_json, force)
+    runtime, service = _service(read_only=True)
+    entries = service.entries(status=None if every else "active")
+    if csv_path is not None:
+        write_text_file(csv_path, entries_csv(entries), force=force)
+        console.print(f"{len(entries)} entries written to {csv_path}")
+        return
+    now = runtime.clock()
+    if as_json:
+        print_json([entry_document(entry, now) for entry in entries])
+        return
+    table = Table("domain", "renews", "days", "renewal", "score", "list price", "verdict")
+    for entry in entries:
+        table.add_row(
+            entry.domain,
+            entry.renewal_date.isoformat(),
+            str(days_until_renewal(entry.renewal_date, now)),
+            _money(entry.renewal_cost, entry.currency),
+            "-" if entry.current_score is None else f"{entry.current_score:g}",
+            _money(entry.list_price, entry.currency),
+            entry.verdict or "-" if entry.status == "active" else entry.status,
+        )
+    console.print(table)
+
+
+def _money(value: float | None, currency: str) -> str:
+    return "-" if value is None else money_words(value, currency)
+
+
+@app.command("show")
+def show(domain: str = DOMAIN, as_json: bool = JSON) -> None:
+    """One entry: its figures, verdict and history."""
+    runtime, service = _service(read_only=True)
+    entry = service.get(domain)
+    history = PortfolioReader(runtime.engine).list_history(entry.domain)
+    document = entry_document(entry, runtime.clock())
+    document["history"] = [history_document(event) for event in history]
+    if as_json:
+        print_json(document)
+        return
+    for key, value in document.items():
+        if key not in ("history", "score_details"):
+            console.print(f"{key}: {'-' if value is None else value}")
+    for event in document["history"]:
+        change = event["kind"] if event["kind"] != "verdict" else f"{event['from']} → {event['to']}"
+        console.print(f"  {event['at']}  {change}: {event['reason']}")
+
+
+@app.command("remove")
+def remove(domain: str = DOMAIN) -> None:
+    """Delete an entry and its history (a mistake undone; use `sold` or `drop` to close one)."""
+    _, service = _service()
+    entry = service.remove(domain)
+    console.print(f"{entry.domain} removed")
+
+
+@app.command("verdicts")
+def verdicts(as_json: bool = JSON) -> None:
+    """Judge every active name as of now (DROP_METHOD), record the verdicts that changed, and
+    list them all with their reasons."""
+    runtime, service = _service()
+    now = runtime.clock()
+    changes = {change.domain for change in service.refresh_verdicts(now)}
+    entries = service.entries()
+    if as_json:
+        print_json(
+            [
+                {
+                    "domain": entry.domain,
+                    "verdict": entry.verdict,
+                    "reason": entry.verdict_reason,
+                    "changed": entry.domain in changes,
+                    "days_until_renewal": days_until_renewal(entry.renewal_date, now),
+                }
+                for entry in entries
+            ]
+        )
+        return
+    table = Table("domain", "verdict", "reason")
+    for entry in entries:
+        mark = " (new)" if entry.domain in changes else ""
+        table.add_row(entry.domain, f"{entry.verdict}{mark}", entry.verdict_reason or "")
+    console.print(table)
+    console.print(f"method: {service.rules.method}")
+
+
+@app.command("rescore")
+def rescore(
+    domain: str | None = typer.Argument(None, help="One entry (default: every active one)."),
+    sync: bool = typer.Option(False, "--sync", help="Rescore here and now, without a worker."),
+    wait: bool = typer.Option(False, "--wait", help="Enqueue, then wait for the result."),
+    timeout: float | None = typer.Option(None, "--timeout", min=0, help="With --wait."),
+    as_json: bool = JSON,
+) -> None:
+    """Appraise the names again (as `dominus score` does) and refresh their verdicts. By default
+    a PORTFOLIO_RESCORE job is enqueued; --sync runs it here, --wait follows the job."""
+    if sync and wait:
+        raise PortfolioInputError("--sync and --wait exclude each other")
+    runtime, service = _service()
+    name = None if domain is None else service.get(domain).domain
+    if sync:
+        _print_rescore(_rescore_here(runtime, service, name), as_json)
+        return
+    payload = {} if name is None else {"domain": name}
+    queued = runtime.queue().enqueue_job(
+        PORTFOLIO_RESCORE, payload, dedupe_key=rescore_dedupe_key(name)
+    )
+    if not wait:
+        if as_json:
+            print_json({"job_id": queued.job_id, "created": queued.created})
+        else:
+            console.print(
+                f"job {queued.job_id} {'enqueued' if queued.created else 'already pending'}"
+            )
+        return
+    job = _wait_for(runtime, queued.job_id, timeout)
+    if job.result is not None:
+        _print_rescore(job.result, as_json)
+    elif job.last_error:
+        errors.print(f"job {job.id} {job.status.value}: {clip(job.last_error, 200)}")
+    raise typer.Exit(EXIT_FOR_STATUS[job.status])
+
+
+def rescore_dedupe_key(domain: str | None) -> str:
+    return f"portfolio-rescore:{domain or '*'}"
+
+
+def _rescore_here(runtime: Runtime, service: PortfolioService, name: str | None) -> dict[str, Any]:
+    stop = threading.Event()
+
+    def handle(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, handle)
+    signal.signal(signal.SIGTERM, handle)
+    dependencies = HandlerDependencies(runtime.settings, runtime.engine, runtime.clock)
+    today = dependencies.clock().date()
+    with appraiser(runtime.settings, PipelineStore(runtime.engine), today, stop=stop) as names:
+        rescorer = Rescorer(
+            service,
+            appraiser_scorer(names),
+            runtime.clock,
+            concurrency=runtime.settings.PORTFOLIO_RESCORE_CONCURRENCY,
+            stop=stop,
+            on_progress=lambda domain, done, total: errors.print(f"{done}/{total} {domain}"),
+        )
+        return rescorer.run(name).to_dict()
+
+
+def _wait_for(runtime: Runtime, job_id: int, timeout: float | None) -> Any:
+    started = time.monotonic()
+    store = runtime.store
+    job = store.get_job(job_id)
+    while not job.status.is_terminal:
+        if timeout is not None and time.monotonic() - started >= timeout:
+            errors.print(f"job {job_id}: still {job.status.value} after {timeout:g} s")
+            raise typer.Exit(EXIT_TIMED_OUT)
+        time.sleep(POLL_SECONDS)
+        job = store.get_job(job_id)
+    return job
+
+
+def _print_rescore(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print_json(result)
+        return
+    console.print(
+        f"{result['rescored']} rescored, {result['unchanged']} unchanged, "
+        f"{len(result['errors'])} failed, {len(result['verdictChanges'])} verdict change(s) "
+        f"in {result['totalDurationMs']} ms"
+    )
+    for error in result["errors"]:
+        console.print(f"error: {error['domain']}: {error['error']} (previous score kept)")
+    for change in result["verdictChanges"]:
+        console.print(f"{change['domain']}: {change['from']} → {change['to']}: {change['reason']}")
+
+
+@app.command("sold")
+def sold(
+    domain: str = DOMAIN,
+    price: str = typer.Option(..., "--price", help="What the buyer paid."),
+    fees: str | None = typer.Option(None, "--fees", help="Commission and fees (default 0)."),
+    on: str | None = typer.Option(None, "--date", help="YYYY-MM-DD (default: today, UTC)."),
+    venue: str | None = typer.Option(None, "--venue", help="Where it sold."),
+    as_json: bool = JSON,
+) -> None:
+    """Close an entry as sold: realised profit = price − fees − acquisition − renewals paid;
+    the sale is recorded as an outcome (for the backtest)."""
+    amount = _amount("--price", price)
+    assert amount is not None
+    runtime, service = _service()
+    result = service.sold(
+        domain,
+        price=amount,
+        fees=_amount("--fees", fees) or 0.0,
+        on=_date("--date", on),
+        venue=venue,
+        now=runtime.clock(),
+    )
+    if as_json:
+        print_json(result)
+        return
+    currency = result["currency"]
+    console.print(
+        f"{result['domain']} sold for {money_words(result['price'], currency)}: realised profit "
+        f"{money_words(result['realised_profit'], currency)}"
+    )
+
+
+@app.command("drop")
+def drop(
+    domain: str = DOMAIN,
+    on: str | None = typer.Option(None, "--date", help="YYYY-MM-DD (default: today, UTC)."),
+    as_json: bool = JSON,
+) -> None:
+    """Close an entry as dropped (not renewed); its sunk cost is recorded as an outcome."""
+    runtime, service = _service()
+    result = service.drop(domain, on=_date("--date", on), now=runtime.clock())
+    if as_json:
+        print_json(result)
+        return
+    sunk = money_words(result["sunk_cost"], result["currency"])
+    console.print(f"{result['domain']} dropped: sunk cost {sunk}")
+
+
+@app.command("report")
+def report(
+    as_json: bool = JSON,
+    csv_path: Path | None = typer.Option(
+        None, "--csv", metavar="PATH", help="Write the report as one CSV table (UTF-8, BOM)."
+    ),
+    force: bool = typer.Option(False, "--force", help="With --csv: overwrite an existing file."),
+) -> None:
+    """Renewals due per month (next 12), money at risk on drop names, cost vs suggested list
+    value, realised and unrealised profit and ROI per year, verdict counts."""
+    _refuse_csv_with_json(csv_path, as_json, force)
+    runtime, service = _service(read_only=True)
+    reader = PortfolioReader(runtime.engine)
+    document = build_report(
+        reader.list_entries(status=None),
+        reader.list_outcomes(),
+        service.currency,
+        runtime.clock(),
+    )
+    if csv_path is not None:
+        write_text_file(csv_path, csv_lines(REPORT_COLUMNS, report_rows(document)), force=force)
+        console.print(f"report written to {csv_path}")
+        return
+    if as_json:
+        print_json(document)
+        return
+    _print_report(document)
+
+
+def _print_report(document: dict[str, Any]) -> None:
+    currency = document["currency"]
+    table = Table("month", "renewals", "cost", title="Renewals due")
+    for month in document["renewals_due"]:
+        unknown = f" (+{month['unknown_cost']} unknown)" if month["unknown_cost"] else ""
+        table.add_row(
+            month["month"], str(month["renewals"]), money_words(month["cost"], currency) + unknown
+        )
+    console.print(table)
+    risk = document["money_at_risk"]
+    console.print(
+        f"money at risk on drop names: {risk['names']} name(s), renewals "
+        f"{money_words(risk['renewal_cost'], currency)} due within 12 months, "
+        f"{money_words(risk['sunk_cost'], currency)} already sunk"
+    )
+    value = document["value"]
+    console.print(
+        f"acquisition cost {money_words(value['acquisition_cost'], currency)} vs suggested list "
+        f"value {money_words(value['suggested_list_value'], currency)} ({value['names']} names, "
+        f"{value['unscored']} unscored)"
+    )
+    for label in ("realised", "unrealised"):
+        for year in document[label]:
+            roi = "-" if year["roi"] is None else f"{year['roi'] * 100:.1f} %"
+            console.print(
+                f"{label} {year['year']}: profit {money_words(year['profit'], currency)} on cost "
+                f"{money_words(year['cost'], currency)}, ROI {roi}"
+            )
+    counts = document["verdicts"]
+    console.print("verdicts: " + ", ".join(f"{name} {count}" for name, count in counts.items()))

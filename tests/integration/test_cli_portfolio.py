@@ -1,0 +1,127 @@
+"""`dominus portfolio ...` as a real subprocess on a per-test SQLite file: add, list, show,
+verdicts, import (bad input: one line, exit 2, nothing written), CSV export, the ledger, the
+report and rescore (--sync, and enqueued)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dominus.jobs import SqlJobStore
+from tests.integration.test_cli import Cli, assert_bad_input
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "portfolio"
+OFFLINE = {"DOMINUS_PROVIDERS": "offline"}
+
+
+@pytest.fixture
+def cli(tmp_path: Path, database_url: str) -> Iterator[Cli]:
+    runner = Cli(tmp_path, database_url)
+    yield runner
+    runner.kill_leftovers()
+
+
+def test_add_list_show_and_verdicts(cli: Cli) -> None:
+    added = cli.ok(
+        "portfolio", "add", "Example.com", "--renewal-date", "2031-01-02",
+        "--acquisition-cost", "120", "--registrar", "Example Registrar", "--json",
+    ).json()  # fmt: skip
+    assert (added["domain"], added["renewal_cost"], added["verdict"]) == (
+        "example.com", 10.46, "reprice",
+    )  # fmt: skip
+    listing = cli.ok("portfolio", "list", "--json").json()
+    assert [entry["domain"] for entry in listing] == ["example.com"]
+    assert "example.com" in cli.ok("portfolio", "list").stdout
+    shown = cli.ok("portfolio", "show", "example.com", "--json").json()
+    assert shown["history"][0]["to"] == "reprice" and shown["registrar"] == "Example Registrar"
+    verdicts = cli.ok("portfolio", "verdicts", "--json").json()
+    assert verdicts[0]["verdict"] == "reprice" and verdicts[0]["changed"] is False
+    assert "not scored" in verdicts[0]["reason"]
+
+
+BAD_INPUT = [
+    (("add", "example.com", "--renewal-date", "02/01/2031"), ("YYYY-MM-DD",)),
+    (("add", "not a name", "--renewal-date", "2031-01-02"), ("invalid domain",)),
+    (("add", "example.com", "--renewal-date", "2031-01-02", "--acquisition-cost", "-3"),
+     ("--acquisition-cost", "negative")),
+    (("show", "missing.com"), ("missing.com is not in the portfolio",)),
+    (("sold", "missing.com", "--price", "10"), ("not in the portfolio",)),
+    (("import", "nowhere.csv"), ("cannot read nowhere.csv",)),
+    (("rescore", "--sync", "--wait"), ("exclude each other",)),
+]  # fmt: skip
+
+
+def test_bad_input_is_one_line_and_exit_2(cli: Cli) -> None:
+    for args, fragments in BAD_INPUT:
+        assert_bad_input(cli.run("portfolio", *args), *fragments)
+    assert cli.ok("portfolio", "list", "--json").json() == []
+
+
+def test_import_refuses_bad_rows_and_writes_nothing(cli: Cli, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("domain,expiry date\nexample.com,2031-01-01\nexample.net,03/04/2031\n")
+    assert_bad_input(
+        cli.run("portfolio", "import", str(bad)),
+        "1 invalid row(s), nothing imported",
+        "line 3, column 'expiry date'",
+        "ambiguous",
+    )
+    assert cli.ok("portfolio", "list", "--json").json() == []
+    missing = cli.run("portfolio", "import", str(bad), "--map", "renewal_date=Renews")
+    assert_bad_input(missing, "column 'Renews' (mapped to renewal_date) is not in the header")
+    dry = cli.ok("portfolio", "import", str(bad), "--dry-run", "--skip-invalid").stdout
+    assert "would be added: example.com" in dry and "refused: line 3" in dry
+    assert cli.ok("portfolio", "list", "--json").json() == []
+    done = cli.ok("portfolio", "import", str(bad), "--date-format", "%d/%m/%Y", "--json").json()
+    assert done["added"] == ["example.com", "example.net"]
+
+
+def test_preset_import_then_csv_export(cli: Cli, tmp_path: Path) -> None:
+    report = cli.ok(
+        "portfolio", "import", str(FIXTURES / "godaddy.csv"), "--preset", "godaddy", "--json"
+    ).json()
+    assert sorted(report["added"]) == ["example.com", "example.net"]
+    out = tmp_path / "portfolio.csv"
+    cli.ok("portfolio", "list", "--csv", str(out))
+    data = out.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbfdomain,") and b"\r\n" in data
+    assert_bad_input(cli.run("portfolio", "list", "--csv", str(out)), "exists", "--force")
+    cli.ok("portfolio", "list", "--csv", str(out), "--force")
+    again = cli.ok("portfolio", "import", str(out), "--json").json()
+    assert again["added"] == [] and again["updated"] == []
+    assert sorted(again["unchanged"]) == ["example.com", "example.net"]
+
+
+def test_ledger_and_report(cli: Cli) -> None:
+    cli.ok("portfolio", "add", "example.com", "--renewal-date", "2099-01-02",
+           "--acquisition-cost", "100", "--renewals-paid", "20")  # fmt: skip
+    cli.ok("portfolio", "add", "example.net", "--renewal-date", "2099-01-02",
+           "--acquisition-cost", "8")  # fmt: skip
+    sale = cli.ok("portfolio", "sold", "example.com", "--price", "1500", "--fees", "225",
+                  "--date", "2098-05-01", "--venue", "Example Market", "--json").json()  # fmt: skip
+    assert sale["realised_profit"] == 1155.0  # 1500 − 225 − 100 − 20
+    dropped = cli.ok("portfolio", "drop", "example.net", "--date", "2098-06-01", "--json").json()
+    assert dropped["sunk_cost"] == 8.0
+    report = cli.ok("portfolio", "report", "--json").json()
+    (year,) = report["realised"]
+    assert (year["year"], year["sold"], year["dropped"]) == (2098, 1, 1)
+    # proceeds 1275, cost 120 + 8: profit 1147, ROI 1147 / 128
+    assert (year["proceeds"], year["cost"], year["profit"]) == (1275.0, 128.0, 1147.0)
+    assert year["roi"] == round(1147 / 128, 4)
+    assert len(report["renewals_due"]) == 12
+    assert "realised 2098" in cli.ok("portfolio", "report").stdout
+
+
+def test_rescore_sync_and_enqueued(cli: Cli, store: SqlJobStore) -> None:
+    cli.ok("portfolio", "add", "zentrova.com", "--renewal-date", "2031-01-02")
+    result = cli.ok("portfolio", "rescore", "--sync", "--json", env=OFFLINE).json()
+    assert (result["rescored"], result["errors"]) == (1, [])
+    entry = cli.ok("portfolio", "show", "zentrova.com", "--json").json()
+    assert entry["current_score"] is not None and entry["suggested_list_price"] is not None
+    first = cli.ok("portfolio", "rescore", "zentrova.com", "--json").json()
+    second = cli.ok("portfolio", "rescore", "zentrova.com", "--json").json()
+    assert first["created"] and not second["created"] and first["job_id"] == second["job_id"]
+    job = store.get_job(first["job_id"])
+    assert (job.job_type, job.payload) == ("PORTFOLIO_RESCORE", {"domain": "zentrova.com"})
