@@ -10,7 +10,16 @@ from dominus.api.errors import install_error_handlers
 from dominus.api.limits import RequestLimitsMiddleware
 from dominus.api.openapi import install_openapi
 from dominus.api.request_guards import HostAllowList, RequestGuardMiddleware
-from dominus.api.routes import dead_letters, health, jobs, queue, runs, schedules, score
+from dominus.api.routes import (
+    dead_letters,
+    health,
+    jobs,
+    portfolio,
+    queue,
+    runs,
+    schedules,
+    score,
+)
 from dominus.api.security import BearerTokenMiddleware
 from dominus.api.services import ApiServices
 from dominus.config import Settings, api_token, load_settings
@@ -44,7 +53,7 @@ def create_app(
     )
     app.state.services = ApiServices(runtime=runtime, queue=runtime.queue(registry))
     api = APIRouter(prefix=API_PREFIX)
-    for module in (jobs, runs, score, dead_letters, queue, schedules, health):
+    for module in (jobs, runs, score, portfolio, dead_letters, queue, schedules, health):
         api.include_router(module.router)
     app.include_router(api)
     install_error_handlers(app)

@@ -15,7 +15,9 @@ programs can reach it. A web page the user visits is such a program, through the
   mutating request (POST, PUT, PATCH, DELETE) under the API must carry `Content-Type:
   application/json` or, when it has no body, an `X-Requested-By` header (any value): a browser
   sends neither cross-site without a CORS preflight, and this server never answers a preflight
-  permissively (it sends no CORS headers at all). Otherwise 415.
+  permissively (it sends no CORS headers at all). A CSV upload may also come as `text/csv` (not a
+  type a page can send cross-site without a preflight) or as a multipart form with that header.
+  Otherwise 415.
 - **Origin**, as a second line: a mutating request that a browser says comes from a page on a
   host this server does not answer to is refused (403), whatever its headers. This one applies
   to the dashboard's pages too (ADR 0023), whose forms also carry a CSRF token.
@@ -49,6 +51,8 @@ from dominus.host_names import (
 MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 REQUESTED_BY_HEADER = "X-Requested-By"
 JSON_MEDIA_TYPE = "application/json"
+CSV_MEDIA_TYPE = "text/csv"
+MULTIPART_MEDIA_TYPE = "multipart/form-data"
 MEDIA_TYPE_MESSAGE = (
     "send the body as JSON with `Content-Type: application/json`; a request without a body "
     "needs that header or an `X-Requested-By` header (any value)"
@@ -155,10 +159,14 @@ class RequestGuardMiddleware:
 
 
 def acceptable_body(headers: Headers) -> bool:
-    """JSON, or no body at all and the custom header."""
+    """JSON, or no body at all and the custom header; for CSV uploads (the portfolio import),
+    `text/csv` (not a type a page may send cross-site without a preflight) or a multipart form
+    with the custom header (a form alone is a simple request, the header is not)."""
     media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
-    if media_type == JSON_MEDIA_TYPE:
+    if media_type in (JSON_MEDIA_TYPE, CSV_MEDIA_TYPE):
         return True
+    if media_type == MULTIPART_MEDIA_TYPE:
+        return bool(headers.get(REQUESTED_BY_HEADER, "").strip())
     has_body = headers.get("content-length", "0").strip() != "0" or "transfer-encoding" in headers
     return not has_body and bool(headers.get(REQUESTED_BY_HEADER, "").strip())
 

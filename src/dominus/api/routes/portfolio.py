@@ -1,0 +1,233 @@
+"""/api/v1/portfolio: the names held (CRUD), CSV import, and PORTFOLIO_RESCORE (issue 13)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from email import policy
+from email.parser import BytesParser
+from typing import Annotated, Any, Literal, TypeVar
+
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from dominus.api.errors import error_response
+from dominus.api.portfolio_schemas import (
+    EntryIn,
+    EntryOut,
+    EntryPatchIn,
+    ImportReportOut,
+    RescoreAccepted,
+    RescoreIn,
+)
+from dominus.api.routes.jobs import ERRORS, NO_STORE, with_errors
+from dominus.api.services import ApiServices, services
+from dominus.handlers.portfolio_rescore import PORTFOLIO_RESCORE
+from dominus.portfolio.csv_import import (
+    ImportOptions,
+    PortfolioImporter,
+    decode,
+    parse_mapping,
+)
+from dominus.portfolio.documents import entry_document, history_document
+from dominus.portfolio.service import EntryFields, PortfolioInputError, PortfolioService
+from dominus.portfolio.store import PortfolioReader
+
+router = APIRouter(tags=["portfolio"])
+Services = Annotated[ApiServices, Depends(services)]
+DomainPath = Annotated[str, Path(max_length=300, description="The domain, e.g. example.com.")]
+T = TypeVar("T")
+
+_STATUS = {"not_found": 404, "conflict": 409}
+CSV_TYPES = ("text/csv", "text/plain", "application/csv", "application/octet-stream")
+IMPORT_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "text/csv": {"schema": {"type": "string"}},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"file": {"type": "string", "format": "binary"}},
+                    "required": ["file"],
+                }
+            },
+        },
+    }
+}
+
+
+def _service(api: ApiServices) -> PortfolioService:
+    return PortfolioService(api.runtime.engine, api.runtime.settings)
+
+
+def _answer(call: Callable[[], T]) -> T | JSONResponse:
+    """The call's value, or the portfolio's input error in the API's error shape."""
+    try:
+        return call()
+    except PortfolioInputError as error:
+        return error_response(_STATUS.get(error.code, 422), error.code, error.message)
+
+
+def _fields(body: EntryPatchIn) -> EntryFields:
+    return EntryFields(
+        renewal_date=body.renewal_date,
+        acquired_at=body.acquired_at,
+        acquisition_cost=body.acquisition_cost,
+        renewal_cost=body.renewal_cost,
+        registrar=body.registrar,
+        list_price=body.list_price,
+        renewals_paid=body.renewals_paid,
+        notes=body.notes,
+    )
+
+
+@router.get("/portfolio", response_model=list[EntryOut], responses=ERRORS)
+def list_entries(
+    response: Response,
+    api: Services,
+    status: Annotated[
+        Literal["active", "sold", "dropped", "all"],
+        Query(description="Which entries: active (default), sold, dropped or all."),
+    ] = "active",
+) -> Any:
+    """The names held, soonest renewal first, with their verdicts and the days until renewal
+    (UTC calendar days)."""
+    response.headers.update(NO_STORE)
+    entries = _service(api).entries(status=None if status == "all" else status)
+    now = api.now()
+    return [EntryOut.model_validate(entry_document(entry, now)) for entry in entries]
+
+
+@router.post(
+    "/portfolio/rescore",
+    status_code=202,
+    response_model=RescoreAccepted,
+    responses=with_errors({200: {"model": RescoreAccepted, "description": "Already pending"}}),
+)
+def rescore(body: RescoreIn, response: Response, api: Services) -> Any:
+    """Enqueue PORTFOLIO_RESCORE for `domain` (an entry) or every active entry: 202 with the
+    job's `Location`; 200 with the same job while one for that scope is pending or running."""
+
+    def enqueue() -> Any:
+        name = None if body.domain is None else _service(api).get(body.domain).domain
+        payload = {} if name is None else {"domain": name}
+        result = api.queue.enqueue_job(
+            PORTFOLIO_RESCORE, payload, dedupe_key=f"portfolio-rescore:{name or '*'}"
+        )
+        response.headers["Location"] = f"/api/v1/jobs/{result.job_id}"
+        if not result.created:
+            response.status_code = 200
+        return RescoreAccepted(jobId=result.job_id, created=result.created)
+
+    return _answer(enqueue)
+
+
+@router.post(
+    "/portfolio/import",
+    response_model=ImportReportOut,
+    responses=with_errors({415: {"description": "Not CSV text or a multipart upload"}}),
+    openapi_extra=IMPORT_BODY,
+)
+async def import_csv(
+    request: Request,
+    api: Services,
+    preset: Annotated[str | None, Query(max_length=40)] = None,
+    map: Annotated[
+        str | None, Query(max_length=2000, description="field=column,... (like --map).")
+    ] = None,
+    date_format: Annotated[str | None, Query(max_length=40)] = None,
+    decimal_comma: bool = False,
+    dry_run: bool = False,
+    skip_invalid: bool = False,
+) -> Any:
+    """Import a registrar's or marketplace's CSV export (the body as text/csv, or a multipart
+    upload's `file`), with the options of `dominus portfolio import`. Invalid rows: 422
+    `invalid_import` naming their lines and columns, nothing written (unless `skip_invalid`)."""
+    content_type = request.headers.get("content-type", "")
+    body = await request.body()
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media == "multipart/form-data":
+        upload = _multipart_file(content_type, body)
+        if upload is None:
+            return error_response(422, "invalid_request", "the multipart body has no `file` part")
+        body = upload
+    elif media not in CSV_TYPES:
+        return error_response(
+            415, "unsupported_media_type", "send the CSV as text/csv or multipart/form-data"
+        )
+
+    def run() -> Any:
+        options = ImportOptions(
+            preset=preset,
+            mapping=parse_mapping(map) if map else {},
+            date_format=date_format,
+            decimal_comma=decimal_comma,
+            dry_run=dry_run,
+            skip_invalid=skip_invalid,
+        )
+        report = PortfolioImporter(_service(api)).run(decode(body), options, api.now())
+        return ImportReportOut.model_validate(report.to_dict())
+
+    return await run_in_threadpool(_answer, run)
+
+
+def _multipart_file(content_type: str, body: bytes) -> bytes | None:
+    message = BytesParser(policy=policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode("latin-1", "replace") + body
+    )
+    if not message.is_multipart():
+        return None
+    for part in message.iter_parts():
+        if part.get_param("name", header="content-disposition") == "file":
+            payload = part.get_payload(decode=True)
+            return payload if isinstance(payload, bytes) else None
+    return None
+
+
+@router.post("/portfolio", status_code=201, response_model=EntryOut, responses=ERRORS)
+def add(body: EntryIn, api: Services) -> Any:
+    """Add a name (amounts in the scoring currency); its renewal cost defaults from the TLD
+    price table. 409 when it is already in the portfolio."""
+    now = api.now()
+    return _answer(
+        lambda: EntryOut.model_validate(
+            entry_document(_service(api).add(body.domain, _fields(body), now), now)
+        )
+    )
+
+
+@router.get("/portfolio/{domain}", response_model=EntryOut, responses=ERRORS)
+def get(domain: DomainPath, response: Response, api: Services) -> Any:
+    """One entry with its verdict history."""
+    response.headers.update(NO_STORE)
+
+    def read() -> EntryOut:
+        entry = _service(api).get(domain)
+        document = entry_document(entry, api.now())
+        history = PortfolioReader(api.runtime.engine).list_history(entry.domain)
+        document["history"] = [history_document(event) for event in history]
+        return EntryOut.model_validate(document)
+
+    return _answer(read)
+
+
+@router.patch("/portfolio/{domain}", response_model=EntryOut, responses=ERRORS)
+def change(domain: DomainPath, body: EntryPatchIn, api: Services) -> Any:
+    """Change an entry's fields (those left out keep their values); its verdict is refreshed."""
+    now = api.now()
+    return _answer(
+        lambda: EntryOut.model_validate(
+            entry_document(_service(api).update(domain, _fields(body), now), now)
+        )
+    )
+
+
+@router.delete("/portfolio/{domain}", status_code=204, response_class=Response, responses=ERRORS)
+def remove(domain: DomainPath, api: Services) -> Response:
+    """Delete an entry and its history (use the ledger, `dominus portfolio sold|drop`, to close
+    a name instead)."""
+    result = _answer(lambda: _service(api).remove(domain))
+    if isinstance(result, JSONResponse):
+        return result
+    return Response(status_code=204)

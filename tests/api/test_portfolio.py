@@ -1,0 +1,100 @@
+"""/api/v1/portfolio on SQLite and PostgreSQL: CRUD with the error shape, CSV import (text/csv
+and multipart, dry run, refused rows), and POST /portfolio/rescore enqueuing PORTFOLIO_RESCORE
+(202, deduplicated per scope, run by a worker)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.api.conftest import API, assert_error, finish_jobs, runtime_of
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "portfolio"
+
+
+@pytest.fixture
+def client(make_client: Callable[..., TestClient]) -> TestClient:
+    return make_client(DOMINUS_PROVIDERS="offline")
+
+
+def test_crud(client: TestClient) -> None:
+    created = client.post(
+        f"{API}/portfolio",
+        json={"domain": "Example.com", "renewal_date": "2031-01-02", "acquisition_cost": 50},
+    )
+    assert created.status_code == 201, created.text
+    entry = created.json()
+    assert (entry["domain"], entry["renewal_cost"], entry["verdict"]) == (
+        "example.com", 10.46, "reprice",
+    )  # fmt: skip
+    assert_error(
+        client.post(
+            f"{API}/portfolio", json={"domain": "example.com", "renewal_date": "2031-01-02"}
+        ),
+        409,
+        "conflict",
+    )
+    assert_error(
+        client.post(f"{API}/portfolio", json={"domain": "example.org", "renewal_date": "2031-01-02",
+                                              "renewal_cost": -1}),
+        422,
+        "invalid_request",
+    )  # fmt: skip
+    patched = client.patch(f"{API}/portfolio/example.com", json={"list_price": 900})
+    assert patched.status_code == 200 and patched.json()["list_price"] == 900
+    assert patched.json()["acquisition_cost"] == 50  # left out: kept
+    shown = client.get(f"{API}/portfolio/example.com").json()
+    assert shown["history"][0]["to"] == "reprice"
+    assert [e["domain"] for e in client.get(f"{API}/portfolio").json()] == ["example.com"]
+    assert client.delete(f"{API}/portfolio/example.com").status_code == 204
+    assert_error(client.get(f"{API}/portfolio/example.com"), 404, "not_found")
+    assert_error(client.get(f"{API}/portfolio/not-a-domain"), 422, "invalid_domain")
+
+
+def test_import_text_csv_and_multipart(client: TestClient) -> None:
+    text = (FIXTURES / "godaddy.csv").read_bytes()
+    dry = client.post(
+        f"{API}/portfolio/import?preset=godaddy&dry_run=true",
+        content=text,
+        headers={"Content-Type": "text/csv"},
+    )
+    assert dry.status_code == 200, dry.text
+    assert dry.json()["dryRun"] and sorted(dry.json()["added"]) == ["example.com", "example.net"]
+    assert client.get(f"{API}/portfolio").json() == []
+    done = client.post(
+        f"{API}/portfolio/import?preset=godaddy",
+        files={"file": ("godaddy.csv", text, "text/csv")},
+    )
+    assert done.status_code == 200, done.text
+    assert len(client.get(f"{API}/portfolio").json()) == 2
+    refused = client.post(
+        f"{API}/portfolio/import",
+        content=b"domain,expiry date\nexample.org,03/04/2031\n",
+        headers={"Content-Type": "text/csv"},
+    )
+    error = assert_error(refused, 422, "invalid_import")
+    assert "line 2, column 'expiry date'" in error["message"]
+    assert_error(
+        client.post(f"{API}/portfolio/import", json={"a": 1}), 415, "unsupported_media_type"
+    )
+
+
+def test_rescore_enqueues_and_a_worker_runs_it(client: TestClient) -> None:
+    client.post(f"{API}/portfolio", json={"domain": "zentrova.com", "renewal_date": "2031-01-02"})
+    first = client.post(f"{API}/portfolio/rescore", json={})
+    assert first.status_code == 202, first.text
+    assert first.headers["Location"] == f"/api/v1/jobs/{first.json()['jobId']}"
+    again = client.post(f"{API}/portfolio/rescore", json={})
+    assert again.status_code == 200 and again.json()["jobId"] == first.json()["jobId"]
+    assert_error(
+        client.post(f"{API}/portfolio/rescore", json={"domain": "missing.com"}), 404, "not_found"
+    )
+    finish_jobs(runtime_of(client))
+    job = client.get(f"{API}/jobs/{first.json()['jobId']}").json()
+    assert job["status"] == "completed", job
+    assert job["result"]["rescored"] == 1 and job["result"]["errors"] == []
+    entry = client.get(f"{API}/portfolio/zentrova.com").json()
+    assert entry["current_score"] is not None and entry["suggested_list_price"] is not None
