@@ -1,0 +1,75 @@
+"""The portfolio report on a hand-made portfolio: renewals per month, money at risk, value,
+realised and unrealised profit with ROI, verdict counts."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, date, datetime
+
+from dominus.portfolio.report import build_report, report_rows
+from dominus.portfolio.store import Outcome, PortfolioEntry
+
+NOW = datetime(2030, 11, 15, 23, 30, tzinfo=UTC)
+
+BASE = PortfolioEntry(
+    id=1, domain="example.com", tld="com", acquired_at=date(2029, 3, 1),
+    renewal_date=date(2030, 12, 1), acquisition_cost=100.0, renewal_cost=10.0, currency="USD",
+    registrar=None, current_score=50.0, expected_value=300.0, confidence=0.5,
+    suggested_list_price=450.0, list_price=None, score_details=None, verdict="keep",
+    verdict_reason="", verdict_at=None, scored_at=None, notes=None, status="active",
+    renewals_paid=20.0, created_at=NOW, updated_at=NOW,
+)  # fmt: skip
+
+
+def test_report_figures() -> None:
+    entries = [
+        BASE,
+        # past due: counted in the current month; a drop verdict: money at risk
+        replace(BASE, id=2, domain="example.net", renewal_date=date(2030, 11, 2), verdict="drop",
+                renewal_cost=12.0, acquisition_cost=8.0, renewals_paid=0.0, expected_value=None,
+                suggested_list_price=None, acquired_at=None),
+        # eleven months on, unknown renewal cost, drop
+        replace(BASE, id=3, domain="example.org", renewal_date=date(2031, 10, 31), verdict="drop",
+                renewal_cost=None, acquired_at=date(2030, 1, 1)),
+        # beyond the 12 months
+        replace(BASE, id=4, domain="example.io", renewal_date=date(2031, 11, 1), verdict=None),
+        replace(BASE, id=5, domain="sold.com", status="sold"),
+    ]  # fmt: skip
+    outcomes = [
+        Outcome(1, "sold.com", "sold", 1500.0, "USD", date(2030, 5, 1), None, 225.0, 120.0,
+                None, NOW),
+        Outcome(2, "gone.com", "dropped", None, "USD", date(2030, 6, 1), None, None, 8.0, None,
+                NOW),
+        Outcome(3, "other.com", "sold", 999.0, "USD", date(2030, 7, 1), None, None, None, None,
+                NOW),  # never held: no cost basis, left out
+    ]  # fmt: skip
+    report = build_report(entries, outcomes, "USD", NOW)
+    due = {month["month"]: month for month in report["renewals_due"]}
+    months = list(due)
+    assert (months[0], months[-1], len(months)) == ("2030-11", "2031-10", 12)
+    assert (due["2030-11"]["renewals"], due["2030-11"]["cost"]) == (1, 12.0)
+    assert (due["2030-12"]["renewals"], due["2030-12"]["cost"]) == (1, 10.0)
+    assert (due["2031-10"]["renewals"], due["2031-10"]["unknown_cost"]) == (1, 1)
+    assert report["money_at_risk"] == {
+        "names": 2, "renewal_cost": 12.0, "unknown_cost": 1, "sunk_cost": 8.0 + 120.0,
+    }  # fmt: skip
+    assert report["value"] == {
+        "names": 4, "acquisition_cost": 100 + 8 + 100 + 100, "unknown_acquisition_cost": 0,
+        "suggested_list_value": 450.0 * 3, "unscored": 1,
+    }  # fmt: skip
+    # 2030: sold 1500 − 225 = 1275 proceeds on 120; dropped 0 on 8 → profit 1147 on 128
+    assert report["realised"] == [
+        {"year": 2030, "sold": 1, "dropped": 1, "proceeds": 1275.0, "cost": 128.0,
+         "profit": 1147.0, "roi": round(1147 / 128, 4)},
+    ]  # fmt: skip
+    # scored active names: example.com and example.io acquired 2029 (EV 300, cost 120 each),
+    # example.org acquired 2030 (EV 300, cost 120)
+    assert report["unrealised"] == [
+        {"year": "2029", "names": 2, "expected_value": 600.0, "cost": 240.0, "profit": 360.0,
+         "roi": 1.5},
+        {"year": "2030", "names": 1, "expected_value": 300.0, "cost": 120.0, "profit": 180.0,
+         "roi": 1.5},
+    ]  # fmt: skip
+    assert report["verdicts"] == {"keep": 1, "drop": 2, "reprice": 0, "none": 1}
+    rows = report_rows(report)
+    assert rows[0][:2] == ["renewals_due", "2030-11"] and rows[-1][:3] == ["verdicts", "none", 1]
