@@ -51,7 +51,8 @@ def test_crud(client: TestClient) -> None:
     assert [e["domain"] for e in client.get(f"{API}/portfolio").json()] == ["example.com"]
     assert client.delete(f"{API}/portfolio/example.com").status_code == 204
     assert_error(client.get(f"{API}/portfolio/example.com"), 404, "not_found")
-    assert_error(client.get(f"{API}/portfolio/not-a-domain"), 422, "invalid_domain")
+    assert_error(client.get(f"{API}/portfolio/a..b"), 422, "invalid_domain")
+    assert_error(client.get(f"{API}/portfolio/rescore"), 405, "method_not_allowed")
 
 
 def test_import_text_csv_and_multipart(client: TestClient) -> None:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+NO_NUL = "^[^\x00]*$"  # PostgreSQL cannot store NUL in text
 Amount = Field(default=None, ge=0, le=1e12, allow_inf_nan=False)
 
 
@@ -20,23 +21,23 @@ class EntryPatchIn(BaseModel):
     acquired_at: date | None = None
     acquisition_cost: float | None = Amount
     renewal_cost: float | None = Amount
-    registrar: str | None = Field(default=None, max_length=200)
+    registrar: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
     list_price: float | None = Amount
     renewals_paid: float | None = Amount
-    notes: str | None = Field(default=None, max_length=10_000)
+    notes: str | None = Field(default=None, max_length=10_000, pattern=NO_NUL)
 
 
 class EntryIn(EntryPatchIn):
     """A new entry: the domain and its renewal date are required."""
 
-    domain: str = Field(min_length=1, max_length=300)
+    domain: str = Field(min_length=1, max_length=300, pattern=NO_NUL)
     renewal_date: date
 
 
 class RescoreIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    domain: str | None = Field(default=None, min_length=1, max_length=300)
+    domain: str | None = Field(default=None, min_length=1, max_length=300, pattern=NO_NUL)
 
 
 class RescoreAccepted(BaseModel):

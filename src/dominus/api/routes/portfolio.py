@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.convertors import StringConvertor, register_url_convertor
 
 from dominus.api.errors import error_response
 from dominus.api.portfolio_schemas import (
@@ -20,7 +21,8 @@ from dominus.api.portfolio_schemas import (
     RescoreAccepted,
     RescoreIn,
 )
-from dominus.api.routes.jobs import ERRORS, NO_STORE, with_errors
+from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, with_errors
+from dominus.api.schemas import ErrorBody
 from dominus.api.services import ApiServices, services
 from dominus.handlers.portfolio_rescore import PORTFOLIO_RESCORE
 from dominus.portfolio.csv_import import (
@@ -33,7 +35,21 @@ from dominus.portfolio.documents import entry_document, history_document
 from dominus.portfolio.service import EntryFields, PortfolioInputError, PortfolioService
 from dominus.portfolio.store import PortfolioReader
 
+
+class DomainConvertor(StringConvertor):
+    """A path segment with a dot: what a domain needs at least, so `/portfolio/rescore` and
+    `/portfolio/import` are never read as an entry's path (nor advertise its methods)."""
+
+    regex = r"[^/]*\.[^/]*"
+
+
+register_url_convertor("domain", DomainConvertor())
+
 router = APIRouter(tags=["portfolio"])
+# Operations that read a body: it may be too large, or not even text.
+BODY_ERRORS: dict[int | str, dict[str, Any]] = with_errors(
+    TOO_LARGE | {400: {"model": ErrorBody, "description": "A body that cannot be parsed"}}
+)
 Services = Annotated[ApiServices, Depends(services)]
 DomainPath = Annotated[str, Path(max_length=300, description="The domain, e.g. example.com.")]
 T = TypeVar("T")
@@ -103,7 +119,7 @@ def list_entries(
     "/portfolio/rescore",
     status_code=202,
     response_model=RescoreAccepted,
-    responses=with_errors({200: {"model": RescoreAccepted, "description": "Already pending"}}),
+    responses=BODY_ERRORS | {200: {"model": RescoreAccepted, "description": "Already pending"}},
 )
 def rescore(body: RescoreIn, response: Response, api: Services) -> Any:
     """Enqueue PORTFOLIO_RESCORE for `domain` (an entry) or every active entry: 202 with the
@@ -126,7 +142,7 @@ def rescore(body: RescoreIn, response: Response, api: Services) -> Any:
 @router.post(
     "/portfolio/import",
     response_model=ImportReportOut,
-    responses=with_errors({415: {"description": "Not CSV text or a multipart upload"}}),
+    responses=BODY_ERRORS | {415: {"model": ErrorBody, "description": "Not CSV or multipart"}},
     openapi_extra=IMPORT_BODY,
 )
 async def import_csv(
@@ -185,7 +201,7 @@ def _multipart_file(content_type: str, body: bytes) -> bytes | None:
     return None
 
 
-@router.post("/portfolio", status_code=201, response_model=EntryOut, responses=ERRORS)
+@router.post("/portfolio", status_code=201, response_model=EntryOut, responses=BODY_ERRORS)
 def add(body: EntryIn, api: Services) -> Any:
     """Add a name (amounts in the scoring currency); its renewal cost defaults from the TLD
     price table. 409 when it is already in the portfolio."""
@@ -197,7 +213,7 @@ def add(body: EntryIn, api: Services) -> Any:
     )
 
 
-@router.get("/portfolio/{domain}", response_model=EntryOut, responses=ERRORS)
+@router.get("/portfolio/{domain:domain}", response_model=EntryOut, responses=ERRORS)
 def get(domain: DomainPath, response: Response, api: Services) -> Any:
     """One entry with its verdict history."""
     response.headers.update(NO_STORE)
@@ -212,7 +228,7 @@ def get(domain: DomainPath, response: Response, api: Services) -> Any:
     return _answer(read)
 
 
-@router.patch("/portfolio/{domain}", response_model=EntryOut, responses=ERRORS)
+@router.patch("/portfolio/{domain:domain}", response_model=EntryOut, responses=BODY_ERRORS)
 def change(domain: DomainPath, body: EntryPatchIn, api: Services) -> Any:
     """Change an entry's fields (those left out keep their values); its verdict is refreshed."""
     now = api.now()
@@ -223,7 +239,9 @@ def change(domain: DomainPath, body: EntryPatchIn, api: Services) -> Any:
     )
 
 
-@router.delete("/portfolio/{domain}", status_code=204, response_class=Response, responses=ERRORS)
+@router.delete(
+    "/portfolio/{domain:domain}", status_code=204, response_class=Response, responses=ERRORS
+)
 def remove(domain: DomainPath, api: Services) -> Response:
     """Delete an entry and its history (use the ledger, `dominus portfolio sold|drop`, to close
     a name instead)."""
