@@ -404,3 +404,89 @@ outcomes = Table(
 )
 Index("ix_outcomes_domain", outcomes.c.domain)
 Index("ix_outcomes_date", outcomes.c.date)
+
+# --- the backtest and weight tuning (migration 0009) -------------------------------------------
+# One row per (sold outcome, scoring row): the last score computed before the sale, copied with
+# what the report, the suggester and the calibration need, so pruning old runs keeps the backtest
+# (hence no foreign key to scoring_runs). Money in the scoring currency (ADR 0025).
+CONFIDENCE_BUCKETS = ("low", "mid", "high")
+
+backtest_signals = Table(
+    "backtest_signals",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column(
+        "outcome_id", Identifier, ForeignKey("outcomes.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("scoring_id", BigInteger, nullable=False),
+    Column("run_id", BigInteger, nullable=False),
+    Column("domain", String(253), nullable=False),
+    Column("sale_date", Date, nullable=False),
+    Column("scored_at", UTCDateTime, nullable=False),
+    Column("realised_price", Float, nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("predicted_value", Float, nullable=False),
+    Column("buy_max", Float, nullable=False),
+    Column("confidence", Float, nullable=False),
+    Column("confidence_bucket", String(8), nullable=False),
+    Column("weighted_score", Float, nullable=False),
+    Column("intrinsic", Float, nullable=False),
+    Column("commercial", Float),
+    Column("market", Float),
+    Column("expiry", Float),
+    Column("recommended", Boolean, nullable=False),
+    Column("absolute_error", Float, nullable=False),
+    Column("signed_error", Float, nullable=False),
+    # NULL when the score's details did not hold them (a price missing from the table).
+    Column("holding_cost", Float),
+    Column("carrying_cost", Float),
+    # The comparable-sales-only baseline: the recency-weighted median of the relevant sales the
+    # score listed; NULL when it listed none.
+    Column("baseline_value", Float),
+    Column("baseline_sales", Integer, nullable=False),
+    # What re-weighing and calibration read: anchors, coverage ratio, gates, money inputs.
+    Column("inputs", Document, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("outcome_id", "scoring_id"),
+    CheckConstraint("confidence_bucket IN ('low', 'mid', 'high')", name="confidence_bucket"),
+)
+Index("ix_backtest_signals_sale_date", backtest_signals.c.sale_date)
+
+# Every weight tune, applied or not: its inputs, each safety check and the decision.
+weight_tunes = Table(
+    "weight_tunes",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    # "job" (WEIGHT_TUNE) or "cli" (backtest suggest-weights); the job's id when a job.
+    Column("origin", String(16), nullable=False),
+    Column("job_id", BigInteger),
+    Column("sample_size", Integer, nullable=False),
+    Column("dry_run", Boolean, nullable=False),
+    Column("safety_passed", Boolean, nullable=False),
+    Column("applied", Boolean, nullable=False),
+    Column("decision", Text, nullable=False),
+    Column("failures", Document, nullable=False),
+    Column("checks", Document, nullable=False),
+    Column("inputs", Document, nullable=False),
+    Column("weights_before", Document, nullable=False),
+    Column("weights_after", Document, nullable=False),
+    # The weight set written when applied.
+    Column("weight_set_id", BigInteger),
+)
+
+# Calibrated decision thresholds, versioned like weight sets: the active set is the one
+# activated last; its values override the SCORING_* settings they name (ADR 0025).
+threshold_sets = Table(
+    "threshold_sets",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column("name", String(100), nullable=False),
+    Column("thresholds", Document, nullable=False),
+    # "calibrated" (backtest calibrate --apply), "rollback", "default".
+    Column("source", String(32), nullable=False),
+    Column("notes", Text),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("activated_at", UTCDateTime),
+)
+Index("ix_threshold_sets_activated_at", threshold_sets.c.activated_at)
