@@ -14,6 +14,7 @@ import annotated_types
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import SettingsConfigDict
 
+from dominus.backtest.settings import BacktestSettings
 from dominus.errors import ConfigurationError
 from dominus.host_names import parse_host_list
 from dominus.maintenance.settings import MaintenanceSettings
@@ -25,13 +26,16 @@ from dominus.scoring.settings import ScoringSettings, scoring_config
 DEFAULT_DATABASE_URL = "sqlite:///./data/dominus.db"
 
 
-class Settings(ScoringSettings, SchedulerSettings, MaintenanceSettings, PortfolioSettings):
+class Settings(
+    ScoringSettings, SchedulerSettings, MaintenanceSettings, PortfolioSettings, BacktestSettings
+):
     """Process-wide configuration. Field names are the environment variable names. The scoring
     constants (`SCORING_*`, `TLD_PRICES_PATH`) are inherited from dominus.scoring.settings, the
-    schedules' (`SCHEDULER_*`, `AUTO_TUNE_*`) from dominus.scheduling.settings, the backups' and
-    the retentions (`BACKUP_*`, `*_RETENTION_DAYS`, `PRUNE_BATCH_SIZE`) from
-    dominus.maintenance.settings, the portfolio's (`DROP_*`, `PORTFOLIO_RESCORE_CONCURRENCY`) from
-    dominus.portfolio.settings."""
+    schedules' (`SCHEDULER_*`, `AUTO_TUNE_ENABLED`, `AUTO_TUNE_CRON`) from
+    dominus.scheduling.settings, the backups' and the retentions (`BACKUP_*`, `*_RETENTION_DAYS`,
+    `PRUNE_BATCH_SIZE`) from dominus.maintenance.settings, the portfolio's (`DROP_*`,
+    `PORTFOLIO_RESCORE_CONCURRENCY`) from dominus.portfolio.settings, the weight tuner's other
+    `AUTO_TUNE_*` from dominus.backtest.settings."""
 
     model_config = SettingsConfigDict(
         env_file=".env",

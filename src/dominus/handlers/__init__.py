@@ -7,11 +7,13 @@ registered only on request.
 
 from __future__ import annotations
 
+from dominus.handlers.backtest_build import register_backtest_build
 from dominus.handlers.backup import register_backup
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.handlers.pipeline_run import register_pipeline_run
 from dominus.handlers.portfolio_rescore import register_portfolio_rescore
 from dominus.handlers.prune import register_prune
+from dominus.handlers.weight_tune import register_weight_tune
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 from dominus.jobs.registry import HandlerRegistry
 
@@ -27,6 +29,8 @@ def build_registry(
         register_backup(registry, dependencies)
         register_prune(registry, dependencies)
         register_portfolio_rescore(registry, dependencies)
+        register_backtest_build(registry, dependencies)
+        register_weight_tune(registry, dependencies)
     if diagnostic_jobs:
         register_diagnostic_jobs(registry)
     return registry

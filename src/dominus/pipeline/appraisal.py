@@ -11,7 +11,8 @@ not make by default:
     give `solarpanels.com`, when the keyword data has a phrase whose words, run together, are the
     name's label; otherwise the label itself (as a brandable or closeout name is looked up);
   - it is scored by the score stage's own path: `scoring_input` (shared with the stage), the
-    active weight set read as the runner reads it, the settings' scoring config and price table,
+    active weight set and calibrated thresholds read as the runner reads them, the settings'
+    scoring config and price table,
     the providers of the settings (or the offline SAMPLE data), the database's date;
   - the trademark gate always runs, with the configured marks source; DNS and RDAP are asked
     only when `check_availability` is set (they go to the network with the real providers).
@@ -19,6 +20,7 @@ not make by default:
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -44,6 +46,7 @@ from dominus.pipeline.scoring_input import keyword_key, scoring_input
 from dominus.pipeline.setup import open_providers, pipeline_options
 from dominus.pipeline.stage_results import Candidate, DnsAnswer, RdapAnswer
 from dominus.pipeline.store import PipelineStore
+from dominus.pipeline.threshold_sets import with_active_thresholds
 from dominus.pipeline.trademark_gate import TrademarkGate
 from dominus.providers.models import Availability, KeywordStats, StopSignal
 from dominus.providers.sets import ProviderSet
@@ -265,6 +268,9 @@ def appraiser(
     """An Appraiser on the settings' providers (`providers`: "real" or "offline" instead), the
     active weight set and the scoring settings; its network clients closed on exit."""
     options = pipeline_options(settings)
+    options = dataclasses.replace(
+        options, scoring=with_active_thresholds(store.engine, options.scoring)
+    )
     weights = active_weights(store)
     with open_providers(settings, providers) as provider_set:
         yield Appraiser(

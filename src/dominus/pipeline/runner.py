@@ -37,6 +37,7 @@ from dominus.pipeline.stages import (
     trademark_check,
 )
 from dominus.pipeline.store import PipelineStore, RunRecord
+from dominus.pipeline.threshold_sets import with_active_thresholds
 from dominus.pipeline.tiers import OVER_BUDGET
 from dominus.pipeline.trademark_gate import TrademarkVerdict
 from dominus.providers.models import StopSignal
@@ -218,15 +219,15 @@ class PipelineRunner:
         return StageTask(lambda: trademark_check(scored, env, marks, monotonic), marks.result)
 
     def _scoring_setup(self, run: RunRecord) -> ScoringSetup:
-        """The active weight set, read now: a newly tuned set applies to the next scoring stage
-        without a restart."""
+        """The active weight set and calibrated thresholds, read now: a newly tuned set applies to
+        the next scoring stage without a restart."""
         active = self.store.active_weight_set()
         weights = Weights.from_dict(active.weights) if active else Weights()
         weights.validate()
         self.store.set_weights(run.id, active.id if active else None, weights.to_dict())
         return ScoringSetup(
             weights=weights,
-            config=self.options.scoring,
+            config=with_active_thresholds(self.store.engine, self.options.scoring),
             today=self._today(),
             renewal_cost=self.options.renewal_cost,
         )

@@ -1,0 +1,43 @@
+"""WEIGHT_TUNE {dryRun?}: snapshot → suggest → safety checks → a new active weight set when every
+check passes and it is not a dry run (dryRun, else AUTO_TUNE_DRY_RUN, true by default). Every
+tune is recorded. Result: {sampleSize, applied, dryRun, safetyPassed, failures, weightsBefore,
+weightsAfter, ...}. Scheduled monthly by the weight-tune schedule (AUTO_TUNE_ENABLED)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dominus.backtest.build_queue import WEIGHT_TUNE
+from dominus.backtest.service import BacktestService
+from dominus.handlers.dependencies import HandlerDependencies
+from dominus.jobs.context import JobContext
+from dominus.jobs.registry import HandlerRegistry
+
+
+class WeightTunePayload(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )
+
+    dry_run: bool | None = Field(
+        default=None,
+        alias="dryRun",
+        description="true: record what would change, write nothing; default AUTO_TUNE_DRY_RUN.",
+    )
+
+
+def register_weight_tune(registry: HandlerRegistry, dependencies: HandlerDependencies) -> None:
+    def handle(payload: WeightTunePayload, context: JobContext) -> dict[str, Any]:
+        settings = dependencies.settings
+        service = BacktestService(settings, dependencies.engine, dependencies.clock)
+        dry_run = settings.AUTO_TUNE_DRY_RUN if payload.dry_run is None else payload.dry_run
+        context.progress(phase="tune")
+        context.abort.raise_if_set()
+        result = service.tune(dry_run=dry_run, origin="job", job_id=context.job.id)
+        return result.to_dict()
+
+    # One tune at a time would be ideal; the record and the weight set are one transaction, so
+    # two racing tunes each leave a consistent row and the later set wins.
+    registry.register(WEIGHT_TUNE, handle, WeightTunePayload, max_attempts=1)
