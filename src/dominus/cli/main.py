@@ -14,13 +14,27 @@ import psycopg
 import typer
 from sqlalchemy.exc import SQLAlchemyError
 
-from dominus.cli import db, dlq, jobs, maintenance, portfolio, queue, rdap, runs, schedules, scoring
+from dominus.cli import (
+    backtest,
+    db,
+    dlq,
+    jobs,
+    maintenance,
+    outcomes,
+    portfolio,
+    queue,
+    rdap,
+    runs,
+    schedules,
+    scoring,
+)
 from dominus.cli.demo import demo
 from dominus.cli.enqueue import enqueue
 from dominus.cli.run import run
 from dominus.cli.scheduler import scheduler
 from dominus.cli.score import score
 from dominus.cli.serve import serve
+from dominus.cli.weights import thresholds_app, weights_app
 from dominus.cli.worker import worker
 from dominus.db.errors import translated
 from dominus.errors import (
@@ -54,6 +68,10 @@ app.add_typer(scoring.app, name="scoring")
 app.add_typer(schedules.app, name="schedules")
 app.add_typer(maintenance.app, name="maintenance")
 app.add_typer(portfolio.app, name="portfolio")
+app.add_typer(outcomes.app, name="outcomes")
+app.add_typer(backtest.app, name="backtest")
+app.add_typer(weights_app, name="weights")
+app.add_typer(thresholds_app, name="thresholds")
 app.command("worker")(worker)
 app.command("scheduler")(scheduler)
 app.command("enqueue")(enqueue)
