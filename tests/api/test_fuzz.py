@@ -16,6 +16,7 @@ from __future__ import annotations
 import tempfile
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -27,6 +28,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from dominus.api import create_app, streaming
+from dominus.backtest.outcomes import OutcomeIn, OutcomeInputError, checked
 from dominus.jobs import JobQueue
 from dominus.pipeline.appraisal import AppraisalInputError, AppraisalRequest, validate_requests
 from dominus.pipeline.model import RunInput
@@ -131,7 +133,8 @@ def test_the_api_conforms_to_its_schema(case: schemathesis.Case, fuzzed_client: 
 # and the DNS limits are no pattern), and one listing's facts given with several names are
 # refused. Their "schema-valid data is accepted" check is replaced by a stricter one: a 4xx for
 # schema-valid data must be the 422 that DOMINUS's own validation gives for that very input.
-NAMES_BEYOND_THE_SCHEMA = {"GET /api/v1/score"}
+# POST /outcomes likewise: a valid name, no price with a drop, and a date not after today.
+NAMES_BEYOND_THE_SCHEMA = {"GET /api/v1/score", "POST /api/v1/outcomes"}
 
 
 def refused_only_for_what_dominus_refuses(
@@ -141,6 +144,8 @@ def refused_only_for_what_dominus_refuses(
         return None
     if case.meta is None or not case.meta.generation.mode.is_positive:
         return None
+    if case.operation.label == "POST /api/v1/outcomes":
+        return _refused_outcome(response, case)
     query = case.query or {}
     names = query.get("domain", [])
     facts = {key: query.get(key) for key in ("price", "age", "backlinks", "wayback")}
@@ -203,6 +208,17 @@ def portfolio_refusals_are_dominus_own(
             return None
         raise AssertionError(f"{name!r} is a valid domain, yet {response.text}")
     return None
+
+
+def _refused_outcome(response: Any, case: schemathesis.Case) -> None:
+    """A schema-valid outcome is refused only with the 422 DOMINUS's own checks give."""
+    try:
+        checked(OutcomeIn.model_validate(case.body), datetime.now(UTC).date(), "USD")
+    except OutcomeInputError as error:
+        assert response.status_code == 422, response.text
+        assert response.json() == {"error": {"code": "invalid_outcome", "message": error.message}}
+        return
+    raise AssertionError(f"schema-valid and valid, yet {response.status_code}: {response.text}")
 
 
 def _number(value: Any) -> float | None:

@@ -11,6 +11,7 @@ from dominus.api.limits import RequestLimitsMiddleware
 from dominus.api.openapi import install_openapi
 from dominus.api.request_guards import HostAllowList, RequestGuardMiddleware
 from dominus.api.routes import (
+    backtest,
     dead_letters,
     health,
     jobs,
@@ -53,7 +54,7 @@ def create_app(
     )
     app.state.services = ApiServices(runtime=runtime, queue=runtime.queue(registry))
     api = APIRouter(prefix=API_PREFIX)
-    for module in (jobs, runs, score, portfolio, dead_letters, queue, schedules, health):
+    for module in (jobs, runs, score, portfolio, backtest, dead_letters, queue, schedules, health):
         api.include_router(module.router)
     app.include_router(api)
     install_error_handlers(app)

@@ -36,9 +36,9 @@ class OutcomeIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    domain: Annotated[str, StringConstraints(min_length=1, max_length=300)] = Field(
-        description="The name, e.g. cloudnest.com (stored in ASCII)."
-    )
+    domain: Annotated[
+        str, StringConstraints(min_length=1, max_length=300, pattern="^[^\x00]*$")
+    ] = Field(description="The name, e.g. cloudnest.com (stored in ASCII).")
     type: Literal["sold", "dropped", "expired"] = Field(default="sold")
     price: Annotated[float, Field(gt=0, le=MAX_PRICE, allow_inf_nan=False)] | None = Field(
         default=None, description="The sale price (sales only), in `currency`."
