@@ -139,8 +139,9 @@ def build_snapshot(connection: Connection, config: ScoringConfig, now: datetime)
             dialect.insert(backtest_signals)
             .values(**row)
             .on_conflict_do_nothing(index_elements=["outcome_id", "scoring_id"])
+            .returning(backtest_signals.c.id)
         )
-        result.new_signals += inserted.rowcount
+        result.new_signals += len(inserted.all())
     return result
 
 

@@ -116,6 +116,8 @@ def suggest(
     lifts = tuple(
         signal_lift(name, samples, min_per_half=min_per_half, min_lift=min_lift) for name in SIGNALS
     )
+    if all(lift.action == "hold" for lift in lifts):
+        return Suggestion(len(samples), before, before, lifts)
     moved: dict[str, float] = {}
     for lift in lifts:
         move = {"up": step, "down": -step}.get(lift.action, 0.0)
