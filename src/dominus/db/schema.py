@@ -415,9 +415,7 @@ backtest_signals = Table(
     "backtest_signals",
     metadata,
     Column("id", Identifier, primary_key=True, autoincrement=True),
-    Column(
-        "outcome_id", Identifier, ForeignKey("outcomes.id", ondelete="CASCADE"), nullable=False
-    ),
+    Column("outcome_id", Identifier, ForeignKey("outcomes.id", ondelete="CASCADE"), nullable=False),
     Column("scoring_id", BigInteger, nullable=False),
     Column("run_id", BigInteger, nullable=False),
     Column("domain", String(253), nullable=False),
