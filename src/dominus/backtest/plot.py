@@ -8,9 +8,6 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-
 from dominus.backtest.samples import BUCKETS, Sample
 
 COLOURS = {"low": "#d62728", "mid": "#ff7f0e", "high": "#2ca02c"}
@@ -18,6 +15,11 @@ FLOOR = 1.0  # log scales need positive values
 
 
 def render_png(samples: Sequence[Sample], currency: str, title: str = "") -> bytes:
+    # matplotlib is imported here, not at the top: it costs about a second, and every CLI
+    # command would pay it.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(7, 6), dpi=100)
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()

@@ -12,8 +12,6 @@ from types import FrameType
 import typer
 import uvicorn
 
-from dominus.api import create_app
-from dominus.api.security import MIN_PUBLIC_TOKEN_LENGTH
 from dominus.cli.embedded_scheduler import EmbeddedScheduler, check_for_a_scheduler_soon
 from dominus.cli.embedded_worker import EmbeddedWorker
 from dominus.cli.runtime import open_runtime
@@ -47,6 +45,10 @@ def serve(
     if diagnostic_jobs:
         runtime.settings = runtime.settings.model_copy(update={"DOMINUS_DIAGNOSTIC_JOBS": True})
     _refuse_an_open_public_bind(host, api_token(runtime.settings))
+    # The web app is imported here, not at the top: FastAPI, the dashboard and the backtest's
+    # plotting take seconds to import, and every other command would pay for them.
+    from dominus.api import create_app
+
     app = create_app(runtime.settings, runtime=runtime, bind_host=host)
     config = uvicorn.Config(app, host=host, port=port, log_config=None)
     worker = None
@@ -89,6 +91,7 @@ def serve(
 def _refuse_an_open_public_bind(host: str, token: str | None) -> None:
     """Off loopback the token is the only guard: it must be set and long enough to resist
     guessing. (An empty token never gets here: the settings refuse it.)"""
+    from dominus.api.security import MIN_PUBLIC_TOKEN_LENGTH
     if is_loopback(host):
         return
     if token is None:
