@@ -17,8 +17,8 @@ FLOOR = 1.0  # log scales need positive values
 def render_png(samples: Sequence[Sample], currency: str, title: str = "") -> bytes:
     # matplotlib is imported here, not at the top: it costs about a second, and every CLI
     # command would pay it.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
+    from matplotlib.figure import Figure  # noqa: PLC0415
 
     figure = Figure(figsize=(7, 6), dpi=100)
     FigureCanvasAgg(figure)

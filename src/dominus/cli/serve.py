@@ -47,7 +47,7 @@ def serve(
     _refuse_an_open_public_bind(host, api_token(runtime.settings))
     # The web app is imported here, not at the top: FastAPI, the dashboard and the backtest's
     # plotting take seconds to import, and every other command would pay for them.
-    from dominus.api import create_app
+    from dominus.api import create_app  # noqa: PLC0415
 
     app = create_app(runtime.settings, runtime=runtime, bind_host=host)
     config = uvicorn.Config(app, host=host, port=port, log_config=None)
@@ -91,7 +91,8 @@ def serve(
 def _refuse_an_open_public_bind(host: str, token: str | None) -> None:
     """Off loopback the token is the only guard: it must be set and long enough to resist
     guessing. (An empty token never gets here: the settings refuse it.)"""
-    from dominus.api.security import MIN_PUBLIC_TOKEN_LENGTH
+    from dominus.api.security import MIN_PUBLIC_TOKEN_LENGTH  # noqa: PLC0415
+
     if is_loopback(host):
         return
     if token is None:
