@@ -18,6 +18,7 @@ from dominus.backtest.settings import BacktestSettings
 from dominus.errors import ConfigurationError
 from dominus.host_names import parse_host_list
 from dominus.maintenance.settings import MaintenanceSettings
+from dominus.notify.settings import NotificationSettings, check_notification_settings
 from dominus.portfolio.settings import PortfolioSettings
 from dominus.scheduling.defaults import check_schedule_settings
 from dominus.scheduling.settings import SchedulerSettings
@@ -27,7 +28,12 @@ DEFAULT_DATABASE_URL = "sqlite:///./data/dominus.db"
 
 
 class Settings(
-    ScoringSettings, SchedulerSettings, MaintenanceSettings, PortfolioSettings, BacktestSettings
+    ScoringSettings,
+    SchedulerSettings,
+    MaintenanceSettings,
+    PortfolioSettings,
+    BacktestSettings,
+    NotificationSettings,
 ):
     """Process-wide configuration. Field names are the environment variable names. The scoring
     constants (`SCORING_*`, `TLD_PRICES_PATH`) are inherited from dominus.scoring.settings, the
@@ -35,7 +41,9 @@ class Settings(
     dominus.scheduling.settings, the backups' and the retentions (`BACKUP_*`, `*_RETENTION_DAYS`,
     `PRUNE_BATCH_SIZE`) from dominus.maintenance.settings, the portfolio's (`DROP_*`,
     `PORTFOLIO_RESCORE_CONCURRENCY`) from dominus.portfolio.settings, the weight tuner's other
-    `AUTO_TUNE_*` from dominus.backtest.settings."""
+    `AUTO_TUNE_*` from dominus.backtest.settings, the notifications' (`NOTIFY_*`) from
+    dominus.notify.settings, the watchlist's (`WATCHLIST_*`) and the renewal alerts'
+    (`RENEWAL_*`) from their packages."""
 
     model_config = SettingsConfigDict(
         env_file=".env",
@@ -124,6 +132,7 @@ def load_settings(**overrides: object) -> Settings:
     _refuse_retired()
     scoring_config(settings)  # the SCORING_* constants together and the TLD price table
     check_schedule_settings(settings)  # cron expressions, time zone, catch-up window
+    check_notification_settings(settings)  # the webhook URL, without repeating it
     return settings
 
 

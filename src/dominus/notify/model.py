@@ -1,0 +1,45 @@
+"""What a notification is, and what every notifier does with one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+
+@dataclass(frozen=True)
+class Notification:
+    """One message. `event` is a stable machine name a receiver can route on
+    (`watchlist.available`, `renewal.imminent`, `renewal.critical`, `renewal.past_due`,
+    `job.dead_lettered`); `subject` is one line a person reads; `details` is JSON-able."""
+
+    event: str
+    severity: Severity
+    subject: str
+    at: datetime
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def document(self) -> dict[str, Any]:
+        """The JSON body a webhook receives."""
+        return {
+            "source": "dominus",
+            "event": self.event,
+            "severity": self.severity.value,
+            "subject": self.subject,
+            "at": self.at.astimezone(UTC).isoformat(),
+            "details": self.details,
+        }
+
+
+class Notifier(Protocol):
+    def send(self, notification: Notification) -> bool:
+        """Deliver the notification. Returns whether it was delivered; never raises (a
+        notifier's failure is logged and must never fail the job that sent it)."""
+        ...
