@@ -19,7 +19,10 @@ from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.retry import RetryPolicy
 from dominus.jobs.sql import SqlJobStore
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher, SqliteDataVersionWatcher
+from dominus.jobs.worker import DeadLetterHook
 from dominus.jobs.worker_config import WorkerConfig
+from dominus.notify import Notifier, notifier_from_settings
+from dominus.notify.dead_letters import dead_letter_hook
 
 
 @dataclass
@@ -34,8 +37,17 @@ class Runtime:
     def registry(self, *, diagnostic_jobs: bool = False) -> HandlerRegistry:
         return build_registry(
             diagnostic_jobs=diagnostic_jobs or self.settings.DOMINUS_DIAGNOSTIC_JOBS,
-            dependencies=HandlerDependencies(self.settings, self.engine, self.clock),
+            dependencies=HandlerDependencies(self.settings, self.engine, self.clock, self.notifier),
         )
+
+    @cached_property
+    def notifier(self) -> Notifier:
+        """The log, plus the webhook when NOTIFY_WEBHOOK_URL is set (ADR 0022)."""
+        return notifier_from_settings(self.settings)
+
+    def dead_letter_hook(self) -> DeadLetterHook:
+        """A worker's `on_dead_letter`: dead-lettered jobs notify."""
+        return dead_letter_hook(self.notifier)
 
     @cached_property
     def clock(self) -> Clock:

@@ -36,6 +36,7 @@ class EmbeddedWorker:
             runtime.worker_config(concurrency),
             clock=runtime.clock,
             watcher=runtime.change_watcher(),
+            on_dead_letter=runtime.dead_letter_hook(),
         )
         queue.subscribe(self._worker.wake)
         self._on_fatal = on_fatal

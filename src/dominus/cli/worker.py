@@ -41,7 +41,12 @@ def worker(
     registry = _registry(runtime, diagnostic_jobs, types)
     config = runtime.worker_config(concurrency, poll_interval_ms, burst=burst)
     the_worker = Worker(
-        runtime.store, registry, config, clock=runtime.clock, watcher=runtime.change_watcher()
+        runtime.store,
+        registry,
+        config,
+        clock=runtime.clock,
+        watcher=runtime.change_watcher(),
+        on_dead_letter=runtime.dead_letter_hook(),
     )
     _install_signal_handlers(the_worker)
     warn_if_no_scheduler(ScheduleService(runtime, diagnostic_jobs=diagnostic_jobs))

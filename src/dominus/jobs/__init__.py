@@ -17,6 +17,7 @@ from dominus.jobs.clock import DatabaseClock, utc_now
 from dominus.jobs.context import JobContext
 from dominus.jobs.model import (
     Claim,
+    DeadLetteredJob,
     DeadLetterEntry,
     EnqueueResult,
     EventKind,
@@ -40,6 +41,7 @@ __all__ = [
     "Claim",
     "DatabaseClock",
     "DeadLetterEntry",
+    "DeadLetteredJob",
     "EnqueueRequest",
     "EnqueueResult",
     "EventKind",

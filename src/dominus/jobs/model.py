@@ -212,3 +212,17 @@ class ReclaimedJob:
     from_worker: str | None
     attempt: int
     dead_lettered: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetteredJob:
+    """Told to a worker's `on_dead_letter` hook after the job's dead-letter entry is committed."""
+
+    job_id: int
+    job_type: str
+    attempts: int
+    max_attempts: int | None  # None when a reaper dead-lettered it (the row was not read)
+    error: str
+    permanent: bool  # the handler raised PermanentJobError (not retried)
+    reclaimed: bool  # its worker went silent on the last attempt (a reaper took it back)
+    at: datetime

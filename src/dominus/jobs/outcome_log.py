@@ -13,7 +13,7 @@ log = logging.getLogger("dominus.worker")
 
 def scheduled_retry(job: Job, outcome: AttemptOutcome) -> datetime | None:
     """When the job runs again after this (accepted) outcome, or None if it does not retry."""
-    if outcome.kind is not OutcomeKind.FAILED or _dead_lettered(job, outcome):
+    if outcome.kind is not OutcomeKind.FAILED or dead_lettered(job, outcome):
         return None
     return outcome.retry_at
 
@@ -40,7 +40,7 @@ def log_settled(job: Job, outcome: AttemptOutcome, accepted: bool) -> None:
 
 
 def _log_failure(job: Job, outcome: AttemptOutcome, attempt: str) -> None:
-    if _dead_lettered(job, outcome):
+    if dead_lettered(job, outcome):
         log.error(
             "job %d %s failed (%s): %s; %sdead-lettered",
             job.id,
@@ -61,5 +61,6 @@ def _log_failure(job: Job, outcome: AttemptOutcome, attempt: str) -> None:
     )
 
 
-def _dead_lettered(job: Job, outcome: AttemptOutcome) -> bool:
+def dead_lettered(job: Job, outcome: AttemptOutcome) -> bool:
+    """Whether this (accepted) failure ended the job in the dead-letter queue."""
     return job.attempts >= job.max_attempts or outcome.permanent

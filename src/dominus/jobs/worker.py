@@ -31,9 +31,18 @@ from dominus.jobs.execution import (
     outcome_of,
     run_handler,
 )
+from dominus.jobs.hooks import HookRunner
 from dominus.jobs.maintenance import MaintenanceThread
-from dominus.jobs.model import AttemptOutcome, Claim, Job, OutcomeKind, WorkerInfo
-from dominus.jobs.outcome_log import log_settled, scheduled_retry
+from dominus.jobs.model import (
+    AttemptOutcome,
+    Claim,
+    DeadLetteredJob,
+    Job,
+    OutcomeKind,
+    ReclaimedJob,
+    WorkerInfo,
+)
+from dominus.jobs.outcome_log import dead_lettered, log_settled, scheduled_retry
 from dominus.jobs.reaper import StaleJobReaper
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.store import JobStore
@@ -44,6 +53,11 @@ log = logging.getLogger("dominus.worker")
 
 # How many times the final settle at shutdown is tried before the rows are left to liveness.
 FINAL_SETTLE_TRIES = 3
+# How long a stopping worker waits for its dead-letter hook calls (webhooks) to finish.
+HOOK_DRAIN_SECONDS = 10.0
+
+# Called (off the loop thread) for each job this worker's outcomes or reaper dead-lettered.
+DeadLetterHook = Callable[[DeadLetteredJob], None]
 
 
 def new_worker_id() -> str:
@@ -60,6 +74,7 @@ class Worker:
         clock: Callable[[], datetime] = utc_now,
         watcher: ChangeWatcher | None = None,
         worker_id: str | None = None,
+        on_dead_letter: DeadLetterHook | None = None,
     ) -> None:
         if len(registry) == 0:
             raise ValueError("a worker needs at least one registered job type")
@@ -70,6 +85,10 @@ class Worker:
         self._config = config or WorkerConfig()
         self._clock = clock
         self._watcher = watcher or NoChangeWatcher()
+        # Dead-letter notices go to a thread of their own: a slow hook never delays heartbeats.
+        self._dead_letter_hook = (
+            None if on_dead_letter is None else HookRunner("dead-letter", on_dead_letter)
+        )
         self._backoff = DatabaseBackoff(self._config.poll_interval_seconds)
         self._running: dict[Claim, RunningJob] = {}
         self._unfinished = 0
@@ -356,8 +375,12 @@ class Worker:
             log.info("job %d %s: cancel requested; aborting", running.job.id, running.job.job_type)
 
     def _maybe_reclaim(self, now: datetime) -> None:
-        if self._reaper.maybe_reclaim(now):
+        reclaimed = self._reaper.maybe_reclaim(now)
+        if reclaimed:
             self._claim_wanted = True
+        for job in reclaimed:
+            if job.dead_lettered:
+                self._tell_dead_lettered(_reclaimed_notice(job, now))
 
     def _settle_and_claim(self, now: datetime) -> TickReport:
         outcomes = list(self._unsettled)
@@ -398,9 +421,19 @@ class Worker:
         if running is None:
             return
         log_settled(running.job, outcome, accepted)
+        if accepted and outcome.kind is OutcomeKind.FAILED and dead_lettered(running.job, outcome):
+            self._tell_dead_lettered(_failed_notice(running.job, outcome, self._clock()))
         retry_at = scheduled_retry(running.job, outcome) if accepted else None
         if retry_at is not None:
             self._expect_retry_at(retry_at)
+
+    def _tell_dead_lettered(self, notice: DeadLetteredJob) -> None:
+        if self._dead_letter_hook is not None:
+            self._dead_letter_hook.submit(notice)
+
+    def wait_for_hooks(self, timeout: float) -> bool:
+        """Test helper: block until every hook call made so far has returned."""
+        return self._dead_letter_hook is None or self._dead_letter_hook.wait_idle(timeout)
 
     def _expect_retry_at(self, retry_at: datetime) -> None:
         """Look again when a retry becomes due, rather than at the next regular poll."""
@@ -558,6 +591,8 @@ class Worker:
         if self._pool is not None:
             self._pool.close()
         self._watcher.close()
+        if self._dead_letter_hook is not None:
+            self._dead_letter_hook.close(HOOK_DRAIN_SECONDS)
         log.info("worker %s stopped", self.id)
 
     def _abandon(self) -> None:
@@ -616,3 +651,29 @@ class Worker:
         if self.running_count:
             duties.append(self._next_cancel_check_at)
         return duties
+
+
+def _failed_notice(job: Job, outcome: AttemptOutcome, now: datetime) -> DeadLetteredJob:
+    return DeadLetteredJob(
+        job_id=job.id,
+        job_type=job.job_type,
+        attempts=job.attempts,
+        max_attempts=job.max_attempts,
+        error=outcome.error or "failed",
+        permanent=outcome.permanent,
+        reclaimed=False,
+        at=now,
+    )
+
+
+def _reclaimed_notice(job: ReclaimedJob, now: datetime) -> DeadLetteredJob:
+    return DeadLetteredJob(
+        job_id=job.job_id,
+        job_type=job.job_type,
+        attempts=job.attempt,
+        max_attempts=None,
+        error=f"worker {job.from_worker} stopped heartbeating during attempt {job.attempt}",
+        permanent=False,
+        reclaimed=True,
+        at=now,
+    )
