@@ -405,6 +405,62 @@ outcomes = Table(
 Index("ix_outcomes_domain", outcomes.c.domain)
 Index("ix_outcomes_date", outcomes.c.date)
 
+# --- the watchlist and renewal alerts (migration 0007) -----------------------------------------
+WATCH_STATUSES = ("available", "registered", "unknown")
+
+watchlist_entries = Table(
+    "watchlist_entries",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column("domain", String(253), nullable=False, unique=True),
+    Column("notes", Text),
+    Column("last_checked_at", UTCDateTime),
+    # The last conclusive answer; a lookup that failed leaves it as it was (ADR 0022).
+    Column("last_status", String(16)),
+    Column("last_detail", Text),  # what the last lookup said ("RDAP 404", "timeout", ...)
+    Column("last_status_change_at", UTCDateTime),
+    # Set when "available" was notified; cleared (re-armed) only when seen registered again.
+    Column("notified", Boolean, nullable=False, server_default=text("false")),
+    Column("notified_at", UTCDateTime),
+    Column("created_at", UTCDateTime, nullable=False),
+    CheckConstraint("last_status IN ('available', 'registered', 'unknown')", name="last_status"),
+)
+Index("ix_watchlist_entries_last_checked_at", watchlist_entries.c.last_checked_at)
+
+ALERT_TYPES = ("past_due", "critical", "imminent")
+ALERT_SEVERITIES = ("critical", "warning")
+
+# One row per (domain, type). A row is about one renewal date: when the entry's date moves on
+# (renewed) the row is resolved, and reused if the next cycle reaches the same type again.
+renewal_alerts = Table(
+    "renewal_alerts",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column(
+        "entry_id",
+        Identifier,
+        ForeignKey("portfolio_entries.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("domain", String(253), nullable=False),
+    Column("type", String(16), nullable=False),
+    Column("severity", String(16), nullable=False),
+    Column("renewal_date", Date, nullable=False),
+    Column("days_left", Integer, nullable=False),  # as of the last check
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    # Set when a more severe alert of the same renewal superseded this one.
+    Column("escalated_at", UTCDateTime),
+    Column("acknowledged_at", UTCDateTime),
+    Column("notified_at", UTCDateTime),
+    # Set when the renewal it is about is no longer due (renewed, or the entry left the portfolio).
+    Column("resolved_at", UTCDateTime),
+    UniqueConstraint("domain", "type"),
+    CheckConstraint("type IN ('past_due', 'critical', 'imminent')", name="type"),
+    CheckConstraint("severity IN ('critical', 'warning')", name="severity"),
+)
+Index("ix_renewal_alerts_entry_id", renewal_alerts.c.entry_id)
+
 # --- the backtest and weight tuning (migration 0009) -------------------------------------------
 # One row per (sold outcome, scoring row): the last score computed before the sale, copied with
 # what the report, the suggester and the calibration need, so pruning old runs keeps the backtest

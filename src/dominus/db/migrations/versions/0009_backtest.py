@@ -14,7 +14,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from dominus.db.types import UTCDateTime
 
 revision = "0009_backtest"
-down_revision = "0006_portfolio"
+down_revision = "0007_alerts_watchlist"
 branch_labels = None
 depends_on = None
 
