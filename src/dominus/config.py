@@ -23,6 +23,7 @@ from dominus.portfolio.settings import PortfolioSettings
 from dominus.scheduling.defaults import check_schedule_settings
 from dominus.scheduling.settings import SchedulerSettings
 from dominus.scoring.settings import ScoringSettings, scoring_config
+from dominus.watchlist.settings import WatchlistSettings
 
 DEFAULT_DATABASE_URL = "sqlite:///./data/dominus.db"
 
@@ -34,6 +35,7 @@ class Settings(
     PortfolioSettings,
     BacktestSettings,
     NotificationSettings,
+    WatchlistSettings,
 ):
     """Process-wide configuration. Field names are the environment variable names. The scoring
     constants (`SCORING_*`, `TLD_PRICES_PATH`) are inherited from dominus.scoring.settings, the

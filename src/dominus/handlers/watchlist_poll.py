@@ -1,0 +1,44 @@
+"""WATCHLIST_POLL {dryRun?}: polls the watchlist entries that are due (ADR 0022). Scheduled by
+the `watchlist-poll` schedule; any caller may enqueue it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dominus.handlers.dependencies import HandlerDependencies
+from dominus.jobs.context import JobContext
+from dominus.jobs.registry import HandlerRegistry
+from dominus.watchlist.service import poll_watchlist
+
+WATCHLIST_POLL = "WATCHLIST_POLL"
+
+
+class WatchlistPollPayload(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dryRun: bool = Field(  # noqa: N815 - the payload's JSON name
+        default=False, description="Look everything up, record nothing, notify nobody."
+    )
+
+
+def register_watchlist_poll(registry: HandlerRegistry, dependencies: HandlerDependencies) -> None:
+    notifier = dependencies.notifications()
+
+    def handle(payload: WatchlistPollPayload, context: JobContext) -> dict[str, Any]:
+        def progress(done: int, total: int, domain: str) -> None:
+            context.progress(done=done, total=total, domain=domain)
+
+        result = poll_watchlist(
+            dependencies.settings,
+            dependencies.engine,
+            notifier,
+            dependencies.clock,
+            dry_run=payload.dryRun,
+            stop=context.abort,
+            progress=progress,
+        )
+        return result.document()
+
+    registry.register(WATCHLIST_POLL, handle, WatchlistPollPayload)

@@ -1,0 +1,42 @@
+"""A watched domain, as read from its row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+WatchStatus = Literal["available", "registered", "unknown"]
+
+
+@dataclass(frozen=True)
+class WatchEntry:
+    id: int
+    domain: str
+    notes: str | None
+    last_checked_at: datetime | None
+    last_status: WatchStatus | None
+    last_detail: str | None
+    last_status_change_at: datetime | None
+    notified: bool
+    notified_at: datetime | None
+    created_at: datetime
+
+    def document(self) -> dict[str, Any]:
+        """The JSON shape of `watchlist list --json` and `GET /api/v1/watchlist`."""
+        return {
+            "id": self.id,
+            "domain": self.domain,
+            "notes": self.notes,
+            "last_checked_at": _iso(self.last_checked_at),
+            "last_status": self.last_status,
+            "last_detail": self.last_detail,
+            "last_status_change_at": _iso(self.last_status_change_at),
+            "notified": self.notified,
+            "notified_at": _iso(self.notified_at),
+            "created_at": _iso(self.created_at),
+        }
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()

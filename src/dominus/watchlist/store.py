@@ -1,0 +1,163 @@
+"""The watchlist's rows: add, remove, list, the entries due for a poll, a poll's findings and
+the compare-and-set that lets exactly one poller notify an availability."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection, Engine, delete, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from dominus.db.errors import database_errors
+from dominus.db.schema import watchlist_entries
+from dominus.errors import DominusError
+from dominus.pipeline.names import normalise_domain
+from dominus.watchlist.model import WatchEntry, WatchStatus
+
+MAX_NOTES_LENGTH = 2000
+
+
+class WatchlistEntryExistsError(DominusError):
+    """That domain is already on the watchlist."""
+
+
+class WatchlistEntryNotFoundError(DominusError):
+    """That domain is not on the watchlist."""
+
+
+class InvalidWatchlistInputError(DominusError):
+    """Notes too long or not text (the message says why)."""
+
+
+class InvalidWatchDomainError(InvalidWatchlistInputError):
+    """Not a registrable domain name (the message says why)."""
+
+
+def watched_domain(raw: str) -> str:
+    """The name as it is stored and looked up (lower-case ASCII, IDNA): stage 1's rules."""
+    try:
+        return normalise_domain(raw).ascii
+    except ValueError as error:  # InvalidNameError, or text no codec takes (a lone surrogate)
+        raise InvalidWatchDomainError(f"invalid domain {raw!r}: {error}") from None
+
+
+def checked_notes(notes: str | None) -> str | None:
+    """Notes as stored: at most MAX_NOTES_LENGTH characters of text a database can hold."""
+    if notes is None:
+        return None
+    if len(notes) > MAX_NOTES_LENGTH:
+        raise InvalidWatchlistInputError(f"notes longer than {MAX_NOTES_LENGTH} characters")
+    if "\x00" in notes or not _encodable(notes):
+        raise InvalidWatchlistInputError("notes hold a NUL character or invalid Unicode")
+    return notes or None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def entry_of(row: Any) -> WatchEntry:
+    return WatchEntry(**{column.name: row._mapping[column.name] for column in watchlist_entries.c})
+
+
+class WatchlistStore:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def add(self, domain: str, notes: str | None, now: datetime) -> WatchEntry:
+        """WatchlistEntryExistsError if the domain is already watched (nothing is changed)."""
+        with database_errors(), self.engine.begin() as connection:
+            dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+            statement = (
+                dialect.insert(watchlist_entries)
+                .values(domain=domain, notes=notes, notified=False, created_at=now)
+                .on_conflict_do_nothing(index_elements=["domain"])
+                .returning(watchlist_entries.c.id)
+            )
+            if connection.execute(statement).first() is None:
+                raise WatchlistEntryExistsError(f"{domain} is already on the watchlist")
+            entry = _read(connection, domain)
+        assert entry is not None
+        return entry
+
+    def remove(self, domain: str) -> None:
+        with database_errors(), self.engine.begin() as connection:
+            deleted = connection.execute(
+                delete(watchlist_entries).where(watchlist_entries.c.domain == domain)
+            ).rowcount
+        if deleted != 1:
+            raise WatchlistEntryNotFoundError(f"{domain} is not on the watchlist")
+
+    def get(self, domain: str) -> WatchEntry:
+        with database_errors(), self.engine.connect() as connection:
+            entry = _read(connection, domain)
+        if entry is None:
+            raise WatchlistEntryNotFoundError(f"{domain} is not on the watchlist")
+        return entry
+
+    def entries(self) -> list[WatchEntry]:
+        with database_errors(), self.engine.connect() as connection:
+            rows = connection.execute(
+                select(watchlist_entries).order_by(watchlist_entries.c.domain)
+            )
+            return [entry_of(row) for row in rows]
+
+    def due(self, now: datetime, interval: timedelta) -> list[WatchEntry]:
+        """Entries never checked, or checked at least `interval` before `now`: never-checked
+        first, then the oldest check first."""
+        checked = watchlist_entries.c.last_checked_at
+        query = (
+            select(watchlist_entries)
+            .where(or_(checked.is_(None), checked <= now - interval))
+            .order_by(checked.is_not(None), checked, watchlist_entries.c.id)
+        )
+        with database_errors(), self.engine.connect() as connection:
+            return [entry_of(row) for row in connection.execute(query)]
+
+    def record_check(
+        self, entry: WatchEntry, status: WatchStatus, detail: str, now: datetime
+    ) -> None:
+        """A poll's finding. A conclusive status replaces the last one (stamping the change
+        when it differs); "registered" re-arms the notification. "unknown" (the lookup
+        failed) changes only the check time and detail: the last known status stands."""
+        values: dict[str, Any] = {"last_checked_at": now, "last_detail": detail}
+        if status != "unknown":
+            values["last_status"] = status
+            if status != entry.last_status:
+                values["last_status_change_at"] = now
+        elif entry.last_status is None:
+            values["last_status"] = "unknown"
+            values["last_status_change_at"] = now
+        if status == "registered":
+            values["notified"] = False
+        with database_errors(), self.engine.begin() as connection:
+            connection.execute(
+                update(watchlist_entries).where(watchlist_entries.c.id == entry.id).values(**values)
+            )
+
+    def claim_notification(self, entry_id: int, now: datetime) -> bool:
+        """Mark an available entry notified; True only for the caller that flipped the flag,
+        so two polls racing on one entry notify once between them."""
+        with database_errors(), self.engine.begin() as connection:
+            flipped = connection.execute(
+                update(watchlist_entries)
+                .where(
+                    watchlist_entries.c.id == entry_id,
+                    watchlist_entries.c.last_status == "available",
+                    watchlist_entries.c.notified.is_(False),
+                )
+                .values(notified=True, notified_at=now)
+            ).rowcount
+        return bool(flipped == 1)
+
+
+def _read(connection: Connection, domain: str) -> WatchEntry | None:
+    row = connection.execute(
+        select(watchlist_entries).where(watchlist_entries.c.domain == domain)
+    ).first()
+    return None if row is None else entry_of(row)
