@@ -36,6 +36,7 @@ from dominus.pipeline.service import PipelineService
 from dominus.pipeline.store import PipelineStore
 from dominus.portfolio.service import PortfolioInputError, valid_domain
 from dominus.runtime import Runtime
+from dominus.watchlist.store import InvalidWatchDomainError, watched_domain
 from tests.api.conftest import (
     LOCAL_BASE_URL,
     api_settings,
@@ -133,8 +134,9 @@ def test_the_api_conforms_to_its_schema(case: schemathesis.Case, fuzzed_client: 
 # and the DNS limits are no pattern), and one listing's facts given with several names are
 # refused. Their "schema-valid data is accepted" check is replaced by a stricter one: a 4xx for
 # schema-valid data must be the 422 that DOMINUS's own validation gives for that very input.
-# POST /outcomes likewise: a valid name, no price with a drop, and a date not after today.
-NAMES_BEYOND_THE_SCHEMA = {"GET /api/v1/score", "POST /api/v1/outcomes"}
+# POST /outcomes and /watchlist likewise: a valid name (and for an outcome, no price with a drop
+# and a date not after today).
+NAMES_BEYOND_THE_SCHEMA = {"GET /api/v1/score", "POST /api/v1/outcomes", "POST /api/v1/watchlist"}
 
 
 def refused_only_for_what_dominus_refuses(
@@ -146,6 +148,8 @@ def refused_only_for_what_dominus_refuses(
         return None
     if case.operation.label == "POST /api/v1/outcomes":
         return _refused_outcome(response, case)
+    if case.operation.label == "POST /api/v1/watchlist":
+        return _watchlist_refusal(response, case)
     query = case.query or {}
     names = query.get("domain", [])
     facts = {key: query.get(key) for key in ("price", "age", "backlinks", "wayback")}
@@ -217,6 +221,18 @@ def _refused_outcome(response: Any, case: schemathesis.Case) -> None:
     except OutcomeInputError as error:
         assert response.status_code == 422, response.text
         assert response.json() == {"error": {"code": "invalid_outcome", "message": error.message}}
+        return
+    raise AssertionError(f"schema-valid and valid, yet {response.status_code}: {response.text}")
+
+
+def _watchlist_refusal(response: Any, case: schemathesis.Case) -> None:
+    if response.status_code == 409:
+        return  # already watched (an earlier example added it)
+    try:
+        watched_domain(str(case.body["domain"]))
+    except InvalidWatchDomainError as error:
+        assert response.status_code == 422, response.text
+        assert response.json() == {"error": {"code": "invalid_domain", "message": error.message}}
         return
     raise AssertionError(f"schema-valid and valid, yet {response.status_code}: {response.text}")
 

@@ -20,6 +20,7 @@ from dominus.api.routes import (
     runs,
     schedules,
     score,
+    watchlist,
 )
 from dominus.api.security import BearerTokenMiddleware
 from dominus.api.services import ApiServices
@@ -54,7 +55,18 @@ def create_app(
     )
     app.state.services = ApiServices(runtime=runtime, queue=runtime.queue(registry))
     api = APIRouter(prefix=API_PREFIX)
-    for module in (jobs, runs, score, portfolio, backtest, dead_letters, queue, schedules, health):
+    for module in (
+        jobs,
+        runs,
+        score,
+        portfolio,
+        backtest,
+        dead_letters,
+        queue,
+        schedules,
+        watchlist,
+        health,
+    ):
         api.include_router(module.router)
     app.include_router(api)
     install_error_handlers(app)

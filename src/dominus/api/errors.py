@@ -30,6 +30,12 @@ from dominus.errors import (
 )
 from dominus.pipeline.store import RunNotFoundError
 from dominus.providers.errors import ProviderDataError
+from dominus.watchlist.store import (
+    InvalidWatchDomainError,
+    InvalidWatchlistInputError,
+    WatchlistEntryExistsError,
+    WatchlistEntryNotFoundError,
+)
 
 log = logging.getLogger("dominus.api")
 
@@ -41,6 +47,10 @@ _MAPPING: list[tuple[type[DominusError], int, str]] = [
     (JobNotFoundError, 404, "not_found"),
     (RunNotFoundError, 404, "not_found"),
     (ScheduleNotFoundError, 404, "not_found"),
+    (WatchlistEntryNotFoundError, 404, "not_found"),
+    (WatchlistEntryExistsError, 409, "conflict"),
+    (InvalidWatchDomainError, 422, "invalid_domain"),
+    (InvalidWatchlistInputError, 422, "invalid_request"),
     (ProviderDataError, 422, "invalid_data"),
     (UnknownJobTypeError, 422, "unknown_job_type"),
     (NotEnqueueableError, 422, "not_enqueueable"),

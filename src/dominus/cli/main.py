@@ -27,6 +27,7 @@ from dominus.cli import (
     runs,
     schedules,
     scoring,
+    watchlist,
 )
 from dominus.cli.demo import demo
 from dominus.cli.enqueue import enqueue
@@ -72,6 +73,7 @@ app.add_typer(outcomes.app, name="outcomes")
 app.add_typer(backtest.app, name="backtest")
 app.add_typer(weights_app, name="weights")
 app.add_typer(thresholds_app, name="thresholds")
+app.add_typer(watchlist.app, name="watchlist")
 app.command("worker")(worker)
 app.command("scheduler")(scheduler)
 app.command("enqueue")(enqueue)

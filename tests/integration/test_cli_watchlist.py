@@ -1,0 +1,109 @@
+"""`dominus watchlist ...` as real subprocesses on a SQLite file (the store itself is tested on
+both backends in tests/integration/alerts): add, list, remove, poll (against loopback DNS
+and RDAP servers) with --dry-run and --json, and bad input: one `error:` line, exit 2, nothing
+written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from dominus.watchlist.store import WatchlistStore
+from tests.integration.alerts.watch_fixtures import Registry, provider_settings
+from tests.integration.test_cli import Cli, assert_bad_input
+
+
+@pytest.fixture
+def cli(tmp_path: Path, database_url: str) -> Iterator[Cli]:
+    runner = Cli(tmp_path, database_url)
+    yield runner
+    runner.kill_leftovers()
+
+
+@pytest.fixture
+def registry() -> Iterator[Registry]:
+    fake = Registry()
+    yield fake
+    fake.close()
+
+
+def test_add_list_poll_and_remove(
+    cli: Cli, registry: Registry, database_url: str, tmp_path: Path, engine: Engine
+) -> None:
+    added = cli.ok("watchlist", "add", "Free.TEST", "--notes", "for a client", "--json").json()
+    assert (added["domain"], added["notes"], added["last_status"]) == (
+        "free.test",
+        "for a client",
+        None,
+    )
+    assert cli.ok("watchlist", "add", "taken.test").stdout.strip() == "watching taken.test"
+    registry.available("free.test")
+    registry.registered("taken.test")
+    env = provider_settings(database_url, registry, str(tmp_path))
+
+    dry = cli.ok("watchlist", "poll", "--dry-run", "--json", env=env).json()
+    assert dry == {"checked": 2, "available": 1, "notified": 1, "errors": [], "dryRun": True}
+    assert all(entry.last_checked_at is None for entry in WatchlistStore(engine).entries())
+
+    polled = cli.ok("watchlist", "poll", env=env)
+    assert "checked 2, available 1, notified 1, errors 0" in polled.stdout
+    assert "notification watchlist.available: free.test is available to register" in (polled.stderr)
+    listing = {entry["domain"]: entry for entry in cli.ok("watchlist", "list", "--json").json()}
+    assert (listing["free.test"]["last_status"], listing["free.test"]["notified"]) == (
+        "available",
+        True,
+    )
+    assert listing["taken.test"]["last_status"] == "registered"
+    table = cli.ok("watchlist", "list").stdout
+    assert "free.test" in table and "available" in table and "for a client" in table
+
+    again = cli.ok("watchlist", "poll", "--json", env=env).json()
+    assert again["checked"] == 0  # both were checked within WATCHLIST_POLL_INTERVAL_HOURS
+
+    assert cli.ok("watchlist", "remove", "FREE.test").stdout.strip() == (
+        "no longer watching free.test"
+    )
+    assert [entry.domain for entry in WatchlistStore(engine).entries()] == ["taken.test"]
+
+
+def test_bad_input_is_one_line_and_exit_2(cli: Cli, engine: Engine) -> None:
+    cli.ok("watchlist", "add", "kept.com")
+    results = [
+        cli.run(*args, timeout=60)
+        for args in (
+            ("watchlist", "add", "no-tld"),
+            ("watchlist", "add", "kept.com"),
+            ("watchlist", "add", "x.com", "--notes", "n" * 2001),
+            ("watchlist", "remove", "other.com"),
+        )
+    ]
+    expected = [
+        "invalid domain 'no-tld'",
+        "kept.com is already on the watchlist",
+        "notes longer than 2000",
+        "other.com is not on the watchlist",
+    ]
+    for result, fragment in zip(results, expected, strict=True):
+        assert_bad_input(result, fragment)
+    assert [entry.domain for entry in WatchlistStore(engine).entries()] == ["kept.com"]
+
+
+def test_invalid_settings_stop_the_command_naming_the_variable(cli: Cli) -> None:
+    settings = {
+        "WATCHLIST_POLL_INTERVAL_HOURS": "-1",
+        "WATCHLIST_RDAP_DELAY_MS": "60001",
+        "NOTIFY_WEBHOOK_URL": "ftp://example.net/hook",
+    }
+    processes = [
+        (name, cli.start("watchlist", "list", env={name: value}))
+        for name, value in settings.items()
+    ]
+    for name, process in processes:
+        stdout, stderr = process.communicate(timeout=60)
+        assert process.returncode == 2, stderr
+        assert stdout == ""
+        [line] = stderr.splitlines()
+        assert line.startswith("error: ") and name in line, line
