@@ -20,6 +20,7 @@ from dominus.host_names import parse_host_list
 from dominus.maintenance.settings import MaintenanceSettings
 from dominus.notify.settings import NotificationSettings, check_notification_settings
 from dominus.portfolio.settings import PortfolioSettings
+from dominus.renewals.settings import RenewalSettings, check_renewal_settings
 from dominus.scheduling.defaults import check_schedule_settings
 from dominus.scheduling.settings import SchedulerSettings
 from dominus.scoring.settings import ScoringSettings, scoring_config
@@ -36,6 +37,7 @@ class Settings(
     BacktestSettings,
     NotificationSettings,
     WatchlistSettings,
+    RenewalSettings,
 ):
     """Process-wide configuration. Field names are the environment variable names. The scoring
     constants (`SCORING_*`, `TLD_PRICES_PATH`) are inherited from dominus.scoring.settings, the
@@ -135,6 +137,7 @@ def load_settings(**overrides: object) -> Settings:
     scoring_config(settings)  # the SCORING_* constants together and the TLD price table
     check_schedule_settings(settings)  # cron expressions, time zone, catch-up window
     check_notification_settings(settings)  # the webhook URL, without repeating it
+    check_renewal_settings(settings)  # critical before warning
     return settings
 
 

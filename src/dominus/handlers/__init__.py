@@ -13,6 +13,7 @@ from dominus.handlers.dependencies import HandlerDependencies
 from dominus.handlers.pipeline_run import register_pipeline_run
 from dominus.handlers.portfolio_rescore import register_portfolio_rescore
 from dominus.handlers.prune import register_prune
+from dominus.handlers.renewal_check import register_renewal_check
 from dominus.handlers.watchlist_poll import register_watchlist_poll
 from dominus.handlers.weight_tune import register_weight_tune
 from dominus.jobs.diagnostic import register_diagnostic_jobs
@@ -33,6 +34,7 @@ def build_registry(
         register_backtest_build(registry, dependencies)
         register_weight_tune(registry, dependencies)
         register_watchlist_poll(registry, dependencies)
+        register_renewal_check(registry, dependencies)
     if diagnostic_jobs:
         register_diagnostic_jobs(registry)
     return registry

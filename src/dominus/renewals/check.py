@@ -1,0 +1,116 @@
+"""One renewal check: every active portfolio entry's renewal clock, its alert created,
+escalated, kept or resolved (`AlertStore.record`), and a notification for each alert that is
+new or an escalation, once (`AlertStore.claim_notice`; an alert a crash left unnotified is sent
+by the next check). Abortable between entries."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Engine
+
+from dominus.db.errors import database_errors
+from dominus.errors import JobAbortedError
+from dominus.notify.model import Notification, Notifier, Severity
+from dominus.portfolio.store import PortfolioEntry, read_entries
+from dominus.providers.models import StopSignal
+from dominus.renewals.model import AlertType, RenewalAlert, Thresholds, alert_type, days_until
+from dominus.renewals.store import AlertStore
+
+Progress = Callable[[int, int, str], None]  # (done, total, domain)
+
+
+@dataclass
+class CheckResult:
+    domains_checked: int = 0
+    alerts_created: int = 0
+    alerts_escalated: int = 0
+    notifications_sent: int = 0
+
+    def document(self) -> dict[str, Any]:
+        return {
+            "domainsChecked": self.domains_checked,
+            "alertsCreated": self.alerts_created,
+            "alertsEscalated": self.alerts_escalated,
+            "notificationsSent": self.notifications_sent,
+        }
+
+
+@dataclass(frozen=True)
+class RenewalCheck:
+    engine: Engine
+    notifier: Notifier
+    thresholds: Thresholds
+    clock: Callable[[], datetime]
+
+    def run(self, stop: StopSignal, progress: Progress | None = None) -> CheckResult:
+        alerts = AlertStore(self.engine)
+        alerts.resolve_departed(self.clock())
+        with database_errors(), self.engine.connect() as connection:
+            entries = read_entries(connection, status="active")
+        result = CheckResult()
+        for done, entry in enumerate(entries):
+            if stop.is_set():
+                raise JobAbortedError(f"job aborted after {done} of {len(entries)} entries")
+            if progress is not None:
+                progress(done, len(entries), entry.domain)
+            self._check(alerts, entry, result)
+        if progress is not None:
+            progress(len(entries), len(entries), "")
+        return result
+
+    def _check(self, alerts: AlertStore, entry: PortfolioEntry, result: CheckResult) -> None:
+        now = self.clock()
+        days_left = days_until(entry.renewal_date, now)
+        outcome = alerts.record(entry, alert_type(days_left, self.thresholds), days_left, now)
+        result.domains_checked += 1
+        if outcome.alert_id is not None:
+            if outcome.escalated_from is None:
+                result.alerts_created += 1
+            else:
+                result.alerts_escalated += 1
+        for alert in alerts.pending_notices(entry.domain):
+            if alerts.claim_notice(alert.id, now):
+                escalated_from = outcome.escalated_from if alert.id == outcome.alert_id else None
+                self.notifier.send(renewal_notification(alert, entry, escalated_from, now))
+                result.notifications_sent += 1
+
+
+def renewal_notification(
+    alert: RenewalAlert, entry: PortfolioEntry, escalated_from: AlertType | None, now: datetime
+) -> Notification:
+    return Notification(
+        event=f"renewal.{alert.type.value}",
+        severity=Severity.WARNING if alert.severity == "warning" else Severity.CRITICAL,
+        subject=_subject(alert, escalated_from),
+        at=now,
+        details={
+            "alert_id": alert.id,
+            "domain": alert.domain,
+            "type": alert.type.value,
+            "severity": alert.severity,
+            "days_left": alert.days_left,
+            "renewal_date": alert.renewal_date.isoformat(),
+            "renewal_cost": entry.renewal_cost,
+            "currency": entry.currency,
+            "registrar": entry.registrar,
+            "escalated_from": None if escalated_from is None else escalated_from.value,
+            "acknowledge": f"dominus alerts ack {alert.id}",
+        },
+    )
+
+
+def _subject(alert: RenewalAlert, escalated_from: AlertType | None) -> str:
+    when = alert.renewal_date.isoformat()
+    days = alert.days_left
+    if days < 0:
+        clock = f"renewal is {-days} day{'s' if days != -1 else ''} past due ({when})"
+    elif days == 0:
+        clock = f"renewal is due today ({when})"
+    else:
+        clock = f"renews in {days} day{'s' if days != 1 else ''}, on {when}"
+    escalation = f"; escalated from {escalated_from.value}" if escalated_from else ""
+    return f"{alert.domain} {clock}: {alert.type.value.replace('_', ' ')}{escalation}"

@@ -1,0 +1,100 @@
+"""The renewal clock, the alert types and an alert as read from its row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from enum import StrEnum
+from typing import Any
+
+
+class AlertType(StrEnum):
+    IMMINENT = "imminent"
+    CRITICAL = "critical"
+    PAST_DUE = "past_due"
+
+    @property
+    def rank(self) -> int:
+        """Escalation order: imminent → critical → past due."""
+        return _RANKS[self]
+
+    @property
+    def severity(self) -> str:
+        return "warning" if self is AlertType.IMMINENT else "critical"
+
+
+_RANKS = {AlertType.IMMINENT: 1, AlertType.CRITICAL: 2, AlertType.PAST_DUE: 3}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    critical_days: int  # RENEWAL_CRITICAL_DAYS
+    warning_days: int  # RENEWAL_WARNING_DAYS
+
+
+def days_until(renewal_date: date, now: datetime) -> int:
+    """Days until the renewal in UTC calendar days: the renewal date minus today's date in UTC
+    (0 on the day itself, negative after it), whatever the zone `now` is given in."""
+    return (renewal_date - now.astimezone(UTC).date()).days
+
+
+def alert_type(days_left: int, thresholds: Thresholds) -> AlertType | None:
+    """Past due at 0 days or fewer, critical within the critical days, imminent within the
+    warning days, otherwise no alert."""
+    if days_left <= 0:
+        return AlertType.PAST_DUE
+    if days_left <= thresholds.critical_days:
+        return AlertType.CRITICAL
+    if days_left <= thresholds.warning_days:
+        return AlertType.IMMINENT
+    return None
+
+
+@dataclass(frozen=True)
+class RenewalAlert:
+    id: int
+    entry_id: int
+    domain: str
+    type: AlertType
+    severity: str
+    renewal_date: date
+    days_left: int
+    created_at: datetime
+    updated_at: datetime
+    escalated_at: datetime | None
+    acknowledged_at: datetime | None
+    notified_at: datetime | None
+    resolved_at: datetime | None
+
+    @property
+    def state(self) -> str:
+        """open (needs someone), acknowledged, escalated (superseded by a more severe alert
+        of the same renewal) or resolved (the renewal is no longer due)."""
+        if self.resolved_at is not None:
+            return "resolved"
+        if self.escalated_at is not None:
+            return "escalated"
+        if self.acknowledged_at is not None:
+            return "acknowledged"
+        return "open"
+
+    def document(self) -> dict[str, Any]:
+        """The JSON shape of `alerts list --json` and `GET /api/v1/alerts`."""
+        return {
+            "id": self.id,
+            "domain": self.domain,
+            "type": self.type.value,
+            "severity": self.severity,
+            "state": self.state,
+            "renewal_date": self.renewal_date.isoformat(),
+            "days_left": self.days_left,
+            "created_at": self.created_at.isoformat(),
+            "escalated_at": _iso(self.escalated_at),
+            "acknowledged_at": _iso(self.acknowledged_at),
+            "notified_at": _iso(self.notified_at),
+            "resolved_at": _iso(self.resolved_at),
+        }
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()

@@ -1,0 +1,95 @@
+"""The RENEWAL_CHECK job on a real worker with the process's notifier (the log and a loopback
+webhook): its result and progress on the job, the schedule active, the payload checked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+
+import pytest
+from sqlalchemy import Engine
+
+from dominus.config import load_settings
+from dominus.errors import InvalidPayloadError
+from dominus.handlers import HandlerDependencies, build_registry
+from dominus.jobs import JobQueue, JobStatus, SqlJobStore, Worker, WorkerConfig, drain
+from dominus.notify import notifier_from_settings
+from dominus.runtime import Runtime
+from dominus.scheduling.service import ScheduleService
+from tests.conftest import FakeClock
+from tests.fakes.webhook_server import FakeWebhook
+from tests.integration.alerts.portfolio_rows import add_entry
+
+
+@pytest.fixture
+def webhook() -> Iterator[FakeWebhook]:
+    fake = FakeWebhook()
+    yield fake
+    fake.close()
+
+
+def test_the_job_checks_notifies_the_webhook_and_stores_its_result(
+    database_url: str, engine: Engine, store: SqlJobStore, webhook: FakeWebhook
+) -> None:
+    clock = FakeClock(datetime(2030, 3, 1, 23, 59, 59, tzinfo=UTC))
+    settings = load_settings(
+        _env_file=None,
+        DATABASE_URL=database_url,
+        NOTIFY_WEBHOOK_URL=webhook.url,
+        RENEWAL_CRITICAL_DAYS=3,
+        RENEWAL_WARNING_DAYS=10,
+    )
+    handlers = build_registry(
+        diagnostic_jobs=False,
+        dependencies=HandlerDependencies(settings, engine, clock, notifier_from_settings(settings)),
+    )
+    add_entry(engine, "soon.com", date(2030, 3, 4), clock())  # 3 days: critical with these
+    add_entry(engine, "later.com", date(2030, 3, 11), clock())  # 10 days: imminent
+    add_entry(engine, "calm.com", date(2030, 3, 12), clock())  # 11 days: nothing
+    queue = JobQueue(store, handlers, clock=clock)
+    worker = Worker(store, handlers, WorkerConfig(concurrency=1), clock=clock)
+    first = queue.enqueue_job("RENEWAL_CHECK").job_id
+    drain(worker, clock=clock)
+    job = store.get_job(first)
+    assert job.status is JobStatus.COMPLETED
+    assert job.result == {
+        "domainsChecked": 3,
+        "alertsCreated": 2,
+        "alertsEscalated": 0,
+        "notificationsSent": 2,
+    }
+    assert job.progress == {"done": 3, "total": 3, "domain": ""}
+    assert [(body["event"], body["details"]["domain"]) for body in webhook.bodies()] == [
+        ("renewal.critical", "soon.com"),
+        ("renewal.imminent", "later.com"),
+    ]
+
+    clock.advance(1)  # past midnight UTC: later.com has 9 days, calm.com 10
+    second = queue.enqueue_job("RENEWAL_CHECK", {}).job_id
+    drain(worker, clock=clock)
+    assert store.get_job(second).result == {
+        "domainsChecked": 3,
+        "alertsCreated": 1,
+        "alertsEscalated": 0,
+        "notificationsSent": 1,
+    }
+    assert webhook.bodies()[-1]["details"]["domain"] == "calm.com"
+
+
+def test_a_payload_with_anything_in_it_is_refused(
+    database_url: str, engine: Engine, store: SqlJobStore, clock: FakeClock
+) -> None:
+    settings = load_settings(_env_file=None, DATABASE_URL=database_url)
+    handlers = build_registry(
+        diagnostic_jobs=False, dependencies=HandlerDependencies(settings, engine, clock)
+    )
+    with pytest.raises(InvalidPayloadError):
+        JobQueue(store, handlers, clock=clock).enqueue_job("RENEWAL_CHECK", {"domain": "x.com"})
+
+
+def test_the_renewal_schedule_is_active(database_url: str, engine: Engine) -> None:
+    runtime = Runtime(
+        settings=load_settings(_env_file=None, DATABASE_URL=database_url), engine=engine
+    )
+    states = {doc["name"]: doc["state"] for doc in ScheduleService(runtime).documents()}
+    assert (states["renewal-check"], states["watchlist-poll"]) == ("enabled", "enabled")
