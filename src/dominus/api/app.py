@@ -11,6 +11,7 @@ from dominus.api.limits import RequestLimitsMiddleware
 from dominus.api.openapi import install_openapi
 from dominus.api.request_guards import HostAllowList, RequestGuardMiddleware
 from dominus.api.routes import (
+    alerts,
     backtest,
     dead_letters,
     health,
@@ -65,6 +66,7 @@ def create_app(
         queue,
         schedules,
         watchlist,
+        alerts,
         health,
     ):
         api.include_router(module.router)

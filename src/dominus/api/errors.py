@@ -30,6 +30,7 @@ from dominus.errors import (
 )
 from dominus.pipeline.store import RunNotFoundError
 from dominus.providers.errors import ProviderDataError
+from dominus.renewals.store import AlertNotFoundError
 from dominus.watchlist.store import (
     InvalidWatchDomainError,
     InvalidWatchlistInputError,
@@ -48,6 +49,7 @@ _MAPPING: list[tuple[type[DominusError], int, str]] = [
     (RunNotFoundError, 404, "not_found"),
     (ScheduleNotFoundError, 404, "not_found"),
     (WatchlistEntryNotFoundError, 404, "not_found"),
+    (AlertNotFoundError, 404, "not_found"),
     (WatchlistEntryExistsError, 409, "conflict"),
     (InvalidWatchDomainError, 422, "invalid_domain"),
     (InvalidWatchlistInputError, 422, "invalid_request"),

@@ -15,6 +15,7 @@ import typer
 from sqlalchemy.exc import SQLAlchemyError
 
 from dominus.cli import (
+    alerts,
     backtest,
     db,
     dlq,
@@ -74,6 +75,7 @@ app.add_typer(backtest.app, name="backtest")
 app.add_typer(weights_app, name="weights")
 app.add_typer(thresholds_app, name="thresholds")
 app.add_typer(watchlist.app, name="watchlist")
+app.add_typer(alerts.app, name="alerts")
 app.command("worker")(worker)
 app.command("scheduler")(scheduler)
 app.command("enqueue")(enqueue)

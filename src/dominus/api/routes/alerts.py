@@ -1,0 +1,39 @@
+"""/api/v1/alerts: the portfolio's renewal alerts (raised by the RENEWAL_CHECK job)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query, Response
+
+from dominus.api.alert_schemas import AlertOut
+from dominus.api.routes.jobs import ERRORS, NO_STORE
+from dominus.api.services import ApiServices, services
+from dominus.renewals.store import AlertStore
+
+router = APIRouter(tags=["alerts"])
+Services = Annotated[ApiServices, Depends(services)]
+AlertId = Annotated[int, Path(ge=1, le=2**63 - 1, description="The alert id.")]
+
+
+@router.get("/alerts", response_model=list[AlertOut], responses=ERRORS)
+def list_alerts(
+    response: Response,
+    api: Services,
+    include_closed: Annotated[
+        bool,
+        Query(alias="all", description="Also acknowledged, escalated and resolved alerts."),
+    ] = False,
+) -> list[AlertOut]:
+    """Open renewal alerts, the most severe and the nearest renewal first."""
+    response.headers.update(NO_STORE)
+    alerts = AlertStore(api.runtime.engine).alerts(include_closed=include_closed)
+    return [AlertOut.model_validate(alert.document()) for alert in alerts]
+
+
+@router.post("/alerts/{alert_id}/ack", response_model=AlertOut, responses=ERRORS)
+def acknowledge(alert_id: AlertId, api: Services) -> AlertOut:
+    """Acknowledge the alert (again: unchanged); it stays acknowledged in later checks. 404
+    for an unknown id."""
+    alert = AlertStore(api.runtime.engine).acknowledge(alert_id, api.now())
+    return AlertOut.model_validate(alert.document())

@@ -1,0 +1,60 @@
+"""/api/v1/alerts on both backends: the open alerts, `all=true`, acknowledging (twice keeps the
+first time; an unknown id is a 404), in the one error shape."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+from fastapi.testclient import TestClient
+
+from dominus.notify import LogNotifier
+from dominus.renewals.check import RenewalCheck
+from dominus.renewals.model import Thresholds
+from tests.api.conftest import API, assert_error, runtime_of
+from tests.integration.alerts.portfolio_rows import add_entry
+
+
+def raise_alerts(client: TestClient) -> None:
+    runtime = runtime_of(client)
+    today = runtime.clock().date()
+    add_entry(runtime.engine, "soon.com", today + timedelta(days=3), runtime.clock())
+    add_entry(runtime.engine, "later.com", today + timedelta(days=20), runtime.clock())
+    add_entry(runtime.engine, "late.com", today - timedelta(days=1), runtime.clock())
+    RenewalCheck(runtime.engine, LogNotifier(), Thresholds(7, 30), runtime.clock).run(
+        threading.Event()
+    )
+
+
+def test_alerts_are_listed_and_acknowledged(client: TestClient) -> None:
+    assert client.get(f"{API}/alerts").json() == []
+    raise_alerts(client)
+    response = client.get(f"{API}/alerts")
+    assert response.status_code == 200
+    assert response.headers["cache-control"] == "no-store"
+    alerts = response.json()
+    assert [(alert["domain"], alert["type"], alert["days_left"]) for alert in alerts] == [
+        ("late.com", "past_due", -1),
+        ("soon.com", "critical", 3),
+        ("later.com", "imminent", 20),
+    ]
+    assert {alert["state"] for alert in alerts} == {"open"}
+    today = runtime_of(client).clock().date()
+    assert alerts[1]["renewal_date"] == (today + timedelta(days=3)).isoformat()
+
+    acked = client.post(f"{API}/alerts/{alerts[1]['id']}/ack")
+    assert acked.status_code == 200, acked.text
+    assert acked.json()["state"] == "acknowledged"
+    again = client.post(f"{API}/alerts/{alerts[1]['id']}/ack")
+    assert again.json()["acknowledged_at"] == acked.json()["acknowledged_at"]
+    assert [alert["domain"] for alert in client.get(f"{API}/alerts").json()] == [
+        "late.com",
+        "later.com",
+    ]
+    everything = client.get(f"{API}/alerts", params={"all": "true"}).json()
+    assert [alert["state"] for alert in everything] == ["open", "acknowledged", "open"]
+
+
+def test_an_unknown_alert_is_a_404(client: TestClient) -> None:
+    assert_error(client.post(f"{API}/alerts/12345/ack"), 404, "not_found")
+    assert_error(client.post(f"{API}/alerts/0/ack"), 422)

@@ -1,0 +1,50 @@
+"""`dominus alerts list|ack` as real subprocesses on a SQLite file: the open alerts, --all,
+acknowledging, and an unknown id (one line, exit 2)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from dominus.jobs import utc_now
+from dominus.notify import LogNotifier
+from dominus.renewals.check import RenewalCheck
+from dominus.renewals.model import Thresholds
+from tests.integration.alerts.portfolio_rows import add_entry
+from tests.integration.test_cli import Cli, assert_bad_input
+
+
+@pytest.fixture
+def cli(tmp_path: Path, database_url: str) -> Iterator[Cli]:
+    runner = Cli(tmp_path, database_url)
+    yield runner
+    runner.kill_leftovers()
+
+
+def test_list_and_acknowledge(cli: Cli, engine: Engine) -> None:
+    today = utc_now().date()
+    add_entry(engine, "soon.com", today + timedelta(days=2), utc_now())
+    add_entry(engine, "later.com", today + timedelta(days=25), utc_now())
+    RenewalCheck(engine, LogNotifier(), Thresholds(7, 30), utc_now).run(threading.Event())
+
+    alerts = cli.ok("alerts", "list", "--json").json()
+    assert [(alert["domain"], alert["type"], alert["state"]) for alert in alerts] == [
+        ("soon.com", "critical", "open"),
+        ("later.com", "imminent", "open"),
+    ]
+    table = cli.ok("alerts", "list").stdout
+    assert "soon.com" in table and "critical" in table and "later.com" in table
+
+    soon = alerts[0]["id"]
+    acked = cli.ok("alerts", "ack", str(soon))
+    assert acked.stdout.startswith(f"alert {soon} (soon.com, critical) acknowledged at ")
+    assert [alert["domain"] for alert in cli.ok("alerts", "list", "--json").json()] == ["later.com"]
+    everything = cli.ok("alerts", "list", "--all", "--json").json()
+    assert [alert["state"] for alert in everything] == ["acknowledged", "open"]
+
+    assert_bad_input(cli.run("alerts", "ack", "9999"), "no renewal alert with id 9999")
