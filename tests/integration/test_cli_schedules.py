@@ -60,6 +60,8 @@ def test_the_default_schedules_are_listed_inactive_until_their_handlers_exist(cl
     }
     assert by_name["weight-tune"]["state"] == "off"  # AUTO_TUNE_ENABLED is false by default
     assert by_name["weight-tune"]["cron"] is None
+    # WATCHLIST_POLL and RENEWAL_CHECK are registered: their schedules fire.
+    assert by_name["watchlist-poll"]["state"] == by_name["renewal-check"]["state"] == "enabled"
     table = cli.ok("schedules", "list").stdout
     assert "portfolio-rescore" in table and "inactive" in table
     assert by_name["portfolio-rescore"]["state"] == "enabled"  # its handler is registered
