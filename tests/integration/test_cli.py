@@ -814,6 +814,8 @@ def test_live_worker_runs_cancels_and_stops_on_sigterm(cli: Cli, store: SqlJobSt
     assert listed["id"] == store.list_workers()[0].id
     assert listed["job_types"] == [
         "PIPELINE_RUN",
+        "RENEWAL_CHECK",
+        "WATCHLIST_POLL",
         "diag.crash",
         "diag.fail",
         "diag.ignore_abort",
