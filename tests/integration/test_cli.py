@@ -97,6 +97,9 @@ class CliResult:
         )
 
 
+COMMAND_TIMEOUT = 120.0
+
+
 class Cli:
     """Runs `dominus` with a clean environment (no DOMINUS setting leaks in from the caller)
     in a scratch working directory (a stray `.env` must not change the settings)."""
@@ -113,7 +116,11 @@ class Cli:
             return [str(DOMINUS), *args]
         return [sys.executable, "-m", "dominus.cli.main", *args]  # pragma: no cover
 
-    def run(self, *args: str, env: dict[str, str] | None = None, timeout: float = 30) -> CliResult:
+    # A safety net against a hung process, not a timing check: on a loaded 2-core machine a
+    # command's imports alone can take 10 s, and several run at once.
+    def run(
+        self, *args: str, env: dict[str, str] | None = None, timeout: float = COMMAND_TIMEOUT
+    ) -> CliResult:
         completed = subprocess.run(
             self.command(args),
             capture_output=True,
@@ -126,7 +133,9 @@ class Cli:
         )
         return CliResult(args, completed.returncode, completed.stdout, completed.stderr)
 
-    def ok(self, *args: str, env: dict[str, str] | None = None, timeout: float = 30) -> CliResult:
+    def ok(
+        self, *args: str, env: dict[str, str] | None = None, timeout: float = COMMAND_TIMEOUT
+    ) -> CliResult:
         result = self.run(*args, env=env, timeout=timeout)
         assert result.code == 0, str(result)
         return result
@@ -135,7 +144,9 @@ class Cli:
         """Run with DOMINUS_DIAGNOSTIC_JOBS=1 (the diag.* types registered)."""
         return self.run(*args, env={"DOMINUS_DIAGNOSTIC_JOBS": "1"} | (env or {}))
 
-    def run_many(self, *commands: tuple[str, ...], timeout: float = 30) -> list[CliResult]:
+    def run_many(
+        self, *commands: tuple[str, ...], timeout: float = COMMAND_TIMEOUT
+    ) -> list[CliResult]:
         """Run independent commands concurrently (each one pays ~0.6 s of start-up)."""
         processes = [(args, self.start(*args)) for args in commands]
         results = []
@@ -416,7 +427,11 @@ def test_enqueue_more_bad_options_exit_2_and_write_nothing(cli: Cli, store: SqlJ
     diag = "--diagnostic-jobs"
     cases = {
         # Without --diagnostic-jobs (or DOMINUS_DIAGNOSTIC_JOBS) the diag.* types do not exist.
-        ("diag.noop",): ["unknown job type 'diag.noop'", "registered: BACKUP, PIPELINE_RUN, PRUNE"],
+        ("diag.noop",): [
+            "unknown job type 'diag.noop'",
+            "registered: BACKTEST_BUILD, BACKUP, PIPELINE_RUN, PORTFOLIO_RESCORE, PRUNE, "
+            "RENEWAL_CHECK, WATCHLIST_POLL, WEIGHT_TUNE",
+        ],
         ("diag.sleep", diag, "--payload", '{"seconds": 1, "extra": 2}'): ["extra"],
         ("diag.sleep", diag, "--payload", '{"seconds": -1}'): ["seconds", "greater than or equal"],
         ("diag.noop", diag, "--priority", "5000"): ["priority", "-1000 and 1000", "5000"],

@@ -35,7 +35,9 @@ def cli(tmp_path: Path, database_url: str) -> Iterator[Cli]:
     runner.kill_leftovers()
 
 
-def test_the_default_schedules_are_listed_inactive_until_their_handlers_exist(cli: Cli) -> None:
+def test_the_default_schedules_are_listed_with_their_settings(cli: Cli) -> None:
+    """Every default schedule's job type is registered now: each is enabled (weight-tune is off
+    until AUTO_TUNE_ENABLED), with its cron, zone and payload from the settings."""
     schedules = cli.ok("schedules", "list", "--json").json()
     assert [schedule["name"] for schedule in schedules] == DEFAULT_NAMES
     by_name = {schedule["name"]: schedule for schedule in schedules}
@@ -43,10 +45,8 @@ def test_the_default_schedules_are_listed_inactive_until_their_handlers_exist(cl
     assert watchlist["cron"] == "0 */6 * * *"
     assert watchlist["timezone"] == "UTC"
     assert watchlist["job_type"] == "WATCHLIST_POLL"
-    assert watchlist["state"] == "inactive"
-    assert watchlist["inactive_reason"] == "job type WATCHLIST_POLL is not registered"
-    assert watchlist["next_fire_at"] is None
-    backup = by_name["backup"]  # BACKUP is registered: enabled, its payload from the settings
+    assert watchlist["next_fire_at"] is not None
+    backup = by_name["backup"]
     assert (backup["job_type"], backup["state"], backup["cron"]) == (
         "BACKUP",
         "enabled",
@@ -60,11 +60,10 @@ def test_the_default_schedules_are_listed_inactive_until_their_handlers_exist(cl
     }
     assert by_name["weight-tune"]["state"] == "off"  # AUTO_TUNE_ENABLED is false by default
     assert by_name["weight-tune"]["cron"] is None
-    # WATCHLIST_POLL and RENEWAL_CHECK are registered: their schedules fire.
-    assert by_name["watchlist-poll"]["state"] == by_name["renewal-check"]["state"] == "enabled"
+    enabled = ["backup", "prune", "watchlist-poll", "renewal-check", "portfolio-rescore"]
+    assert [name for name in DEFAULT_NAMES if by_name[name]["state"] == "enabled"] == enabled
     table = cli.ok("schedules", "list").stdout
-    assert "portfolio-rescore" in table and "inactive" in table
-    assert by_name["portfolio-rescore"]["state"] == "enabled"  # its handler is registered
+    assert "portfolio-rescore" in table and "inactive" not in table
 
 
 def test_settings_change_the_listing(cli: Cli) -> None:
@@ -168,7 +167,11 @@ def test_a_worker_says_at_start_when_no_scheduler_runs(cli: Cli, store: SqlJobSt
     assert "1 schedule(s) are enabled (diag)" in alone.stderr
     # Every default schedule with a handler is enabled by default.
     default = cli.ok("worker", "--burst").stderr
-    assert "3 schedule(s) are enabled (backup, prune, portfolio-rescore)" in default
+    expected = (
+        "5 schedule(s) are enabled "
+        "(backup, prune, watchlist-poll, renewal-check, portfolio-rescore)"
+    )
+    assert expected in default
     # Nothing enabled (those off, the others inactive in this version): nothing to say.
     assert "no scheduler has ticked" not in cli.ok("worker", "--burst", env=DEFAULTS_OFF).stderr
     now = utc_now()
