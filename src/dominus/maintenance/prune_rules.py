@@ -145,13 +145,13 @@ def prune_rules(retention: Retention, now: datetime) -> list[PruneRule]:
 
 
 def portfolio_rescore_rules(_retention: Retention, _now: datetime) -> list[PruneRule]:
-    """EXTENSION POINT: the portfolio's rescore artefacts older than their retention.
-
-    The portfolio (and its rescore job) does not exist in this version, so there is nothing to
-    prune yet. Its issue adds here a rule per artefact table (a `KeysetRule` like the dead
-    letters' is the usual shape), its retention setting to `MaintenanceSettings`, a field to
-    `Retention` and the table names to `ALL_TABLES`, and a test in
-    tests/integration/maintenance/test_prune.py."""
+    """The portfolio's rescore artefacts older than their retention: none to delete (ADR 0020,
+    addendum). PORTFOLIO_RESCORE writes its result on its job (pruned with the jobs, by
+    JOB_RETENTION_DAYS), updates the entries in place and appends a row to the verdict history
+    only when a verdict changes; that history is the investor's record of why a name was kept,
+    repriced or dropped, so it is kept like the ledger's outcomes. A later artefact table adds
+    its rule here (a `KeysetRule` like the dead letters'), its retention setting, a `Retention`
+    field and its name in `ALL_TABLES`."""
     return []
 
 
