@@ -34,6 +34,8 @@ PAGES = [
     "/schedules",
     "/runs",
     "/appraise",
+    "/portfolio",
+    "/portfolio?all_alerts=true",
     "/login",
 ]
 

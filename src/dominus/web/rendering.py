@@ -22,9 +22,9 @@ class NavItem:
     label: str
 
 
-# The pages, in the navigation's order. The extension point for pages whose data lands later
-# (the Portfolio page: add `NavItem("/portfolio", "Portfolio")` here and a router in
-# dominus.web.routes): nothing else needs to know about them.
+# The pages, in the navigation's order. The extension point for a new page (as the Portfolio
+# page was added: its `NavItem` here and its router in dominus.web.routes): nothing else needs
+# to know about them.
 NAV_ITEMS: list[NavItem] = [
     NavItem("/", "Overview"),
     NavItem("/jobs", "Jobs"),
@@ -33,6 +33,7 @@ NAV_ITEMS: list[NavItem] = [
     NavItem("/schedules", "Schedules"),
     NavItem("/runs", "Runs"),
     NavItem("/appraise", "Appraise"),
+    NavItem("/portfolio", "Portfolio"),
 ]
 
 

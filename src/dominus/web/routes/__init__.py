@@ -1,5 +1,5 @@
-"""The dashboard's pages. A page whose data lands later (Portfolio) adds its router here and
-its entry to `dominus.web.rendering.NAV_ITEMS`."""
+"""The dashboard's pages. A new page adds its router here and its entry to
+`dominus.web.rendering.NAV_ITEMS` (as the Portfolio page did, ADR 0023)."""
 
 from fastapi import APIRouter
 
@@ -9,6 +9,7 @@ from dominus.web.routes import (
     dead_letters,
     jobs,
     overview,
+    portfolio,
     runs,
     schedules,
     workers,
@@ -23,4 +24,5 @@ ROUTERS: list[APIRouter] = [
     schedules.router,
     runs.router,
     appraise.router,
+    portfolio.router,
 ]

@@ -24,6 +24,9 @@ NOTICES = {
     "disabled": "The schedule is disabled.",
     "run-started": "The run was started.",
     "logged-out": "You are logged out.",
+    "alert-acknowledged": "The alert was acknowledged.",
+    "watch-added": "The domain is on the watchlist: the next poll checks it.",
+    "watch-removed": "The domain is no longer watched.",
 }
 
 
