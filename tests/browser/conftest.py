@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +142,34 @@ def wait_for_status(http: httpx.Client, job_id: int, *statuses: str) -> dict[str
         timeout=30,
         message=f"job {job_id} to be {' or '.join(statuses)}",
     )
+
+
+# Names held for the Portfolio page: (domain, days until renewal, renewal cost).
+HELD = [
+    ("late.com", -1, 12.5),
+    ("soon.com", 3, 12.5),
+    ("later.com", 20, 7.25),
+    ("far.com", 500, 9.0),
+]
+
+
+def seed_portfolio(http: httpx.Client) -> list[dict[str, Any]]:
+    """Names held and watched (through the API), and the renewal check run once by the
+    server's worker: the open alerts it raised."""
+    today = datetime.now(UTC).date()
+    for domain, days, cost in HELD:
+        body = {
+            "domain": domain,
+            "renewal_date": str(today + timedelta(days)),
+            "renewal_cost": cost,
+        }
+        response = http.post(f"{API}/portfolio", json=body)
+        assert response.status_code == 201, response.text
+    for domain in ("cloudnest.com", "zentrova.io"):
+        response = http.post(f"{API}/watchlist", json={"domain": domain, "notes": "a bid"})
+        assert response.status_code == 201, response.text
+    check = enqueue(http, "RENEWAL_CHECK")
+    wait_for_status(http, check["id"], "completed")
+    alerts: list[dict[str, Any]] = http.get(f"{API}/alerts").json()
+    assert alerts, "the renewal check raised no alert"
+    return alerts

@@ -1,6 +1,6 @@
 """Acting from the dashboard in Chromium: cancel a running job and see it cancelled, requeue a
 dead letter, start a pipeline run from the form and watch its funnel fill in without a
-reload."""
+reload, acknowledge a renewal alert and watch and unwatch a domain on the Portfolio page."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.api.conftest import API, ServeProcess
-from tests.browser.conftest import api_job, check_page, enqueue, wait_for_status
+from tests.browser.conftest import (
+    api_job,
+    check_page,
+    enqueue,
+    seed_portfolio,
+    wait_for_status,
+)
 from tests.polling import wait_until
 
 pytestmark = pytest.mark.browser
@@ -114,3 +120,41 @@ def test_start_a_run_from_the_form_and_watch_the_funnel_live(
         with page.expect_download() as download:
             page.get_by_role("link", name="Download CSV").click()
         assert download.value.suggested_filename == f"run-{run_id}-candidates.csv"
+
+
+def test_acknowledge_a_renewal_alert_and_watch_a_domain_from_the_portfolio_page(
+    dashboard: Callable[..., ServeProcess], browser_page: Page
+) -> None:
+    server = dashboard()
+    page = browser_page
+    with server.http() as http:
+        alerts = seed_portfolio(http)
+        alert = next(alert for alert in alerts if alert["domain"] == "soon.com")
+        page.goto(f"{server.base_url}/portfolio")
+        row = page.locator(f"tr[data-alert='{alert['id']}']")
+        expect(row).to_contain_text("critical")
+        page.get_by_role("button", name="Acknowledge the critical alert for soon.com").click()
+        expect(page.get_by_role("status")).to_contain_text("The alert was acknowledged.")
+        expect(page).to_have_url(re.compile(r"/portfolio\?notice=alert-acknowledged$"))
+        expect(row).to_have_count(0)  # no longer open
+        acknowledged = [
+            a for a in http.get(f"{API}/alerts?all=true").json() if a["id"] == alert["id"]
+        ]
+        assert acknowledged[0]["state"] == "acknowledged"
+        assert alert["id"] not in [a["id"] for a in http.get(f"{API}/alerts").json()]
+
+        page.get_by_label("Domain", exact=True).fill("brightmarket.com")
+        page.get_by_label("Notes (optional)").fill("watch for a drop")
+        page.get_by_role("button", name="Watch", exact=True).click()
+        expect(page.get_by_role("status")).to_contain_text("on the watchlist")
+        expect(page.locator("tr[data-watched='brightmarket.com']")).to_contain_text(
+            "watch for a drop"
+        )
+        watched = [entry["domain"] for entry in http.get(f"{API}/watchlist").json()]
+        assert "brightmarket.com" in watched
+        check_page(page, "action-portfolio-acknowledged")
+        page.get_by_role("button", name="Remove brightmarket.com from the watchlist").click()
+        expect(page.get_by_role("status")).to_contain_text("no longer watched")
+        expect(page.locator("tr[data-watched='brightmarket.com']")).to_have_count(0)
+        watched = [entry["domain"] for entry in http.get(f"{API}/watchlist").json()]
+        assert "brightmarket.com" not in watched

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.api.conftest import API, ServeProcess
-from tests.browser.conftest import check_page, enqueue, wait_for_status
+from tests.browser.conftest import check_page, enqueue, seed_portfolio, wait_for_status
 from tests.polling import wait_until
 
 pytestmark = pytest.mark.browser
@@ -41,6 +41,7 @@ def test_every_page_loads_accessibly_at_desktop_and_phone_width(
             message="the run to complete",
         )
         [entry] = http.get(f"{API}/dlq").json()
+        alerts = seed_portfolio(http)
     pages = {
         "overview": ("/", "Overview"),
         "jobs": ("/jobs", "Jobs"),
@@ -53,6 +54,7 @@ def test_every_page_loads_accessibly_at_desktop_and_phone_width(
         "runs": ("/runs", "Runs"),
         "run": (f"/runs/{run_id}", f"Run {run_id}"),
         "appraise": ("/appraise?domain=homegym.com", "Appraise a domain"),
+        "portfolio": ("/portfolio", "Portfolio"),
         "login": ("/login", "Log in"),
     }
     page = browser_page
@@ -78,6 +80,10 @@ def test_every_page_loads_accessibly_at_desktop_and_phone_width(
     assert page.locator("#candidates tbody tr").count() > 0
     page.goto(f"{server.base_url}/appraise?domain=homegym.com")
     assert "homegym.com" in page.locator("#result-heading").inner_text()
+    page.goto(f"{server.base_url}/portfolio")
+    for alert in alerts:
+        expect(page.locator(f"tr[data-alert='{alert['id']}']")).to_contain_text(alert["domain"])
+    expect(page.locator("tr[data-watched='cloudnest.com']")).to_contain_text("a bid")
     assert server.terminate_and_wait(20) == 0, server.output()
 
 
