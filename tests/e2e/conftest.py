@@ -125,8 +125,9 @@ class DominusProcess:
     def stderr(self) -> str:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
-    def worker_id(self, timeout: float = 20) -> str:
-        """The id the worker logged at start-up (waits for that line)."""
+    def worker_id(self, timeout: float = 90) -> str:
+        """The id the worker logged at start-up (waits for that line). Generous: eight workers
+        importing at once on a loaded 2-core machine take tens of seconds to start."""
         if self._worker_id is None:
 
             def logged() -> str | None:
