@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from dominus.api.openapi_links import with_links
 from dominus.api.request_guards import document_request_guards
 from dominus.jobs.registry import HandlerRegistry
 
@@ -25,7 +26,8 @@ NO_NUL_PATTERN = "^[^\u0000]*$"
 
 
 def install_openapi(app: FastAPI, registry: HandlerRegistry) -> None:
-    """Replace `app.openapi` by a builder that adds the job types (built once, then cached)."""
+    """Replace `app.openapi` by a builder that adds the job types and the links between
+    operations (built once, then cached)."""
 
     def build() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -35,7 +37,9 @@ def install_openapi(app: FastAPI, registry: HandlerRegistry) -> None:
                 description=app.description,
                 routes=app.routes,
             )
-            app.openapi_schema = document_request_guards(with_job_types(document, registry))
+            app.openapi_schema = with_links(
+                document_request_guards(with_job_types(document, registry))
+            )
         return app.openapi_schema
 
     replace: Callable[[], dict[str, Any]] = build
