@@ -828,9 +828,14 @@ def test_live_worker_runs_cancels_and_stops_on_sigterm(cli: Cli, store: SqlJobSt
     [listed] = stats["workers"]
     assert listed["id"] == store.list_workers()[0].id
     assert listed["job_types"] == [
+        "BACKTEST_BUILD",
+        "BACKUP",
         "PIPELINE_RUN",
+        "PORTFOLIO_RESCORE",
+        "PRUNE",
         "RENEWAL_CHECK",
         "WATCHLIST_POLL",
+        "WEIGHT_TUNE",
         "diag.crash",
         "diag.fail",
         "diag.ignore_abort",
