@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -60,12 +61,13 @@ def enqueue(
         timeout_seconds=timeout,
     )
     if from_file is not None:
-        requests = [
-            (f"line {number}: ", _replace_payload(template, item))
-            for number, item in _read_payloads(from_file)
-        ]
         now = queue.clock()
-        jobs = [queue.build(request, now, where) for where, request in requests]
+        # Each line read, parsed and checked in turn: the error names the first bad line,
+        # whether it is not JSON or a payload its job type refuses.
+        jobs = [
+            queue.build(_replace_payload(template, item), now, f"line {number}: ")
+            for number, item in _payloads(from_file)
+        ]
         created = _insert_in_batches(runtime.store, runtime.engine, jobs, now, queue.max_depth)
         if as_json:
             print_json({"enqueued": created, "deduplicated": len(jobs) - created})
@@ -114,10 +116,9 @@ def _parse_time(text: str | None) -> datetime | None:
     return value
 
 
-def _read_payloads(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """Each non-blank line's payload. Lines are read one at a time (at most a payload's size
-    plus its line break), decoded one at a time, so an error names its line."""
-    payloads = []
+def _payloads(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each non-blank line's payload, in order. Lines are read one at a time (at most a
+    payload's size plus its line break), decoded one at a time, so an error names its line."""
     try:
         with path.open("rb") as file:
             raw_lines = iter(lambda: file.readline(MAX_PAYLOAD_BYTES + 2), b"")
@@ -134,10 +135,9 @@ def _read_payloads(path: Path) -> list[tuple[int, dict[str, Any]]]:
                         f"{where} is not UTF-8 text ({error.reason})"
                     ) from None
                 if line.strip():
-                    payloads.append((number, _parse_payload(line, where)))
+                    yield number, _parse_payload(line, where)
     except OSError as error:
         raise InvalidPayloadError(f"cannot read {path}: {error.strerror}") from None
-    return payloads
 
 
 def _insert_in_batches(

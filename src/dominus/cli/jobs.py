@@ -10,6 +10,8 @@ from rich.table import Table
 
 from dominus.cli.output import clip, console, errors, print_json, short_time
 from dominus.cli.runtime import open_runtime
+from dominus.errors import InvalidJobOptionError
+from dominus.jobs.client import is_text
 from dominus.jobs.documents import job_document
 from dominus.jobs.model import Job, JobEvent, JobStatus
 
@@ -30,6 +32,8 @@ def list_jobs(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array of jobs."),
 ) -> None:
     """List jobs, newest first."""
+    if job_type is not None and not is_text(job_type):
+        raise InvalidJobOptionError(f"--type is not UTF-8 text: {job_type!r}")
     store = open_runtime(read_only=True).store
     jobs = store.list_jobs(status=status, job_type=job_type, limit=limit)
     if as_json:

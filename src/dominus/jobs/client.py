@@ -139,6 +139,10 @@ class JobQueue:
             )
         if request.dedupe_key is not None and "\x00" in request.dedupe_key:
             raise InvalidJobOptionError(f"{where}dedupe_key {NO_NUL}")
+        if request.dedupe_key is not None and not is_text(request.dedupe_key):
+            raise InvalidJobOptionError(
+                f"{where}dedupe_key is not UTF-8 text: {request.dedupe_key!r}"
+            )
         return NewJob(
             job_type=request.job_type,
             payload=payload,
@@ -197,6 +201,16 @@ def _validated_payload(
     if _holds_nul(dumped):
         raise InvalidPayloadError(f"invalid payload for {job_type}: strings {NO_NUL}")
     return dumped
+
+
+def is_text(value: str) -> bool:
+    """Whether `value` is text any database can store: no lone surrogate, which is what Python
+    makes of bytes that are not UTF-8 (a command-line argument such as `$'\\xff'`)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _holds_nul(value: Any) -> bool:
