@@ -40,16 +40,17 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path[:0] = [str(HERE), str(ROOT)]
 
-from analysis import analyse, read_executions  # noqa: E402
+from analysis import analyse, read_executions, reclaim_delays  # noqa: E402
 from chaos_worker import JOB_TYPE, ChaosJob, chaos_registry  # noqa: E402
 
 from dominus.db.engine import create_database_engine  # noqa: E402
 from dominus.db.migrate import upgrade  # noqa: E402
-from dominus.db.schema import job_queue  # noqa: E402
+from dominus.db.schema import job_events, job_queue  # noqa: E402
 from dominus.jobs import EnqueueRequest, JobQueue, SqlJobStore  # noqa: E402
 from dominus.jobs.clock import utc_now  # noqa: E402
 
 WORKER_SCRIPT = HERE / "chaos_worker.py"
+RESTART_DELAY = 1.0  # seconds before a worker that exited by itself is started again
 
 
 @dataclass
@@ -72,6 +73,7 @@ class Config:
     retry_base_ms: int = 50
     retry_max_ms: int = 400
     seed: int = 1
+    log_level: str = "WARNING"  # the workers' DOMINUS_LOG_LEVEL (INFO logs every job)
     out: Path | None = None
 
     def worker_env(self, database_url: str, events: Path) -> dict[str, str]:
@@ -86,7 +88,7 @@ class Config:
             "JOB_RETRY_MAX_MS": str(self.retry_max_ms),
             "WORKER_GRACEFUL_SHUTDOWN_TIMEOUT_MS": "10000",
             "WORKER_SHUTDOWN_REQUEUE": "false",
-            "DOMINUS_LOG_LEVEL": "WARNING",
+            "DOMINUS_LOG_LEVEL": self.log_level,
         }
 
     def recovery_bound(self) -> float:
@@ -121,6 +123,9 @@ class Log:
 
     kills: dict[int, float] = field(default_factory=dict)  # pid -> SIGKILL time
     restarts: int = 0  # worker processes started again after a kill
+    # Workers that exited by themselves (a worker started while the server is down cannot
+    # open its database and exits 1) and were started again, as a supervisor would.
+    exits: list[dict[str, Any]] = field(default_factory=list)
     server_restarts: list[dict[str, Any]] = field(default_factory=list)
     terminated_backends: int = 0
     locks: list[tuple[float, float]] = field(default_factory=list)  # SQLite write lock held
@@ -140,6 +145,8 @@ class Workers:
         )
         self.processes: list[subprocess.Popen[bytes]] = []
         self.started = 0
+        self.killed: set[int] = set()
+        self.exited: dict[int, float] = {}  # pid -> when it was seen gone (restart pending)
 
     def start(self) -> subprocess.Popen[bytes]:
         self.started += 1
@@ -173,11 +180,29 @@ class Workers:
         if not working:
             return
         victim = rng.choice(working)
+        self.killed.add(victim.pid)
         victim.send_signal(signal.SIGKILL)
         log.kills[victim.pid] = time.time()
         victim.wait(30)
         self.start()
         log.restarts += 1
+
+    def supervise(self, log: Log) -> None:
+        """Start again, after RESTART_DELAY, every worker that exited without being killed,
+        as a process supervisor (systemd's Restart=always) does: without it, each worker
+        started during a server restart is lost for the rest of the run."""
+        now = time.monotonic()
+        for process in self.processes:
+            if process.pid in self.killed or process.returncode is not None:
+                continue
+            code = process.poll()
+            if code is not None:
+                self.exited[process.pid] = now
+                log.exits.append({"pid": process.pid, "code": code, "at": time.time()})
+        for pid, seen in list(self.exited.items()):
+            if now - seen >= RESTART_DELAY:
+                del self.exited[pid]
+                self.start()
 
     def stop_all(self, timeout: float = 60) -> list[int]:
         """SIGTERM every worker and wait; SIGKILL (and return) those still running after
@@ -240,6 +265,16 @@ class Database:
         with self.engine.connect() as connection:
             rows = connection.execute(select(job_queue.c.id, job_queue.c.status))
             return {row.id: row.status for row in rows}
+
+    def reclaimed_at(self) -> dict[tuple[int, int], float]:
+        """(job, attempt) -> when a reaper took that attempt back (its `reclaimed` event)."""
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(job_events.c.job_id, job_events.c.attempt, job_events.c.at).where(
+                    job_events.c.kind == "reclaimed"
+                )
+            )
+            return {(row.job_id, row.attempt): row.at.timestamp() for row in rows}
 
     # --- PostgreSQL chaos --------------------------------------------------------------------
     def restart_server(self, mode: str, log: Log) -> None:
@@ -339,6 +374,7 @@ def run_chaos(config: Config) -> dict[str, Any]:  # noqa: PLR0912
         next_check = time.monotonic()
         while time.monotonic() < chaos_end:
             now = time.monotonic()
+            workers.supervise(log)
             if now >= next_kill:
                 workers.kill_one(rng, log)
                 next_kill = now + rng.uniform(*config.kill_every)
@@ -367,6 +403,7 @@ def run_chaos(config: Config) -> dict[str, Any]:  # noqa: PLR0912
             locker.wait(60)
         drain_deadline = time.monotonic() + config.drain_timeout
         while time.monotonic() < drain_deadline and _active_or_none(database) != 0:
+            workers.supervise(log)
             time.sleep(0.5)
         duration = time.time() - began
         leftovers = workers.stop_all()
@@ -380,6 +417,12 @@ def run_chaos(config: Config) -> dict[str, Any]:  # noqa: PLR0912
         findings = analyse(ids, statuses, executions, log.kills, crashes)
         clean = [
             recovery for recovery in _clean_recoveries(executions, log) if recovery is not None
+        ]
+        reclaims = reclaim_delays(executions, log.kills, database.reclaimed_at())
+        clean_reclaims = [
+            delay
+            for killed, reclaimed, delay in reclaims
+            if not any(start <= reclaimed and end >= killed for start, end in log.trouble)
         ]
         report = {
             "backend": config.backend,
@@ -396,10 +439,18 @@ def run_chaos(config: Config) -> dict[str, Any]:  # noqa: PLR0912
             "workers_killed_at_the_end": len(leftovers),
             "recovery_bound_seconds": config.recovery_bound(),
             "longest_clean_recovery_seconds": max(clean) if clean else None,
+            "worker_exits": len(log.exits),
+            "worker_exit_codes": sorted({exit_["code"] for exit_ in log.exits}),
+            "reclaimed_after_kill": len(reclaims),
+            "longest_reclaim_seconds": _max(delay for _, _, delay in reclaims),
+            "median_reclaim_seconds": _median([delay for _, _, delay in reclaims]),
+            "longest_clean_reclaim_seconds": _max(clean_reclaims),
             "median_recovery_seconds": _median(findings.recoveries),
             "directory": str(directory),
         } | findings.summary()
         (directory / "report.json").write_text(json.dumps(report, indent=2, default=str))
+        # What the driver did, for later analysis (kills, restarts, trouble windows).
+        (directory / "driver.json").write_text(json.dumps(asdict(log), indent=2, default=str))
         return report
     finally:
         with contextlib.suppress(Exception):
@@ -428,6 +479,11 @@ def _clean_recoveries(executions: list[Any], log: Log) -> list[float | None]:
     return found
 
 
+def _max(values: Any) -> float | None:
+    found = list(values)
+    return max(found) if found else None
+
+
 def _median(values: list[float]) -> float | None:
     ordered = sorted(values)
     return ordered[len(ordered) // 2] if ordered else None
@@ -437,13 +493,16 @@ def markdown_row(report: dict[str, Any]) -> str:
     restarts = report["worker_restarts"]
     if report["server_restarts"]:
         restarts = f"{restarts} workers, {len(report['server_restarts'])} server"
-    longest = report["longest_recovery_seconds"]
     return (
         f"| {report['backend']} | {report['duration_seconds']:.0f} s | {report['jobs']} | "
         f"{report['kills']} | {restarts} | {report['lost']} | {report['overlapping']} | "
-        f"{report['jobs_run_more_than_once']} | "
-        f"{'-' if longest is None else f'{longest:.1f} s'} |"
+        f"{report['jobs_run_more_than_once']} | {_seconds(report['longest_reclaim_seconds'])} | "
+        f"{_seconds(report['longest_recovery_seconds'])} |"
     )
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f} s"
 
 
 def main() -> None:
@@ -455,9 +514,10 @@ def main() -> None:
     parser.add_argument("--chaos-seconds", type=float)
     parser.add_argument("--seed", type=int)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--log-level", help="the workers' log level (default WARNING)")
     args = parser.parse_args()
     config = smoke_config(args.backend) if args.smoke else Config(backend=args.backend)
-    for name in ("jobs", "workers", "chaos_seconds", "seed", "out"):
+    for name in ("jobs", "workers", "chaos_seconds", "seed", "out", "log_level"):
         value = getattr(args, name)
         if value is not None:
             setattr(config, name, value)

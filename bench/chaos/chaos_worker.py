@@ -38,15 +38,19 @@ class ChaosJob(BaseModel):
 
 
 class EventLog:
-    """Append-only JSON lines, each flushed and fsync'd before `write` returns."""
+    """Append-only JSON lines, each flushed and fsync'd before `write` returns. The file is
+    created by the first event: its existence tells the driver this worker has run a job."""
 
     def __init__(self, path: Path) -> None:
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._path = path
+        self._fd: int | None = None
         self._lock = threading.Lock()
 
     def write(self, event: dict[str, Any]) -> None:
         line = (json.dumps(event, separators=(",", ":")) + "\n").encode()
         with self._lock:
+            if self._fd is None:
+                self._fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             os.write(self._fd, line)
             os.fsync(self._fd)
 

@@ -2,8 +2,8 @@
 jobs, three worker processes SIGKILLed and restarted every few seconds, the database troubled
 (SQLite: the write lock held by another process; PostgreSQL: a throwaway server restarted twice,
 once as a crash, and backends terminated). Nothing may be lost, no two executions of a job may
-overlap, no attempt may run twice, every rerun must follow a kill or a server crash, and no row
-may be left `running`. The full run (20,000 jobs) and its figures are in docs/reliability.md.
+overlap, no attempt may run twice (but across a server crash, ADR 0005, counted apart), every
+rerun must follow a kill or a server crash, and no row may be left `running`. The full run (20,000 jobs) and its figures are in docs/reliability.md.
 """
 
 from __future__ import annotations
@@ -71,3 +71,33 @@ def test_the_analysis_finds_overlaps_losses_and_unexplained_reruns() -> None:
     assert findings.duplicate_attempts == [(4, 1)]
     assert findings.rerun_after_kill == 1 and findings.recoveries == [4.0]
     assert findings.rerun_unexplained == [2, 4]
+
+
+def test_an_attempt_started_again_after_a_server_crash_is_told_apart() -> None:
+    analysis = load("analysis")
+    run = analysis.Execution
+    executions = [
+        run(job=1, attempt=1, pid=10, worker="a", start=0.0, end=1.0),
+        run(job=1, attempt=1, pid=11, worker="b", start=5.0, end=6.0),  # after the crash
+        run(job=2, attempt=1, pid=10, worker="a", start=3.0, end=3.5),
+        run(job=2, attempt=1, pid=11, worker="b", start=5.0, end=6.0),  # no crash between
+    ]
+    statuses = {1: "completed", 2: "completed"}
+    findings = analysis.analyse([1, 2], statuses, executions, {}, [(2.0, 4.0)])
+    assert findings.duplicate_attempts_after_server_crash == [(1, 1)]
+    assert findings.duplicate_attempts == [(2, 1)]
+
+
+def test_reclaim_delays_measure_from_the_kill_to_the_reclaimed_event() -> None:
+    analysis = load("analysis")
+    run = analysis.Execution
+    executions = [
+        run(job=1, attempt=1, pid=10, worker="a", start=0.0, end=None),  # killed at 2.0
+        run(job=1, attempt=2, pid=11, worker="b", start=40.0, end=41.0),  # queued behind others
+        run(job=2, attempt=1, pid=10, worker="a", start=1.0, end=1.5),  # finished before it
+        run(job=3, attempt=1, pid=12, worker="c", start=0.0, end=None),  # never killed
+    ]
+    reclaimed = {(1, 1): 6.5, (2, 1): 9.0, (3, 1): 7.0}
+    assert analysis.reclaim_delays(executions, {10: 2.0}, reclaimed) == [(2.0, 6.5, 4.5)]
+    findings = analysis.analyse([1, 2, 3], {}, executions, {10: 2.0}, [])
+    assert findings.recoveries == [38.0]  # to the next start: the reclaim plus the queue
