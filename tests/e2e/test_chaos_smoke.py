@@ -3,7 +3,8 @@ jobs, three worker processes SIGKILLed and restarted every few seconds, the data
 (SQLite: the write lock held by another process; PostgreSQL: a throwaway server restarted twice,
 once as a crash, and backends terminated). Nothing may be lost, no two executions of a job may
 overlap, no attempt may run twice (but across a server crash, ADR 0005, counted apart), every
-rerun must follow a kill or a server crash, and no row may be left `running`. The full run (20,000 jobs) and its figures are in docs/reliability.md.
+rerun must follow a kill or a server crash, and no row may be left `running`. The full run
+(20,000 jobs) and its figures are in docs/reliability.md.
 """
 
 from __future__ import annotations
