@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ from dominus.jobs import (
 from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.wakeup import ChangeWatcher, SqliteDataVersionWatcher
 from tests.polling import wait_until
+from tests.running_worker import RunningWorker
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -46,18 +46,6 @@ def change_watcher(backend: str, database_url: str) -> Callable[[], ChangeWatche
         return PostgresListener(conninfo.render_as_string(hide_password=False))
 
     return make
-
-
-class RunningWorker:
-    def __init__(self, worker: Worker) -> None:
-        self.worker = worker
-        self.thread = threading.Thread(target=worker.run, daemon=True)
-        self.thread.start()
-
-    def stop(self, timeout: float = 15) -> None:
-        self.worker.request_shutdown()
-        self.thread.join(timeout)
-        assert not self.thread.is_alive(), "worker did not stop"
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ directory of its own, the registry with the maintenance handlers, a real worker 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from dominus.config import Settings, load_settings
 from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs import HandlerRegistry, JobQueue, RetryPolicy, SqlJobStore, Worker, WorkerConfig
 from dominus.jobs.clock import utc_now
+from tests.running_worker import RunningWorker
 
 
 @pytest.fixture
@@ -48,18 +48,6 @@ def live_queue(store: SqlJobStore, maintenance_registry: HandlerRegistry) -> Job
     return JobQueue(store, maintenance_registry)
 
 
-class RunningWorker:
-    def __init__(self, worker: Worker) -> None:
-        self.worker = worker
-        self.thread = threading.Thread(target=worker.run, daemon=True)
-        self.thread.start()
-
-    def stop(self, timeout: float = 30) -> None:
-        self.worker.request_shutdown()
-        self.thread.join(timeout)
-        assert not self.thread.is_alive(), "worker did not stop"
-
-
 @pytest.fixture
 def start_worker(
     store: SqlJobStore, maintenance_registry: HandlerRegistry
@@ -77,7 +65,7 @@ def start_worker(
         }
         config.update(overrides)
         worker = Worker(store, maintenance_registry, WorkerConfig(**config))
-        running = RunningWorker(worker)
+        running = RunningWorker(worker, stop_timeout=30)
         started.append(running)
         return running
 

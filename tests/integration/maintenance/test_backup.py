@@ -25,8 +25,8 @@ from dominus.jobs.clock import utc_now
 from dominus.maintenance import backup as backup_module
 from dominus.maintenance.backup import BackupOptions, make_backup
 from dominus.maintenance.files import backup_name, list_backups
-from tests.integration.maintenance.conftest import RunningWorker
 from tests.polling import wait_until
+from tests.running_worker import RunningWorker
 
 POSTGRES = [pytest.param("postgresql", marks=pytest.mark.postgres)]
 

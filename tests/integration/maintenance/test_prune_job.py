@@ -10,9 +10,9 @@ from sqlalchemy import Engine
 
 from dominus.jobs import JobQueue, JobStatus, SqlJobStore
 from dominus.jobs.clock import utc_now
-from tests.integration.maintenance.conftest import RunningWorker
 from tests.integration.maintenance.seeding import EXPECTED_COUNTS, seed
 from tests.polling import wait_until
+from tests.running_worker import RunningWorker
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
