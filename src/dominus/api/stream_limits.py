@@ -77,6 +77,14 @@ class StreamLimits:
         return await anyio.to_thread.run_sync(function, limiter=self.reads)
 
 
+async def refuse_a_stream(message: str, scope: Scope, receive: Receive, send: Send) -> None:
+    """Answer 429 `too_many_streams` with `Retry-After`: a stream slot was not free."""
+    refusal = error_response(
+        429, "too_many_streams", message, {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    )
+    await refusal(scope, receive, send)
+
+
 class EventStreamResponse(StreamingResponse):
     """A text/event-stream that holds one of the process's stream slots for as long as it is
     being sent, whatever ends it (the last event, an error, or the client going away, which
@@ -91,14 +99,11 @@ class EventStreamResponse(StreamingResponse):
         # The slot is taken and given back here, around the whole response: nothing can come
         # between the two, so no path through the response leaks a slot.
         if not self._limits.try_open():
-            refusal = error_response(
-                429,
-                "too_many_streams",
+            message = (
                 f"{self._limits.max_streams} event streams are already open on this server "
-                "(DOMINUS_MAX_STREAMS); try again later",
-                {"Retry-After": str(RETRY_AFTER_SECONDS)},
+                "(DOMINUS_MAX_STREAMS); try again later"
             )
-            await refusal(scope, receive, send)
+            await refuse_a_stream(message, scope, receive, send)
             return
         try:
             await super().__call__(scope, receive, send)

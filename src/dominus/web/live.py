@@ -15,8 +15,7 @@ from typing import Any, TypeVar
 
 from starlette.types import Receive, Scope, Send
 
-from dominus.api.errors import error_response
-from dominus.api.stream_limits import RETRY_AFTER_SECONDS, EventStreamResponse, StreamLimits
+from dominus.api.stream_limits import EventStreamResponse, StreamLimits, refuse_a_stream
 from dominus.api.streaming import follow
 
 T = TypeVar("T")
@@ -95,14 +94,11 @@ class DashboardStreamResponse(EventStreamResponse):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self._share.try_open():
-            refusal = error_response(
-                429,
-                "too_many_streams",
+            message = (
                 f"dashboard pages already hold {self._share.max_streams} live streams on this "
-                "server (half of DOMINUS_MAX_STREAMS); close some tabs or reload later",
-                {"Retry-After": str(RETRY_AFTER_SECONDS)},
+                "server (half of DOMINUS_MAX_STREAMS); close some tabs or reload later"
             )
-            await refusal(scope, receive, send)
+            await refuse_a_stream(message, scope, receive, send)
             return
         try:
             await super().__call__(scope, receive, send)
