@@ -36,13 +36,15 @@ FAILING_IMPACTS = ("serious", "critical")
 TOKEN = "browser-test-token-0123456789"
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an asyncio loop marked as running in
+# the main thread while it is open, which breaks every later anyio test in the same session.
+@pytest.fixture(scope="package")
 def playwright_instance() -> Iterator[Playwright]:
     with sync_playwright() as playwright:
         yield playwright
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(playwright_instance: Playwright) -> Iterator[Browser]:
     assert CHROMIUM.exists(), (
         f"no Chromium at {CHROMIUM}: install Debian's `chromium` package (.ci/run does)"
