@@ -50,7 +50,14 @@ class EnqueueBody(BaseModel):
     payload: dict[str, Any] = Field(default_factory=dict, strict=True)
     priority: Priority | None = None
     max_attempts: MaxAttempts | None = None
-    run_at: IsoDateTime | None = Field(default=None, description="Not before (with a UTC offset).")
+    run_at: IsoDateTime | None = Field(
+        default=None,
+        description=(
+            "Not before (with a UTC offset). A time in the past is due now; one whose UTC value"
+            " falls before year 1 or after year 9999 is taken as the calendar's first or last"
+            " instant."
+        ),
+    )
     dedupe_key: str | None = Field(default=None, min_length=1, max_length=300, strict=True)
     timeout_seconds: TimeoutSeconds | None = None
 

@@ -258,7 +258,12 @@ def _utc(value: datetime, where: str) -> datetime:
     try:
         return value.astimezone(UTC)
     except OverflowError:
-        raise InvalidJobOptionError(f"{where}run_at is out of range: {value.isoformat()}") from None
+        # A time whose UTC value falls outside the calendar (0001-01-01T00:00:00+02:00 is
+        # 0000-12-31 in UTC) is still a well-formed ISO 8601 date-time. `run_at` means "not
+        # before": before year 1 is long past, so the job is due now (ADR 0027); after year
+        # 9999 it is never due in practice, so the calendar's last instant is as good.
+        edge = datetime.min if value.year < 2 else datetime.max
+        return edge.replace(tzinfo=UTC)
 
 
 def _check_range(where: str, name: str, value: int, bounds: Sequence[int]) -> None:
