@@ -92,8 +92,13 @@ class Findings:
 
 
 def read_executions(paths: Iterable[Path]) -> list[Execution]:
-    starts: dict[tuple[int, int, int], dict[str, Any]] = {}
-    ends: dict[tuple[int, int, int], float] = {}
+    """Pair each `end` line with the earliest open `start` of the same job, attempt and process.
+
+    One process writes its file in order, so this is exact even when a process runs the same
+    attempt twice (a claim lost in a server crash and made again): each run keeps its own end.
+    """
+    executions: list[dict[str, Any]] = []
+    open_runs: dict[tuple[int, int, int], list[dict[str, Any]]] = defaultdict(list)
     for path in paths:
         for line in path.read_text().splitlines():
             if not line.strip():
@@ -104,11 +109,11 @@ def read_executions(paths: Iterable[Path]) -> list[Execution]:
                 continue  # a line cut by a SIGKILL mid-write (never fsync'd as a whole)
             key = (event["job"], event["attempt"], event["pid"])
             if event["e"] == "start":
-                if key in starts:  # the same attempt started twice in one process
-                    key = (event["job"], event["attempt"], -event["pid"])
-                starts[key] = event
-            elif event["e"] == "end":
-                ends[key] = event["t"]
+                started = {**event, "end": None}
+                executions.append(started)
+                open_runs[key].append(started)
+            elif event["e"] == "end" and open_runs[key]:
+                open_runs[key].pop(0)["end"] = event["t"]
     return [
         Execution(
             job=event["job"],
@@ -116,9 +121,9 @@ def read_executions(paths: Iterable[Path]) -> list[Execution]:
             pid=event["pid"],
             worker=event["worker"],
             start=event["t"],
-            end=ends.get(key),
+            end=event["end"],
         )
-        for key, event in starts.items()
+        for event in executions
     ]
 
 

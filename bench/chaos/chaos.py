@@ -279,13 +279,16 @@ class Database:
     # --- PostgreSQL chaos --------------------------------------------------------------------
     def restart_server(self, mode: str, log: Log) -> None:
         self.engine.dispose()
-        down = time.time()
+        stopping = time.time()
         self.server.stop(mode)
+        # `down` when the stop returned: until then the server may still take (and lose) a
+        # claim, which the analysis must not count as a duplicate made while it was down.
+        down = time.time()
         time.sleep(self.config.server_down)
         self.server.start()
         up = time.time()
-        log.server_restarts.append({"mode": mode, "down": down, "up": up})
-        log.trouble.append((down, up))
+        log.server_restarts.append({"mode": mode, "stopping": stopping, "down": down, "up": up})
+        log.trouble.append((stopping, up))
 
     def terminate_backends(self, rng: random.Random, log: Log) -> None:
         with (

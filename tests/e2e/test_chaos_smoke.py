@@ -10,6 +10,7 @@ rerun must follow a kill or a server crash, and no row may be left `running`. Th
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -87,6 +88,28 @@ def test_an_attempt_started_again_after_a_server_crash_is_told_apart() -> None:
     findings = analysis.analyse([1, 2], statuses, executions, {}, [(2.0, 4.0)])
     assert findings.duplicate_attempts_after_server_crash == [(1, 1)]
     assert findings.duplicate_attempts == [(2, 1)]
+
+
+def test_one_process_running_an_attempt_twice_is_two_executions_not_an_overlap(
+    tmp_path: Path,
+) -> None:
+    """From a PostgreSQL run: the server crashed right after a claim and took it with it; the
+    same worker claimed the job again after the restart, under the same attempt number. Each
+    run keeps its own end, so the two do not overlap (they were reported as overlapping)."""
+    analysis = load("analysis")
+    lines = [
+        {"e": "start", "t": 152.42, "job": 3486, "attempt": 1, "pid": 7, "worker": "w"},
+        {"e": "end", "t": 152.52, "job": 3486, "attempt": 1, "pid": 7, "worker": "w"},
+        {"e": "start", "t": 157.95, "job": 3486, "attempt": 1, "pid": 7, "worker": "w"},
+        {"e": "end", "t": 158.13, "job": 3486, "attempt": 1, "pid": 7, "worker": "w"},
+    ]
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    executions = analysis.read_executions([path])
+    assert [(run.start, run.end) for run in executions] == [(152.42, 152.52), (157.95, 158.13)]
+    findings = analysis.analyse([3486], {3486: "completed"}, executions, {}, [(152.45, 157.44)])
+    assert findings.overlapping == []
+    assert findings.duplicate_attempts_after_server_crash == [(3486, 1)]
 
 
 def test_reclaim_delays_measure_from_the_kill_to_the_reclaimed_event() -> None:
