@@ -171,6 +171,36 @@ def reclaim_delays(
     return found
 
 
+def reclaims_with_a_worker_up(
+    executions: Sequence[Execution],
+    kills: Mapping[int, float],
+    reclaims: Sequence[tuple[float, float, float]],
+) -> list[float]:
+    """Each reclaim's delay counted from when a reaper could first have seen the job stale: the
+    kill, or, when no surviving worker was up then, the first execution of one that was.
+
+    The recovery bound assumes a live worker: kills every few seconds on a loaded machine, where
+    a restarted worker takes seconds to import, can leave none for a while, and that wait is
+    the driver's, not the reaper's. A worker counts as up from its first execution (its first
+    tick, reaper pass included, comes before) if it was still alive at the reclaim; one killed
+    in between is left out (an approximation: it may have been up when the job went stale).
+    """
+    first_execution: dict[int, float] = {}
+    for run in executions:
+        first_execution[run.pid] = min(first_execution.get(run.pid, math.inf), run.start)
+    delays = []
+    for killed_at, reclaimed, _ in reclaims:
+        up_since = [
+            max(killed_at, started)
+            for pid, started in first_execution.items()
+            if started <= reclaimed and kills.get(pid, math.inf) > reclaimed
+        ]
+        # None up before the reclaim: the reaper that took it did so on its first pass.
+        origin = min(up_since, default=reclaimed)
+        delays.append(reclaimed - origin)
+    return delays
+
+
 def _until(run: Execution, kills: Mapping[int, float]) -> float:
     if run.end is not None:
         return run.end

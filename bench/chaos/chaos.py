@@ -40,7 +40,12 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path[:0] = [str(HERE), str(ROOT)]
 
-from analysis import analyse, read_executions, reclaim_delays  # noqa: E402
+from analysis import (  # noqa: E402
+    analyse,
+    read_executions,
+    reclaim_delays,
+    reclaims_with_a_worker_up,
+)
 from chaos_worker import JOB_TYPE, ChaosJob, chaos_registry  # noqa: E402
 
 from dominus.db.engine import create_database_engine  # noqa: E402
@@ -427,6 +432,7 @@ def run_chaos(config: Config) -> dict[str, Any]:  # noqa: PLR0912
             for killed, reclaimed, delay in reclaims
             if not any(start <= reclaimed and end >= killed for start, end in log.trouble)
         ]
+        with_a_worker_up = reclaims_with_a_worker_up(executions, log.kills, reclaims)
         report = {
             "backend": config.backend,
             "config": {k: v for k, v in asdict(config).items() if k != "out"},
@@ -448,6 +454,7 @@ def run_chaos(config: Config) -> dict[str, Any]:  # noqa: PLR0912
             "longest_reclaim_seconds": _max(delay for _, _, delay in reclaims),
             "median_reclaim_seconds": _median([delay for _, _, delay in reclaims]),
             "longest_clean_reclaim_seconds": _max(clean_reclaims),
+            "longest_reclaim_with_a_worker_up_seconds": _max(with_a_worker_up),
             "median_recovery_seconds": _median(findings.recoveries),
             "directory": str(directory),
         } | findings.summary()

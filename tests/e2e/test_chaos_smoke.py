@@ -125,3 +125,21 @@ def test_reclaim_delays_measure_from_the_kill_to_the_reclaimed_event() -> None:
     assert analysis.reclaim_delays(executions, {10: 2.0}, reclaimed) == [(2.0, 6.5, 4.5)]
     findings = analysis.analyse([1, 2, 3], {}, executions, {10: 2.0}, [])
     assert findings.recoveries == [38.0]  # to the next start: the reclaim plus the queue
+
+
+def test_a_reclaim_is_timed_from_when_a_worker_was_up_to_reap_it() -> None:
+    """Every worker was killed: the one that reclaimed the job came up 10 s after the kill, so
+    the reaper's part of the 13 s is 3 s."""
+    analysis = load("analysis")
+    run = analysis.Execution
+    executions = [
+        run(job=1, attempt=1, pid=10, worker="a", start=0.0, end=None),  # killed at 1.0
+        run(job=2, attempt=1, pid=11, worker="b", start=0.0, end=None),  # killed at 1.5
+        run(job=3, attempt=1, pid=12, worker="c", start=11.0, end=11.2),  # restarted, up at 11
+        run(job=4, attempt=1, pid=13, worker="d", start=0.5, end=0.7),  # up all along
+    ]
+    reclaims = [(1.0, 14.0, 13.0)]
+    assert analysis.reclaims_with_a_worker_up(executions[:3], {10: 1.0, 11: 1.5}, reclaims) == [3.0]
+    assert analysis.reclaims_with_a_worker_up(executions, {10: 1.0, 11: 1.5}, reclaims) == [13.0]
+    # Reclaimed by a worker on its first tick, before its first execution: no wait of its own.
+    assert analysis.reclaims_with_a_worker_up(executions[:2], {10: 1.0, 11: 1.5}, reclaims) == [0.0]
