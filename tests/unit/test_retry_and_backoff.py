@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from dominus.jobs.backoff import DatabaseBackoff
+from dominus.jobs.backoff import DEFAULT_MAX_EXPONENT, Backoff, DatabaseBackoff, FailureStreak
 from dominus.jobs.retry import RetryPolicy
 
 
@@ -48,3 +50,85 @@ def test_busy_backoff_caps_at_thirty_seconds_and_jitters() -> None:
     assert low_delay == pytest.approx(24)
     first = DatabaseBackoff(poll_interval_seconds=5, uniform=lambda: 0.0).failed()
     assert first == pytest.approx(4)
+
+
+# --- the Backoff curve itself --------------------------------------------------------------
+
+
+def test_backoff_doubles_from_the_base() -> None:
+    curve = Backoff(base_seconds=0.25)
+    assert [curve.delay(n) for n in (1, 2, 3, 4, 5)] == [0.25, 0.5, 1.0, 2.0, 4.0]
+
+
+def test_backoff_counts_zero_and_negative_failures_as_the_first() -> None:
+    curve = Backoff(base_seconds=3)
+    assert curve.delay(0) == curve.delay(-5) == curve.delay(1) == 3
+
+
+def test_backoff_is_capped() -> None:
+    curve = Backoff(base_seconds=1, max_seconds=5)
+    assert [curve.delay(n) for n in (3, 4, 5, 100)] == [4, 5, 5, 5]
+
+
+def test_backoff_without_a_cap_grows_until_the_exponent_limit() -> None:
+    assert Backoff(base_seconds=1).delay(31) == 2.0**30
+    assert Backoff(base_seconds=1).delay(10_000) == 2.0**DEFAULT_MAX_EXPONENT
+    assert Backoff(base_seconds=1, max_exponent=2).delay(10) == 4
+
+
+@pytest.mark.parametrize(("draw", "expected"), [(0.0, 6.0), (0.25, 9.0), (0.5, 12.0), (1.0, 18.0)])
+def test_backoff_jitter_scales_by_one_plus_or_minus_jitter(draw: float, expected: float) -> None:
+    # 3rd failure: 3 × 2^2 = 12, times 1 − 0.5 + 2 × 0.5 × draw (from 0.5 to 1.5).
+    curve = Backoff(base_seconds=3, max_seconds=100, jitter=0.5)
+    assert curve.delay(3, uniform=lambda: draw) == pytest.approx(expected)
+
+
+def test_jitter_applies_to_the_capped_delay_and_never_exceeds_the_cap() -> None:
+    curve = Backoff(base_seconds=1, max_seconds=10, jitter=0.2)
+    assert curve.delay(20, uniform=lambda: 0.0) == pytest.approx(8.0)  # 10 × 0.8
+    assert curve.delay(20, uniform=lambda: 0.999) == 10
+
+
+def test_backoff_without_jitter_draws_nothing() -> None:
+    def no_draw() -> float:
+        raise AssertionError("drew a random number without jitter")
+
+    assert Backoff(base_seconds=1, max_seconds=3).delay(5, uniform=no_draw) == 3
+
+
+def test_a_seeded_generator_gives_the_same_delays_every_time() -> None:
+    curve = Backoff(base_seconds=1, max_seconds=600, jitter=0.2)
+    first = [curve.delay(n, random.Random(17).random) for n in (1, 2, 3)]
+    again = [curve.delay(n, random.Random(17).random) for n in (1, 2, 3)]
+    assert first == again
+    draw = random.Random(17).random()
+    assert first == pytest.approx([scale * (0.8 + 0.4 * draw) for scale in (1, 2, 4)])
+
+
+def test_jittered_delays_stay_within_their_bounds() -> None:
+    curve = Backoff(base_seconds=2, max_seconds=100, jitter=0.2)
+    rng = random.Random(3)
+    for n in range(1, 12):
+        raw = min(100, 2 * 2 ** (n - 1))
+        assert raw * 0.8 <= curve.delay(n, rng.random) <= min(100, raw * 1.2)
+
+
+def test_invalid_curves_are_refused() -> None:
+    for bad in (
+        {"base_seconds": -1},
+        {"base_seconds": 1, "max_seconds": -1},
+        {"base_seconds": 1, "jitter": 1.0},
+        {"base_seconds": 1, "jitter": -0.1},
+        {"base_seconds": 1, "max_exponent": -1},
+    ):
+        with pytest.raises(ValueError):
+            Backoff(**bad)  # type: ignore[arg-type]
+
+
+def test_a_failure_streak_grows_and_starts_over_after_a_success() -> None:
+    streak = FailureStreak(Backoff(base_seconds=1, max_seconds=4))
+    assert [streak.failed() for _ in range(4)] == [1, 2, 4, 4]
+    assert streak.consecutive_failures == 4
+    streak.succeeded()
+    assert streak.consecutive_failures == 0
+    assert streak.failed() == 1
