@@ -4,8 +4,12 @@ import random
 
 import pytest
 
+from dominus.cli.schema_wait import LOOKS
 from dominus.jobs.backoff import DEFAULT_MAX_EXPONENT, Backoff, DatabaseBackoff, FailureStreak
 from dominus.jobs.retry import RetryPolicy
+from dominus.notify.webhook import WebhookNotifier
+from dominus.pipeline.runner import STAGE_RETRIES, STAGE_RETRY_BACKOFF
+from dominus.providers.whois import lookup_backoff
 
 
 def test_retry_delay_doubles_per_attempt_without_jitter() -> None:
@@ -132,3 +136,32 @@ def test_a_failure_streak_grows_and_starts_over_after_a_success() -> None:
     streak.succeeded()
     assert streak.consecutive_failures == 0
     assert streak.failed() == 1
+
+
+# --- each call site keeps its curve ---------------------------------------------------------
+
+
+def test_the_webhook_waits_half_a_second_doubling_up_to_ten() -> None:
+    hook = WebhookNotifier("http://127.0.0.1:9/", timeout_seconds=1, retries=10)
+    assert [hook.delay_before(attempt) for attempt in range(2, 9)] == [0.5, 1, 2, 4, 8, 10, 10]
+
+
+@pytest.mark.parametrize(("draw", "factor"), [(0.0, 0.8), (0.5, 1.0), (1.0, 1.2)])
+def test_rdap_and_whois_retries_double_with_twenty_percent_jitter(
+    draw: float, factor: float
+) -> None:
+    curve = lookup_backoff(2.0)
+    delays = [curve.delay(n, uniform=lambda: draw) for n in (1, 2, 3, 9)]
+    assert delays == pytest.approx([2 * factor, 4 * factor, 8 * factor, 512 * factor])
+
+
+def test_a_pipeline_stage_is_retried_after_one_two_and_four_seconds() -> None:
+    assert STAGE_RETRIES == 3
+    middle = [STAGE_RETRY_BACKOFF.delay(n, uniform=lambda: 0.5) for n in (1, 2, 3)]
+    assert middle == pytest.approx([1, 2, 4])
+    assert STAGE_RETRY_BACKOFF.delay(3, uniform=lambda: 1.0) == pytest.approx(4.8)  # no cap
+
+
+def test_the_schema_wait_looks_again_after_half_a_second_doubling_up_to_five() -> None:
+    looks = FailureStreak(LOOKS)
+    assert [looks.failed() for _ in range(6)] == [0.5, 1, 2, 4, 5, 5]

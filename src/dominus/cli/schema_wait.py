@@ -11,10 +11,11 @@ from sqlalchemy import Engine
 
 from dominus.db.migrate import ensure_migrated
 from dominus.errors import DatabaseError
+from dominus.jobs.backoff import Backoff, FailureStreak
 
-# How often a waiting thread looks at the database again: soon at first, then every few seconds.
-FIRST_LOOK_SECONDS = 0.5
-LOOK_EVERY_SECONDS = 5.0
+# How often a waiting thread looks at the database again: soon at first, then every few
+# seconds (0.5 s, 1 s, 2 s, 4 s, then every 5 s).
+LOOKS = Backoff(base_seconds=0.5, max_seconds=5.0)
 
 
 def wait_for_the_schema(
@@ -23,7 +24,7 @@ def wait_for_the_schema(
     """True once the database is reachable and migrated; False if `stop` is set first. Says
     why it waits at WARNING, once per distinct reason ("the worker waits for the database: ..."),
     unless `who` is None."""
-    delay, reported = FIRST_LOOK_SECONDS, None
+    failures, reported = FailureStreak(LOOKS), None
     while not stop.is_set():
         try:
             ensure_migrated(engine)
@@ -31,8 +32,7 @@ def wait_for_the_schema(
             if str(error) != reported and who is not None:
                 log.warning("%s waits for the database: %s", who, error)
             reported = str(error)
-            stop.wait(delay)
-            delay = min(delay * 2, LOOK_EVERY_SECONDS)
+            stop.wait(failures.failed())
             continue
         if reported is not None and who is not None:
             log.info("the database is ready: %s starts", who)

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from dominus import __version__
+from dominus.jobs.backoff import Backoff
 from dominus.notify.model import Notification
 
 log = logging.getLogger("dominus.notify")
@@ -44,7 +45,7 @@ class WebhookNotifier:
         self._url = url
         self._timeout = timeout_seconds
         self._retries = retries
-        self._backoff = backoff_seconds
+        self._backoff = Backoff(backoff_seconds, max_seconds=MAX_BACKOFF_SECONDS)
         self._sleep = sleep
         parts = urlsplit(url)
         self.target = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"  # safe to log
@@ -79,8 +80,9 @@ class WebhookNotifier:
         return False  # not reached: the last attempt returns above
 
     def delay_before(self, attempt: int) -> float:
-        """Seconds to wait before attempt number `attempt` (2, 3, ...): doubling, capped."""
-        return float(min(MAX_BACKOFF_SECONDS, self._backoff * 2 ** (attempt - 2)))
+        """Seconds to wait before attempt number `attempt` (2, 3, ...): doubling, capped, no
+        jitter."""
+        return self._backoff.delay(failures=attempt - 1)
 
     def _post(self, body: dict[str, object]) -> tuple[str | None, bool]:
         """(None, _) when delivered, else (what went wrong, whether a retry may help)."""

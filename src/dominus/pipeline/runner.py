@@ -9,7 +9,6 @@ that was not checked does not pass, a name the gate did not clear is not recomme
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from typing import Any
 import httpx
 
 from dominus.errors import ClaimLostError, DatabaseBusyError, JobAbortedError
+from dominus.jobs.backoff import Backoff
 from dominus.pipeline.generate import generate_candidates
 from dominus.pipeline.model import STAGES, Stage
 from dominus.pipeline.results import assemble_results
@@ -46,8 +46,10 @@ from dominus.scoring import ScoringConfig, Weights
 
 log = logging.getLogger("dominus.pipeline")
 
-RETRY_DELAYS_SECONDS = (1.0, 2.0, 4.0)
-RETRY_JITTER = 0.2
+# A stage that fails transiently runs again up to STAGE_RETRIES times, after 1 s, 2 s and 4 s
+# (each ± 20 %); the retry count bounds the waits, so the curve has no cap.
+STAGE_RETRIES = 3
+STAGE_RETRY_BACKOFF = Backoff(base_seconds=1.0, jitter=0.2)
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     DatabaseBusyError,
     ConnectionError,
@@ -162,7 +164,7 @@ class PipelineRunner:
         self, run: RunRecord, stage: Stage, task: StageTask, env: StageEnvironment, budget: float
     ) -> str | None:
         """Runs the stage with retries; returns the degradation reason, or None."""
-        for attempt in range(len(RETRY_DELAYS_SECONDS) + 1):
+        for attempt in range(STAGE_RETRIES + 1):
             try:
                 task.work()
                 return None
@@ -171,11 +173,9 @@ class PipelineRunner:
             except (JobAbortedError, ClaimLostError):
                 raise  # stopped, or another attempt owns the run now: not a degradation
             except TRANSIENT_ERRORS as error:
-                if attempt == len(RETRY_DELAYS_SECONDS) or time.monotonic() >= env.deadline:
+                if attempt == STAGE_RETRIES or time.monotonic() >= env.deadline:
                     return f"{stage.value}: still failing after {attempt + 1} attempts: {error}"
-                delay = RETRY_DELAYS_SECONDS[attempt] * random.uniform(
-                    1 - RETRY_JITTER, 1 + RETRY_JITTER
-                )
+                delay = STAGE_RETRY_BACKOFF.delay(failures=attempt + 1)
                 log.warning(
                     "run %s: %s failed (%s); retrying in %.1f s", run.id, stage, error, delay
                 )

@@ -27,7 +27,7 @@ from dominus.providers.errors import ProviderDataError
 from dominus.providers.models import Availability, RdapRecord, StopSignal
 from dominus.providers.names import listed_domain, name_to_look_up
 from dominus.providers.rdap_bootstrap import RdapBootstrap
-from dominus.providers.whois import WhoisClient
+from dominus.providers.whois import WhoisClient, lookup_backoff
 
 TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_SECONDS = 30.0
@@ -59,6 +59,7 @@ class HttpRdapClient:
         self.timeout_seconds = timeout_seconds
         self.max_attempts = max_attempts
         self.backoff_base_seconds = backoff_base_seconds
+        self._backoff = lookup_backoff(backoff_base_seconds)
         self._sleep = sleep
         self._rng = rng or random.Random()
 
@@ -81,7 +82,9 @@ class HttpRdapClient:
             problem, retry_after = outcome
             if attempt == self.max_attempts:
                 break
-            delay = retry_after if retry_after is not None else self._backoff(attempt)
+            delay = retry_after
+            if delay is None:
+                delay = self._backoff.delay(attempt, self._rng.random)
             if stop is not None:
                 if stop.wait(delay):
                     return RdapRecord(domain, Availability.UNKNOWN, detail="stopped")
@@ -101,11 +104,6 @@ class HttpRdapClient:
         tld = domain.rsplit(".", 1)[-1]
         missing = "RDAP service" if self.whois is None else "RDAP service or WHOIS server"
         return RdapRecord(domain, Availability.UNKNOWN, detail=f"no {missing} for .{tld}")
-
-    def _backoff(self, attempt: int) -> float:
-        # 1 s, 2 s, 4 s ... with ±20 % jitter so parallel workers do not retry in lockstep.
-        base = self.backoff_base_seconds * 2 ** (attempt - 1)
-        return float(base * self._rng.uniform(0.8, 1.2))
 
     def _attempt(self, domain: str, url: str) -> RdapRecord | tuple[str, float | None]:
         """A final record, or (what went wrong, Retry-After seconds or None) to retry."""

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dominus.jobs.backoff import Backoff
 from dominus.providers.models import Availability, RdapRecord, StopSignal
 from dominus.providers.names import name_to_look_up
 from dominus.providers.whois_answers import AnswerKind, AnswerVerdict, classify
@@ -28,6 +29,14 @@ WHOIS_PORT = 43
 # Registry answers are a few KiB; anything past this is not an answer we can trust to read.
 MAX_ANSWER_BYTES = 64 * 1024
 SOURCE = "whois"
+# RDAP's and WHOIS's retries: base, 2 × base, 4 × base ..., each ± 20 % so that parallel workers
+# do not retry in lockstep; no cap, since `max_attempts` bounds them.
+LOOKUP_RETRY_JITTER = 0.2
+
+
+def lookup_backoff(base_seconds: float) -> Backoff:
+    """The wait between an RDAP or WHOIS lookup's attempts."""
+    return Backoff(base_seconds, jitter=LOOKUP_RETRY_JITTER)
 
 
 class WhoisExchangeError(Exception):
@@ -108,6 +117,7 @@ class WhoisClient:
         self.timeout_seconds = timeout_seconds
         self.max_attempts = max_attempts
         self.backoff_base_seconds = backoff_base_seconds
+        self._backoff = lookup_backoff(backoff_base_seconds)
         self.max_answer_bytes = max_answer_bytes
         self._sleep = sleep
         self._rng = rng or random.Random()
@@ -134,7 +144,7 @@ class WhoisClient:
             problem = outcome.problem
             if attempt == self.max_attempts:
                 break
-            delay = self._backoff(attempt)
+            delay = self._backoff.delay(attempt, self._rng.random)
             if stop is not None:
                 if stop.wait(delay):
                     return _record(domain, Availability.UNKNOWN, "stopped")
@@ -146,10 +156,6 @@ class WhoisClient:
             Availability.UNKNOWN,
             f"{problem} after {self.max_attempts} {attempts} at WHOIS {server.label}",
         )
-
-    def _backoff(self, attempt: int) -> float:
-        base = self.backoff_base_seconds * 2 ** (attempt - 1)
-        return float(base * self._rng.uniform(0.8, 1.2))
 
     def _attempt(self, domain: str, server: WhoisServer) -> RdapRecord | _Retry:
         try:

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import Engine, select
 
 from dominus.db.schema import candidates
+from dominus.jobs.backoff import Backoff
 from dominus.jobs.clock import utc_now
 from dominus.pipeline import runner as runner_module
 from dominus.pipeline import stages as stages_module
@@ -161,7 +162,7 @@ def test_listings_go_on_when_rdap_cannot_answer(
 ) -> None:
     """RDAP down: the hand-registrations it could not confirm are dropped (conservative), the
     listings are scored all the same (RDAP's verdict decides nothing for them)."""
-    monkeypatch.setattr(runner_module, "RETRY_DELAYS_SECONDS", (0.01, 0.01, 0.01))
+    monkeypatch.setattr(runner_module, "STAGE_RETRY_BACKOFF", Backoff(0.01, max_seconds=0.01))
     providers = dataclasses.replace(offline_providers(), rdap=RdapDown())
     done = run(runs, providers)
     assert done.degraded

@@ -13,6 +13,7 @@ from sqlalchemy import Engine, func, select
 
 from dominus.db.schema import candidates, pipeline_checkpoints, scoring_runs
 from dominus.errors import JobAbortedError
+from dominus.jobs.backoff import Backoff
 from dominus.jobs.clock import utc_now
 from dominus.pipeline import runner as runner_module
 from dominus.pipeline.model import RunInput, RunStatus, Stage
@@ -167,7 +168,7 @@ def test_without_a_trademark_source_nothing_is_recommended(runs: PipelineStore) 
 
 
 def test_transient_errors_are_retried(runs: PipelineStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner_module, "RETRY_DELAYS_SECONDS", (0.01, 0.02, 0.04))
+    monkeypatch.setattr(runner_module, "STAGE_RETRY_BACKOFF", Backoff(0.01, jitter=0.2))
     dns = CountingDns(offline_providers().dns, fail_times=2)
     providers = dataclasses.replace(offline_providers(), dns=dns)
     run = start(runs)
@@ -179,7 +180,7 @@ def test_transient_errors_are_retried(runs: PipelineStore, monkeypatch: pytest.M
 def test_a_stage_that_keeps_failing_degrades_the_run_which_goes_on(
     runs: PipelineStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner_module, "RETRY_DELAYS_SECONDS", (0.01, 0.01, 0.01))
+    monkeypatch.setattr(runner_module, "STAGE_RETRY_BACKOFF", Backoff(0.01, max_seconds=0.01))
     dns = CountingDns(offline_providers().dns, fail_times=10**6)
     providers = dataclasses.replace(offline_providers(), dns=dns)
     run = start(runs)
