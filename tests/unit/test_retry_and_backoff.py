@@ -6,6 +6,7 @@ import pytest
 
 from dominus.cli.schema_wait import LOOKS
 from dominus.jobs.backoff import DEFAULT_MAX_EXPONENT, Backoff, DatabaseBackoff, FailureStreak
+from dominus.jobs.notifications import RECONNECT_BACKOFF
 from dominus.jobs.retry import RetryPolicy
 from dominus.notify.webhook import WebhookNotifier
 from dominus.pipeline.runner import STAGE_RETRIES, STAGE_RETRY_BACKOFF
@@ -165,3 +166,8 @@ def test_a_pipeline_stage_is_retried_after_one_two_and_four_seconds() -> None:
 def test_the_schema_wait_looks_again_after_half_a_second_doubling_up_to_five() -> None:
     looks = FailureStreak(LOOKS)
     assert [looks.failed() for _ in range(6)] == [0.5, 1, 2, 4, 5, 5]
+
+
+def test_the_listen_connection_reconnects_after_half_a_second_doubling_up_to_ten() -> None:
+    reconnects = FailureStreak(RECONNECT_BACKOFF)
+    assert [reconnects.failed() for _ in range(7)] == [0.5, 1, 2, 4, 8, 10, 10]

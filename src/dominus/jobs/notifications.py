@@ -16,11 +16,13 @@ from collections.abc import Callable
 
 import psycopg
 
+from dominus.jobs.backoff import Backoff, FailureStreak
 from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
 
 log = logging.getLogger("dominus.worker")
 
-RECONNECT_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0)
+# After a lost connection: 0.5 s, 1 s, 2 s, 4 s, 8 s, then every 10 s (no jitter, as before).
+RECONNECT_BACKOFF = Backoff(base_seconds=0.5, max_seconds=10.0)
 # How long a blocking wait for notifications lasts before the thread checks whether to stop.
 WAIT_SLICE_SECONDS = 0.5
 
@@ -39,7 +41,7 @@ class PostgresListener:
         self._on_jobs: Callable[[], None] = _nothing
         self._on_cancel: Callable[[], None] = _nothing
         self._had_connection = False
-        self._failures = 0
+        self._reconnects = FailureStreak(RECONNECT_BACKOFF)
 
     @property
     def connected(self) -> bool:
@@ -73,8 +75,7 @@ class PostgresListener:
                 if self._stop.is_set():
                     break
                 self._connected.clear()
-                delay = RECONNECT_DELAYS[min(self._failures, len(RECONNECT_DELAYS) - 1)]
-                self._failures += 1
+                delay = self._reconnects.failed()
                 log.warning(
                     "LISTEN connection lost (%s); polling until it is back, reconnecting in %g s",
                     str(error).strip() or type(error).__name__,
@@ -89,7 +90,7 @@ class PostgresListener:
             connection.execute(f"LISTEN {CANCEL_CHANNEL}")
             reconnected = not self._connected.is_set() and self._had_connection
             self._connected.set()
-            self._failures = 0  # the next outage starts its backoff from the shortest delay
+            self._reconnects.succeeded()  # the next outage starts from the shortest delay
             self._had_connection = True
             if reconnected:
                 log.info("LISTEN connection re-established; notifications are back")
