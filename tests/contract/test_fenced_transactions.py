@@ -26,13 +26,13 @@ from dominus.jobs import (
     SqlJobStore,
     Worker,
     WorkerConfig,
-    drain,
 )
 from dominus.jobs.abort import AbortSignal
 from dominus.jobs.context import HandlerTransactions, ProgressReporter
 from dominus.jobs.model import AttemptOutcome, Claim, Job, OutcomeKind
 from tests.conftest import T0, FakeClock
 from tests.contract.test_enqueue_and_claim import new_job
+from tests.draining import drain
 
 MAX_AGE = 60.0
 

@@ -19,12 +19,12 @@ from dominus.jobs import (
     SqlJobStore,
     Worker,
     WorkerConfig,
-    drain,
 )
 from dominus.jobs.metrics_model import DEAD_LETTERED, FAILED
 from dominus.jobs.model import AttemptOutcome, OutcomeKind
 from tests.conftest import T0, FakeClock
 from tests.contract.test_transitions import claimed_job, kinds
+from tests.draining import drain
 
 
 def test_a_permanent_failure_on_attempt_1_of_3_dead_letters_at_once(store: JobStore) -> None:

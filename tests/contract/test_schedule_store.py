@@ -17,8 +17,8 @@ from dominus.jobs.model import EnqueueResult
 from dominus.jobs.scheduling.model import Schedule, SchedulerInfo
 from dominus.jobs.scheduling.planning import FirePlan, plan_fires
 from dominus.jobs.scheduling.store import ScheduleStore
-from dominus.jobs.testing import drain
 from tests.conftest import T0, FakeClock
+from tests.draining import drain
 
 HOURLY = Schedule("hourly", "diag.noop", "0 * * * *")
 RACERS = 6

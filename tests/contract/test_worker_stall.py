@@ -24,6 +24,7 @@ from dominus.jobs import (
 )
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 from tests.conftest import FakeClock
+from tests.draining import wait_until_idle
 
 MAX_AGE = 3.0
 HEARTBEAT = 0.5
@@ -88,7 +89,7 @@ def test_results_held_through_a_stall_are_recorded_not_reclaimed(
     ids = [queue.enqueue_job("diag.noop", max_attempts=1).job_id for _ in range(4)]
     worker = Worker(store, registry, stall_config(), clock=clock)
     assert worker.run_once(clock()).claimed == 4
-    assert worker.wait_until_idle(10)  # every result is in hand, none recorded yet
+    assert wait_until_idle(worker, 10)  # every result is in hand, none recorded yet
     clock.advance(MAX_AGE * 3)  # no tick reached the database meanwhile
     report = worker.run_once(clock())
     assert not report.failed
@@ -108,7 +109,7 @@ def test_running_jobs_survive_a_stall_and_finish(store: SqlJobStore, clock: Fake
     clock.advance(MAX_AGE * 3)
     assert not worker.run_once(clock()).failed
     gate.set()
-    assert worker.wait_until_idle(10)
+    assert wait_until_idle(worker, 10)
     assert worker.run_once(clock()).settled == 2
     assert_completed_once(store, ids)
 
@@ -149,7 +150,7 @@ def test_a_worker_back_from_an_outage_does_not_reclaim_jobs_of_workers_cut_off_w
     clock.advance(HEARTBEAT)
     assert not owner.run_once(clock()).failed  # the owner heartbeats its claims
     gate.set()
-    assert owner.wait_until_idle(10)
+    assert wait_until_idle(owner, 10)
     clock.advance(MAX_AGE)  # a max age of good contact later, silence is evidence again
     owner.run_once(clock())
     reaper.run_once(clock())
@@ -177,7 +178,7 @@ def test_a_worker_holding_claims_retries_at_least_every_heartbeat_interval(
         assert worker._backoff_until is not None
         assert (worker._backoff_until - clock()).total_seconds() <= HEARTBEAT
     gate.set()
-    assert worker.wait_until_idle(10)
+    assert wait_until_idle(worker, 10)
     clock.now = worker._backoff_until
     assert worker.run_once(clock()).settled == 1
 
@@ -226,6 +227,6 @@ def test_recurring_trouble_delays_a_dead_workers_reclaim_only_by_the_troubles_le
     assert (reclaimed_at - died_at).total_seconds() <= MAX_AGE + HEARTBEAT + 2 * HEARTBEAT
     gate.set()
     for worker in (owner, reaper):
-        assert worker.wait_until_idle(10)
+        assert wait_until_idle(worker, 10)
         worker.run_once(clock())
     assert_completed_once(store, [live_job, reaper_job])

@@ -44,10 +44,10 @@ from dominus.jobs import (
     Worker,
     WorkerConfig,
     WorkerInfo,
-    drain,
 )
 from dominus.jobs.diagnostic import NoPayload, register_diagnostic_jobs
 from tests.conftest import FakeClock, PostgresDatabases
+from tests.draining import drain
 
 DOMINUS = Path(sys.executable).with_name("dominus")
 OTHER_WORKER = "elsewhere:4242:beef01"

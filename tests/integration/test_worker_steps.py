@@ -21,10 +21,10 @@ from dominus.jobs import (
     SqlJobStore,
     Worker,
     WorkerConfig,
-    drain,
 )
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 from tests.conftest import FakeClock
+from tests.draining import drain, wait_until_idle
 
 NO_JITTER = RetryPolicy(base_seconds=10, max_seconds=100, jitter=0)
 
@@ -46,7 +46,7 @@ def make_worker(
 
 def settle(worker: Worker, clock: FakeClock) -> None:
     """Let running handlers return, then record their outcomes in one tick."""
-    assert worker.wait_until_idle(10)
+    assert wait_until_idle(worker, 10)
     worker.run_once(clock())
 
 
@@ -324,6 +324,6 @@ def test_the_loop_does_not_spin_while_backing_off_or_past_a_timeout(
     worker.run_once(clock())
     # The job ignores its abort and is still running: its past deadline must not count.
     assert worker._next_duty(clock()) > clock()
-    assert worker.wait_until_idle(10)
+    assert wait_until_idle(worker, 10)
     worker.run_once(clock())
     engine.dispose()

@@ -31,7 +31,6 @@ from dominus.jobs.registry import HandlerRegistry, JobType
 from dominus.jobs.retry import RetryPolicy
 from dominus.jobs.sql import SqlJobStore
 from dominus.jobs.store import JobStore
-from dominus.jobs.testing import drain
 from dominus.jobs.worker import Worker
 from dominus.jobs.worker_config import WorkerConfig
 
@@ -59,6 +58,5 @@ __all__ = [
     "Worker",
     "WorkerConfig",
     "WorkerInfo",
-    "drain",
     "utc_now",
 ]

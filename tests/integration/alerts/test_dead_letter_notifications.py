@@ -25,6 +25,7 @@ from dominus.jobs import (
 from dominus.notify import CompositeNotifier, LogNotifier, WebhookNotifier
 from dominus.notify.dead_letters import dead_letter_hook
 from tests.conftest import FakeClock
+from tests.draining import wait_until_idle
 from tests.fakes.webhook_server import FakeWebhook
 
 
@@ -72,7 +73,7 @@ def make_worker(
 def step(worker: Worker, clock: FakeClock, seconds: float = 0) -> None:
     clock.advance(seconds)
     worker.run_once(clock())
-    assert worker.wait_until_idle(10)
+    assert wait_until_idle(worker, 10)
     worker.run_once(clock())
     assert worker.wait_for_hooks(10)
 
@@ -140,11 +141,11 @@ def test_a_slow_hook_never_holds_up_the_loop(
     first = jobs.enqueue_job("test.hopeless").job_id
     worker = make_worker(store, job_types, clock, slow_hook)
     worker.run_once(clock())
-    assert worker.wait_until_idle(10)
+    assert wait_until_idle(worker, 10)
     worker.run_once(clock())  # records the failure; the hook is now blocked
     second = jobs.enqueue_job("test.hopeless").job_id
     worker.run_once(clock.advance(5))  # the loop carries on: it claims and runs the next job
-    assert worker.wait_until_idle(10)
+    assert wait_until_idle(worker, 10)
     worker.run_once(clock())
     assert store.get_job(second).status is JobStatus.FAILED
     assert told == []

@@ -12,11 +12,12 @@ from sqlalchemy import Engine
 from dominus.config import load_settings
 from dominus.errors import InvalidPayloadError
 from dominus.handlers import HandlerDependencies, build_registry
-from dominus.jobs import JobQueue, JobStatus, SqlJobStore, Worker, WorkerConfig, drain
+from dominus.jobs import JobQueue, JobStatus, SqlJobStore, Worker, WorkerConfig
 from dominus.notify import notifier_from_settings
 from dominus.runtime import Runtime
 from dominus.scheduling.service import ScheduleService
 from tests.conftest import FakeClock
+from tests.draining import drain
 from tests.fakes.webhook_server import FakeWebhook
 from tests.integration.alerts.portfolio_rows import add_entry
 

@@ -13,12 +13,13 @@ from sqlalchemy import Engine
 from dominus.config import load_settings
 from dominus.errors import InvalidPayloadError
 from dominus.handlers import HandlerDependencies, build_registry
-from dominus.jobs import JobQueue, JobStatus, SqlJobStore, Worker, WorkerConfig, drain
+from dominus.jobs import JobQueue, JobStatus, SqlJobStore, Worker, WorkerConfig
 from dominus.jobs.registry import HandlerRegistry
 from dominus.runtime import Runtime
 from dominus.scheduling.service import ScheduleService
 from dominus.watchlist.store import WatchlistStore
 from tests.conftest import FakeClock
+from tests.draining import drain
 from tests.integration.alerts.watch_fixtures import (
     RecordingNotifier,
     Registry,

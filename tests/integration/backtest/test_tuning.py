@@ -15,7 +15,6 @@ from dominus.db.schema import backtest_signals, job_queue, outcomes, weight_tune
 from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs.client import JobQueue
 from dominus.jobs.sql import SqlJobStore
-from dominus.jobs.testing import drain
 from dominus.jobs.worker import Worker
 from dominus.jobs.worker_config import WorkerConfig
 from dominus.pipeline.model import RunInput
@@ -23,6 +22,7 @@ from dominus.pipeline.runner import PipelineOptions, PipelineRunner
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.offline import offline_providers
 from dominus.scoring.weights import Weights
+from tests.draining import drain
 from tests.integration.backtest.helpers import NOW, sale, service
 
 DAY = date(2026, 5, 10)
