@@ -232,7 +232,7 @@ class DominusPgBench:
                     connection.execute(
                         "UPDATE job_queue SET run_at = created_at WHERE id > %s", (base,)
                     )
-                    connection.execute("SELECT pg_notify(%s, %s)", (JOBS_CHANNEL, NOOP))
+                    connection.execute("SELECT pg_notify(%s, '')", (JOBS_CHANNEL,))
 
                 def drained() -> bool:
                     check_running()

@@ -157,7 +157,7 @@ def restart_job(connection: Connection, job: Job, now: datetime, kind: EventKind
         .values(requeued_at=now)
     )
     if connection.dialect.name == "postgresql":
-        postgres.notify_new_jobs(connection, [job.job_type])
+        postgres.notify_new_jobs(connection)
     word = "requeued from the dead-letter queue" if kind is EventKind.REQUEUED else "retried"
     record_event(connection, job.id, kind, now, message=f"{word}; attempts reset")
     return get_job(connection, job.id)

@@ -105,7 +105,7 @@ def reclaim_stale(
         if outcome is not None:
             reclaimed.append(outcome)
     if connection.dialect.name == "postgresql" and any(not job.dead_lettered for job in reclaimed):
-        postgres.notify_new_jobs(connection, (job.job_type for job in reclaimed))
+        postgres.notify_new_jobs(connection)
     return reclaimed
 
 

@@ -36,7 +36,7 @@ def insert_jobs(
         if job.dedupe_key is not None:
             results[index] = _insert_deduplicated(connection, job, now)
     if connection.dialect.name == "postgresql":
-        postgres.notify_new_jobs(connection, (job.job_type for job in jobs))
+        postgres.notify_new_jobs(connection)
     increments = metrics.Increments()
     for job, result in zip(jobs, results, strict=True):
         if result is not None and result.created:

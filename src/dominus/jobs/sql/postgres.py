@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import Connection, bindparam, text
@@ -12,9 +12,6 @@ from dominus.db.types import UTCDateTime
 from dominus.jobs.model import Job, NewJob
 from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
 from dominus.jobs.sql.rows import JOB_COLUMNS, job_from_row
-
-# NOTIFY payloads are limited to 8000 bytes; past that, an empty payload means "anything".
-NOTIFY_PAYLOAD_LIMIT = 7900
 
 _CLAIM = (
     text(
@@ -89,14 +86,10 @@ def insert_plain_jobs(connection: Connection, jobs: Sequence[NewJob], now: datet
     return sorted(ids)
 
 
-def notify_new_jobs(connection: Connection, job_types: Iterable[str]) -> None:
-    """Wake idle workers when this transaction commits (never if it rolls back)."""
-    payload = ",".join(sorted(set(job_types)))
-    if len(payload) > NOTIFY_PAYLOAD_LIMIT:
-        payload = ""
-    connection.execute(
-        text("SELECT pg_notify(:channel, :payload)"), {"channel": JOBS_CHANNEL, "payload": payload}
-    )
+def notify_new_jobs(connection: Connection) -> None:
+    """Wake idle workers when this transaction commits (never if it rolls back). No payload:
+    a listener wakes its loop whatever became pending, and the claim picks the types."""
+    connection.execute(text("SELECT pg_notify(:channel, '')"), {"channel": JOBS_CHANNEL})
 
 
 def notify_cancel(connection: Connection, worker_id: str) -> None:

@@ -161,7 +161,7 @@ def _interrupt(connection: Connection, outcome: AttemptOutcome, now: datetime) -
     if updated != 1:
         return False
     if connection.dialect.name == "postgresql":
-        postgres.notify_new_jobs(connection, [])
+        postgres.notify_new_jobs(connection)
     record_event(
         connection,
         outcome.claim.job_id,
