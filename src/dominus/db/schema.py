@@ -42,8 +42,6 @@ Identifier = BigInteger().with_variant(Integer(), "sqlite")
 # SQL NULL (not the JSON text 'null') for Python None, on both backends.
 Document = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
 
-JOB_STATUSES = ("pending", "running", "completed", "failed", "cancelled")
-
 job_queue = Table(
     "job_queue",
     metadata,
@@ -212,8 +210,6 @@ schedulers = Table(
 
 # --- the domain pipeline (migration 0004) ------------------------------------------------------
 # Runs reference their job by id without a foreign key: finished jobs are pruned, runs are kept.
-
-RUN_STATUSES = ("pending", "running", "completed", "failed", "cancelled")
 
 weight_sets = Table(
     "weight_sets",

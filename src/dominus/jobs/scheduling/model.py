@@ -105,8 +105,3 @@ def fire_dedupe_key(name: str, fire_at: datetime) -> str:
 def manual_dedupe_key(name: str) -> str:
     """The key of a run asked for by hand (`schedules run`): one at a time."""
     return f"{DEDUPE_PREFIX}{name}:{MANUAL}"
-
-
-def dedupe_prefix(name: str) -> str:
-    """Every job of the schedule `name` has a dedupe key starting with this."""
-    return f"{DEDUPE_PREFIX}{name}:"
