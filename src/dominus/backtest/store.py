@@ -17,12 +17,11 @@ from dominus.backtest.outcomes import OutcomeIn
 from dominus.backtest.samples import Sample
 from dominus.backtest.snapshot import SnapshotResult, build_snapshot, read_samples
 from dominus.db.errors import database_errors
-from dominus.db.schema import outcomes, threshold_sets, weight_sets, weight_tunes
+from dominus.db.schema import MAX_ID, outcomes, threshold_sets, weight_sets, weight_tunes
 from dominus.errors import DominusError
 from dominus.portfolio.store import Outcome, outcome_of
 from dominus.scoring.config import ScoringConfig
 
-MAX_ID = 2**63 - 1
 # (connection) -> (job id, created): enqueues the build in the outcome's own transaction.
 EnqueueBuild = Callable[[Connection], tuple[int, bool]]
 

@@ -39,6 +39,8 @@ metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 # BIGINT on PostgreSQL, INTEGER PRIMARY KEY (the rowid alias) on SQLite.
 Identifier = BigInteger().with_variant(Integer(), "sqlite")
+# The largest Identifier: a larger number names no row (and would overflow the driver).
+MAX_ID = 2**63 - 1
 # SQL NULL (not the JSON text 'null') for Python None, on both backends.
 Document = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
 

@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 
 RESYNC_SECONDS = 30.0
+# The earliest aware instant: a duty first due at it is due at the first tick.
+EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 
 def utc_now() -> datetime:

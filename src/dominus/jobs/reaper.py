@@ -22,14 +22,13 @@ finished-but-unrecorded ones included, before the reaper runs in the same tick (
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
+from dominus.jobs.clock import EARLIEST
 from dominus.jobs.model import ReclaimedJob
 from dominus.jobs.store import JobStore, RetryDelay
 
 log = logging.getLogger("dominus.worker")
-
-_EPOCH = datetime.min.replace(tzinfo=UTC)
 
 
 class StaleJobReaper:
@@ -50,7 +49,7 @@ class StaleJobReaper:
         self._retry_delay = retry_delay
         # A healthy gap shorter than this may not have let a live worker heartbeat.
         self._merge_gap = min(self._max_age, timedelta(seconds=2 * heartbeat_interval_seconds))
-        self._next_at = _EPOCH
+        self._next_at = EARLIEST
         # The latest stretch of database trouble this worker saw: (start, end), or None.
         self._trouble: tuple[datetime, datetime] | None = None
 

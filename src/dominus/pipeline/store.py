@@ -33,6 +33,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from dominus.db.errors import database_errors
 from dominus.db.schema import (
+    MAX_ID,
     candidates,
     pipeline_checkpoints,
     pipeline_runs,
@@ -43,7 +44,6 @@ from dominus.errors import DominusError
 from dominus.pipeline.model import RunInput, RunStatus, Stage
 
 BATCH_SIZE = 500
-MAX_ID = 2**63 - 1
 # The lists of a run's input (RunInput's fields), counted in run listings.
 INPUT_LISTS = ("keywords", "brandable", "closeout")
 

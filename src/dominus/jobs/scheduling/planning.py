@@ -16,10 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from dominus.jobs.scheduling.timetable import Timetable
+from dominus.jobs.scheduling.timetable import STEP, Timetable
 
 MAX_COUNTED_SKIPS = 100_000
-_STEP = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,14 +52,14 @@ def plan_fires(
         return FirePlan(cursor, next_fire_at, None, False, 0, False, None, None)
     lateness = now - latest
     fire_at = latest if lateness <= max(catch_up_window, on_time) else None
-    skipped_until = latest if fire_at is not None else latest + _STEP  # exclusive end
+    skipped_until = latest if fire_at is not None else latest + STEP  # exclusive end
     skipped = timetable.count_between(cursor, skipped_until, MAX_COUNTED_SKIPS + 1)
     skipped_more = skipped > MAX_COUNTED_SKIPS
     skipped = min(skipped, MAX_COUNTED_SKIPS)
     first_skipped = last_skipped = None
     if skipped:
-        first_skipped = timetable.next_after(cursor - _STEP)
-        last_skipped = latest if fire_at is None else timetable.latest_at_or_before(latest - _STEP)
+        first_skipped = timetable.next_after(cursor - STEP)
+        last_skipped = latest if fire_at is None else timetable.latest_at_or_before(latest - STEP)
     catch_up = fire_at is not None and (skipped > 0 or lateness > on_time)
     return FirePlan(
         cursor=cursor,

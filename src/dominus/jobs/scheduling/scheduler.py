@@ -18,14 +18,14 @@ import socket
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import Connection
 
 from dominus.errors import DatabaseBusyError, DatabaseError, DatabaseGoneError, DominusError
 from dominus.jobs.backoff import DatabaseBackoff
 from dominus.jobs.client import EnqueueRequest, JobQueue
-from dominus.jobs.clock import utc_now
+from dominus.jobs.clock import EARLIEST, utc_now
 from dominus.jobs.model import EnqueueResult
 from dominus.jobs.scheduling.model import Schedule, SchedulerInfo
 from dominus.jobs.scheduling.planning import plan_fires
@@ -35,7 +35,6 @@ from dominus.jobs.worker import new_worker_id
 
 log = logging.getLogger("dominus.scheduler")
 
-_EPOCH = datetime.min.replace(tzinfo=UTC)
 DAY = 86_400.0
 
 
@@ -91,8 +90,8 @@ class Scheduler:
         self._stop = threading.Event()
         self._registered = False
         self._synced = False
-        self._next_heartbeat_at = _EPOCH
-        self._next_prune_at = _EPOCH
+        self._next_heartbeat_at = EARLIEST
+        self._next_prune_at = EARLIEST
         # When each active schedule is next due, as last seen (when to wake up).
         self._due: dict[str, datetime] = {}
         # The last failure logged per schedule, so a fire that keeps failing logs once.

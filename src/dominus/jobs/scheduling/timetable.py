@@ -35,7 +35,8 @@ FIELD_COUNTS = (5, 6)
 # How far back `latest_at_or_before` looks: further than any expression's longest gap between
 # two fires (29 February of a leap year every 4, or 8, years).
 LOOK_BACK = timedelta(days=366 * 9)
-_STEP = timedelta(microseconds=1)
+# The smallest step between two instants: `fire - STEP` is "just before that fire".
+STEP = timedelta.resolution
 _HASHED = re.compile(r"H(\(.*\))?(/\d+)?")
 
 
@@ -108,7 +109,7 @@ class Timetable:
     def count_between(self, start: datetime, end: datetime, limit: int) -> int:
         """How many fires lie in [start, end), counting at most `limit`."""
         count = 0
-        for fire in self.fires_after(start - _STEP):
+        for fire in self.fires_after(start - STEP):
             if fire >= end or count >= limit:
                 break
             count += 1

@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from dominus.db.schema import dead_letter_jobs, job_events, job_queue, workers
+from dominus.db.schema import MAX_ID, dead_letter_jobs, job_events, job_queue, workers
 from dominus.errors import InvalidTransitionError, JobNotFoundError
 from dominus.jobs.model import (
     DeadLetterEntry,
@@ -32,9 +32,6 @@ from dominus.jobs.sql.rows import (
     job_from_row,
     worker_from_row,
 )
-
-# Ids are 64-bit; a larger number cannot name a row (and would overflow the driver).
-MAX_ID = 2**63 - 1
 
 
 def get_job(connection: Connection, job_id: int, *, for_update: bool = False) -> Job:
