@@ -20,7 +20,7 @@ from sqlalchemy import update
 
 from dominus.db.schema import job_queue
 from dominus.jobs import EventKind, JobStatus
-from dominus.jobs.model import AttemptOutcome, OutcomeKind
+from dominus.jobs.model import Failed
 from dominus.pipeline.model import PIPELINE_RUN, RunStatus
 from dominus.pipeline.runner import PipelineOptions, PipelineRunner
 from dominus.pipeline.store import PipelineStore, RunRecord
@@ -130,9 +130,7 @@ def test_its_own_job_resumes_after_a_failed_attempt(client: TestClient) -> None:
     [job] = runtime.store.claim("w-crashed", [PIPELINE_RUN], 1, runtime.clock())
     runs = PipelineStore(runtime.engine)
     runs.finish_run(created["runId"], RunStatus.FAILED, runtime.clock(), error="boom")
-    failure = AttemptOutcome(
-        job.claim, OutcomeKind.FAILED, error="boom", retry_at=runtime.clock(), job_type=PIPELINE_RUN
-    )
+    failure = Failed(job.claim, error="boom", retry_at=runtime.clock(), job_type=PIPELINE_RUN)
     assert runtime.store.settle([failure], runtime.clock())[0] == [True]
     finish_jobs(runtime)
     assert runs.get_run(created["runId"]).status is RunStatus.COMPLETED
@@ -150,9 +148,7 @@ def test_jobs_retry_and_dlq_requeue_rerun_its_own_job(client: TestClient) -> Non
     PipelineStore(runtime.engine).finish_run(
         dead["runId"], RunStatus.FAILED, runtime.clock(), error="gave up"
     )
-    given_up = AttemptOutcome(
-        job.claim, OutcomeKind.FAILED, error="gave up", permanent=True, job_type=PIPELINE_RUN
-    )
+    given_up = Failed(job.claim, error="gave up", permanent=True, job_type=PIPELINE_RUN)
     runtime.store.settle([given_up], runtime.clock())
     [entry] = runtime.store.list_dead_letters()
 

@@ -29,7 +29,7 @@ from dominus.jobs import (
 )
 from dominus.jobs.abort import AbortSignal
 from dominus.jobs.context import HandlerTransactions, ProgressReporter
-from dominus.jobs.model import AttemptOutcome, Claim, Job, OutcomeKind
+from dominus.jobs.model import Claim, Completed, Job
 from tests.conftest import T0, FakeClock
 from tests.contract.test_enqueue_and_claim import new_job
 from tests.draining import drain
@@ -195,7 +195,7 @@ def test_completing_in_the_transaction_completes_the_job_with_the_handlers_write
     assert store.metric_totals().counter("completed", "diag.noop") == 1.0
     # The worker's own completion of the same attempt would now be refused (the row is done).
     later = clock.advance(1)
-    accepted, _ = store.settle([AttemptOutcome(job.claim, OutcomeKind.COMPLETED)], later)
+    accepted, _ = store.settle([Completed(job.claim)], later)
     assert accepted == [False]
 
 

@@ -15,16 +15,15 @@ from dominus.jobs.metrics_model import (
     FAILED,
     RECLAIMED,
 )
-from dominus.jobs.model import AttemptOutcome, Claim, OutcomeKind
+from dominus.jobs.model import AttemptOutcome, Cancelled, Claim, Completed, Failed
 from tests.conftest import T0
 from tests.contract.test_enqueue_and_claim import new_job
 from tests.contract.test_transitions import fail
 
 
 def completed(job_claim: Claim, seconds: float) -> AttemptOutcome:
-    return AttemptOutcome(
+    return Completed(
         job_claim,
-        OutcomeKind.COMPLETED,
         job_type="diag.noop",
         duration_seconds=seconds,
     )
@@ -36,10 +35,8 @@ def test_counters_follow_every_transition(store: JobStore) -> None:
     jobs = store.claim("w1", ["diag.noop"], 7, T0)
     # The common path (all completed: the loop's own connection) and the general one (mixed).
     store.settle([completed(jobs[0].claim, 0.004), completed(jobs[1].claim, 2.5)], T0)
-    failing = AttemptOutcome(
-        jobs[2].claim, OutcomeKind.FAILED, error="x", retry_at=T0, job_type="diag.noop"
-    )
-    cancelling = AttemptOutcome(jobs[3].claim, OutcomeKind.CANCELLED, job_type="diag.noop")
+    failing = Failed(jobs[2].claim, error="x", retry_at=T0, job_type="diag.noop")
+    cancelling = Cancelled(jobs[3].claim, job_type="diag.noop")
     store.settle([completed(jobs[4].claim, 7200), failing, cancelling], T0)
     store.request_cancel(store.enqueue([new_job()], T0)[0].job_id, T0)  # pending → cancelled
     store.reclaim_stale(T0 + timedelta(hours=1), 60, lambda _t, _a: 0)  # jobs 5 and 6

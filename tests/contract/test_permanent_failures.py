@@ -21,7 +21,7 @@ from dominus.jobs import (
     WorkerConfig,
 )
 from dominus.jobs.metrics_model import DEAD_LETTERED, FAILED
-from dominus.jobs.model import AttemptOutcome, OutcomeKind
+from dominus.jobs.model import Failed
 from tests.conftest import T0, FakeClock
 from tests.contract.test_transitions import claimed_job, kinds
 from tests.draining import drain
@@ -29,9 +29,8 @@ from tests.draining import drain
 
 def test_a_permanent_failure_on_attempt_1_of_3_dead_letters_at_once(store: JobStore) -> None:
     job = claimed_job(store, max_attempts=3)
-    outcome = AttemptOutcome(
+    outcome = Failed(
         job.claim,
-        OutcomeKind.FAILED,
         error="PermanentJobError: thing 7 does not exist",
         traceback="Traceback: ...",
         retry_at=T0 + timedelta(seconds=10),

@@ -8,7 +8,15 @@ import pytest
 
 from dominus.errors import InvalidTransitionError, JobNotFoundError
 from dominus.jobs import EventKind, Job, JobStatus, JobStore
-from dominus.jobs.model import AttemptOutcome, Claim, OutcomeKind, WorkerInfo
+from dominus.jobs.model import (
+    AttemptOutcome,
+    Cancelled,
+    Claim,
+    Completed,
+    Failed,
+    Interrupted,
+    WorkerInfo,
+)
 from tests.conftest import T0
 from tests.contract.test_enqueue_and_claim import new_job
 
@@ -24,9 +32,8 @@ def claimed_job(store: JobStore, *, max_attempts: int = 3, worker: str = "w1") -
 
 
 def fail(claim: Claim, message: str = "boom", retry_in: float = 10) -> AttemptOutcome:
-    return AttemptOutcome(
+    return Failed(
         claim,
-        OutcomeKind.FAILED,
         error=message,
         traceback=f"Traceback: {message}",
         retry_at=T0 + timedelta(seconds=retry_in),
@@ -43,7 +50,7 @@ def no_delay(_job_type: str, _attempt: int) -> float:
 
 def test_complete_stores_the_result(store: JobStore) -> None:
     job = claimed_job(store)
-    outcome = AttemptOutcome(job.claim, OutcomeKind.COMPLETED, result={"answer": 42})
+    outcome = Completed(job.claim, result={"answer": 42})
     accepted, _ = store.settle([outcome], T0 + timedelta(seconds=2))
     assert accepted == [True]
     done = store.get_job(job.id)
@@ -56,7 +63,7 @@ def test_complete_stores_the_result(store: JobStore) -> None:
 def test_settle_and_claim_in_one_transaction(store: JobStore) -> None:
     job = claimed_job(store)
     store.enqueue([new_job(), new_job()], T0)
-    outcome = AttemptOutcome(job.claim, OutcomeKind.COMPLETED, result=None)
+    outcome = Completed(job.claim, result=None)
     accepted, claimed = store.settle([outcome], T0, claim_for=("w1", ["diag.noop"], 5))
     assert accepted == [True] and len(claimed) == 2
 
@@ -101,7 +108,7 @@ def test_writes_are_fenced_on_the_claim(store: JobStore) -> None:
     stale = Claim(job.id, "someone-else", job.attempts)
     older_attempt = Claim(job.id, job.locked_by or "", job.attempts - 1)
     for claim in (stale, older_attempt):
-        accepted, _ = store.settle([AttemptOutcome(claim, OutcomeKind.COMPLETED)], T0)
+        accepted, _ = store.settle([Completed(claim)], T0)
         assert accepted == [False]
         assert not store.record_progress(claim, {"x": 1}, T0)
     assert store.get_job(job.id).status is JobStatus.RUNNING
@@ -115,8 +122,8 @@ def test_a_batch_with_one_lost_claim_still_records_the_others(store: JobStore) -
     first, second = store.claim("w1", ["diag.noop"], 2, T0)
     lost = Claim(second.id, "w1", 99)
     outcomes = [
-        AttemptOutcome(first.claim, OutcomeKind.COMPLETED, result=1),
-        AttemptOutcome(lost, OutcomeKind.COMPLETED, result=2),
+        Completed(first.claim, result=1),
+        Completed(lost, result=2),
     ]
     accepted, _ = store.settle(outcomes, T0)
     assert accepted == [True, False]
@@ -139,7 +146,7 @@ def test_cancel_running_sets_a_request_the_owner_sees(store: JobStore) -> None:
     assert requested.cancel_requested_at == T0
     assert store.cancel_requests("w1") == [job.claim]
     assert store.cancel_requests("w2") == []
-    store.settle([AttemptOutcome(job.claim, OutcomeKind.CANCELLED, result={"x": 1})], T0)
+    store.settle([Cancelled(job.claim, result_dropped=True)], T0)
     done = store.get_job(job.id)
     assert done.status is JobStatus.CANCELLED and done.result is None
     assert kinds(store, job.id) == [EventKind.CANCEL_REQUESTED, EventKind.CANCELLED]
@@ -147,7 +154,7 @@ def test_cancel_running_sets_a_request_the_owner_sees(store: JobStore) -> None:
 
 def test_cancel_of_a_finished_or_unknown_job_is_refused(store: JobStore) -> None:
     job = claimed_job(store)
-    store.settle([AttemptOutcome(job.claim, OutcomeKind.COMPLETED)], T0)
+    store.settle([Completed(job.claim)], T0)
     with pytest.raises(InvalidTransitionError, match="already completed"):
         store.request_cancel(job.id, T0)
     with pytest.raises(JobNotFoundError):
@@ -161,8 +168,8 @@ def test_shutdown_interruption_cancels_or_requeues_without_spending_the_attempt(
     first, second = store.claim("w1", ["diag.noop"], 2, T0)
     store.settle(
         [
-            AttemptOutcome(first.claim, OutcomeKind.INTERRUPTED, requeue=False),
-            AttemptOutcome(second.claim, OutcomeKind.INTERRUPTED, requeue=True),
+            Interrupted(first.claim, requeue=False),
+            Interrupted(second.claim, requeue=True),
         ],
         T0,
     )
@@ -211,7 +218,7 @@ def test_stale_jobs_are_reclaimed_and_fresh_ones_never(store: JobStore) -> None:
     assert [event.kind for event in events] == [EventKind.RECLAIMED, EventKind.RETRY_SCHEDULED]
     assert events[0].worker_id == "silent" and events[0].attempt == 1
     # The silent worker comes back and tries to finish: its outcome is refused.
-    accepted, _ = store.settle([AttemptOutcome(stale.claim, OutcomeKind.COMPLETED)], T0)
+    accepted, _ = store.settle([Completed(stale.claim)], T0)
     assert accepted == [False]
 
 

@@ -47,7 +47,15 @@ from sqlalchemy import Engine, delete, func, select, text
 from dominus.db.schema import dead_letter_jobs, job_events, job_metrics, job_queue, workers
 from dominus.errors import InvalidTransitionError
 from dominus.jobs import EventKind, JobStatus, SqlJobStore
-from dominus.jobs.model import AttemptOutcome, Claim, NewJob, OutcomeKind
+from dominus.jobs.model import (
+    AttemptOutcome,
+    Cancelled,
+    Claim,
+    Completed,
+    Failed,
+    Interrupted,
+    NewJob,
+)
 from tests.conftest import T0
 
 # The default budget of this test, more than the suite's profile gives (a step takes ~3 ms on
@@ -248,7 +256,7 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def complete(self, data: st.DataObject) -> None:
         claim = data.draw(st.sampled_from(self._all_held()))
-        if self._settle(AttemptOutcome(claim, OutcomeKind.COMPLETED, result={"ok": True})):
+        if self._settle(Completed(claim, result={"ok": True})):
             job = self.model.jobs[claim.job_id]
             job.status = JobStatus.COMPLETED
 
@@ -257,9 +265,7 @@ class StoreMachine(RuleBasedStateMachine):
     def fail(self, data: st.DataObject, permanent: bool, retry_in: float) -> None:
         claim = data.draw(st.sampled_from(self._all_held()))
         retry_at = self.now + timedelta(seconds=retry_in)
-        outcome = AttemptOutcome(
-            claim, OutcomeKind.FAILED, error="boom", retry_at=retry_at, permanent=permanent
-        )
+        outcome = Failed(claim, error="boom", retry_at=retry_at, permanent=permanent)
         if self._settle(outcome):
             job = self.model.jobs[claim.job_id]
             if permanent or job.attempts >= job.max_attempts:
@@ -271,7 +277,7 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def cancelled_outcome(self, data: st.DataObject) -> None:
         claim = data.draw(st.sampled_from(self._all_held()))
-        if self._settle(AttemptOutcome(claim, OutcomeKind.CANCELLED)):
+        if self._settle(Cancelled(claim)):
             self.model.jobs[claim.job_id].status = JobStatus.CANCELLED
 
     @precondition(lambda self: self._all_held())
@@ -279,7 +285,7 @@ class StoreMachine(RuleBasedStateMachine):
     def shutdown(self, data: st.DataObject, requeue: bool) -> None:
         """Worker shutdown: requeued without spending the attempt, or cancelled."""
         claim = data.draw(st.sampled_from(self._all_held()))
-        if self._settle(AttemptOutcome(claim, OutcomeKind.INTERRUPTED, requeue=requeue)):
+        if self._settle(Interrupted(claim, requeue=requeue)):
             job = self.model.jobs[claim.job_id]
             if requeue:
                 self._release(job, self.now)

@@ -17,7 +17,7 @@ from sqlalchemy import Connection
 
 from dominus.errors import ClaimLostError
 from dominus.jobs.abort import AbortReason, AbortSignal
-from dominus.jobs.model import AttemptOutcome, Claim, Job, OutcomeKind
+from dominus.jobs.model import Claim, Completed, Job
 from dominus.jobs.store import FencedTransaction, JobStore
 
 log = logging.getLogger(__name__)
@@ -136,9 +136,8 @@ class HandlerTransactions:
             raise RuntimeError("complete() takes the connection of the open ctx.transaction()")
         now = self._clock()
         started = self._job.started_at
-        outcome = AttemptOutcome(
+        outcome = Completed(
             self._claim,
-            OutcomeKind.COMPLETED,
             result=jsonable(result),
             progress=self._reporter.unwritten(),
             job_type=self._job.job_type,

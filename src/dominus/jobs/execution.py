@@ -16,7 +16,15 @@ from typing import Any
 from dominus.errors import PermanentJobError
 from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.jobs.context import HandlerTransactions, JobContext, ProgressReporter, jsonable
-from dominus.jobs.model import AttemptOutcome, Claim, Job, OutcomeKind
+from dominus.jobs.model import (
+    AttemptOutcome,
+    Cancelled,
+    Claim,
+    Completed,
+    Failed,
+    Interrupted,
+    Job,
+)
 from dominus.jobs.registry import JobType
 
 log = logging.getLogger("dominus.worker")
@@ -146,36 +154,31 @@ def outcome_of(
     """
     running = finished.running
     claim = running.claim
-    progress = running.reporter.unwritten()
     reason = running.abort.reason
-    about: dict[str, Any] = {"job_type": running.job.job_type, "progress": progress}
+    duration = None
     if finished.finished_at is not None and running.job.started_at is not None:
-        about["duration_seconds"] = (finished.finished_at - running.job.started_at).total_seconds()
+        duration = (finished.finished_at - running.job.started_at).total_seconds()
+    about: dict[str, Any] = {
+        "job_type": running.job.job_type,
+        "progress": running.reporter.unwritten(),
+        "duration_seconds": duration,
+    }
     if reason is AbortReason.CANCELLED:
-        return AttemptOutcome(claim, OutcomeKind.CANCELLED, result=finished.value, **about)
+        return Cancelled(claim, result_dropped=finished.value is not None, **about)
     if reason is AbortReason.SHUTDOWN:
-        return AttemptOutcome(claim, OutcomeKind.INTERRUPTED, requeue=shutdown_requeue, **about)
+        return Interrupted(claim, requeue=shutdown_requeue, **about)
     if reason is AbortReason.TIMEOUT:
-        timeout = running.job.timeout_seconds
-        message = f"timed out after {timeout:g} s"
+        message = f"timed out after {running.job.timeout_seconds:g} s"
         if finished.error:
             message += f" ({finished.error})"
-        return AttemptOutcome(
-            claim,
-            OutcomeKind.FAILED,
-            error=message,
-            traceback=finished.traceback,
-            retry_at=retry_at(running),
-            **about,
-        )
+        return Failed(claim, message, retry_at(running), traceback=finished.traceback, **about)
     if finished.error is not None:
-        return AttemptOutcome(
+        return Failed(
             claim,
-            OutcomeKind.FAILED,
-            error=finished.error,
+            finished.error,
+            retry_at(running),
             traceback=finished.traceback,
-            retry_at=retry_at(running),
             permanent=finished.permanent,
             **about,
         )
-    return AttemptOutcome(claim, OutcomeKind.COMPLETED, result=finished.value, **about)
+    return Completed(claim, finished.value, **about)

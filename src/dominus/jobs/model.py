@@ -18,7 +18,7 @@ State machine (who moves a job out of each state):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -177,32 +177,54 @@ class QueueStats:
     workers_alive: int
 
 
-class OutcomeKind(StrEnum):
-    COMPLETED = "completed"
-    FAILED = "failed"
-    CANCELLED = "cancelled"  # a user's cancel request was honoured (or ignored; same result)
-    INTERRUPTED = "interrupted"  # stopped by worker shutdown
+@dataclass(frozen=True, slots=True)
+class OutcomeBase:
+    """What every outcome carries: the attempt it ends and, for the metrics and the job row,
+    the progress not yet written, the job's type and how long the attempt ran."""
+
+    claim: Claim
+    _: KW_ONLY
+    progress: JsonObject | None = None
+    job_type: str = ""
+    duration_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class AttemptOutcome:
-    """How one attempt ended, as the owning worker reports it to the store."""
+class Completed(OutcomeBase):
+    """The handler returned `result`."""
 
-    claim: Claim
-    kind: OutcomeKind
     result: Any = None
-    error: str | None = None
-    traceback: str | None = None
-    # For failures: when to run again if attempts remain (computed from the retry policy).
+
+
+@dataclass(frozen=True, slots=True)
+class Failed(OutcomeBase):
+    """The handler raised (or timed out). Retried at `retry_at` (None: at once) while attempts
+    remain, unless `permanent` (a PermanentJobError: retrying cannot help)."""
+
+    error: str
     retry_at: datetime | None = None
-    # For interruptions: True puts the job back to pending without spending the attempt.
-    requeue: bool = False
-    # For failures: the handler said retrying cannot help (PermanentJobError): no retry.
+    traceback: str | None = None
     permanent: bool = False
-    progress: JsonObject | None = field(default=None)
-    # For the metrics: the job's type and how long the attempt ran.
-    job_type: str = ""
-    duration_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled(OutcomeBase):
+    """A user's cancel request was honoured (or ignored by the handler; same result).
+    `result_dropped`: the handler returned a result anyway, which is not kept."""
+
+    result_dropped: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupted(OutcomeBase):
+    """Stopped by worker shutdown. `requeue` puts the job back to pending without spending the
+    attempt; otherwise it is cancelled."""
+
+    requeue: bool = False
+
+
+# How one attempt ended, as the owning worker reports it to the store.
+AttemptOutcome = Completed | Failed | Cancelled | Interrupted
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from dominus.jobs.model import AttemptOutcome, Job, OutcomeKind
+from dominus.jobs.model import AttemptOutcome, Cancelled, Completed, Failed, Interrupted, Job
 
 log = logging.getLogger("dominus.worker")
 
 
 def scheduled_retry(job: Job, outcome: AttemptOutcome) -> datetime | None:
     """When the job runs again after this (accepted) outcome, or None if it does not retry."""
-    if outcome.kind is not OutcomeKind.FAILED or dead_lettered(job, outcome):
+    if not isinstance(outcome, Failed) or dead_lettered(job, outcome):
         return None
     return outcome.retry_at
 
@@ -28,18 +28,19 @@ def log_settled(job: Job, outcome: AttemptOutcome, accepted: bool) -> None:
         )
         return
     attempt = f"attempt {job.attempts}/{job.max_attempts}"
-    if outcome.kind is OutcomeKind.COMPLETED:
-        log.info("job %d %s completed (%s)", job.id, job.job_type, attempt)
-    elif outcome.kind is OutcomeKind.FAILED:
-        _log_failure(job, outcome, attempt)
-    elif outcome.kind is OutcomeKind.CANCELLED:
-        log.info("job %d %s cancelled (%s)", job.id, job.job_type, attempt)
-    else:
-        verb = "returned to pending" if outcome.requeue else "cancelled"
-        log.info("job %d %s interrupted by shutdown: %s", job.id, job.job_type, verb)
+    match outcome:
+        case Completed():
+            log.info("job %d %s completed (%s)", job.id, job.job_type, attempt)
+        case Failed():
+            _log_failure(job, outcome, attempt)
+        case Cancelled():
+            log.info("job %d %s cancelled (%s)", job.id, job.job_type, attempt)
+        case Interrupted():
+            verb = "returned to pending" if outcome.requeue else "cancelled"
+            log.info("job %d %s interrupted by shutdown: %s", job.id, job.job_type, verb)
 
 
-def _log_failure(job: Job, outcome: AttemptOutcome, attempt: str) -> None:
+def _log_failure(job: Job, outcome: Failed, attempt: str) -> None:
     if dead_lettered(job, outcome):
         log.error(
             "job %d %s failed (%s): %s; %sdead-lettered",
@@ -50,17 +51,17 @@ def _log_failure(job: Job, outcome: AttemptOutcome, attempt: str) -> None:
             "permanent, not retried; " if outcome.permanent else "",
         )
         return
-    assert outcome.retry_at is not None
+    retry_at = outcome.retry_at
     log.warning(
         "job %d %s failed (%s): %s; retry not before %s",
         job.id,
         job.job_type,
         attempt,
         outcome.error,
-        outcome.retry_at.isoformat(timespec="milliseconds"),
+        "now" if retry_at is None else retry_at.isoformat(timespec="milliseconds"),
     )
 
 
-def dead_lettered(job: Job, outcome: AttemptOutcome) -> bool:
+def dead_lettered(job: Job, outcome: Failed) -> bool:
     """Whether this (accepted) failure ended the job in the dead-letter queue."""
     return job.attempts >= job.max_attempts or outcome.permanent

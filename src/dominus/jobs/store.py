@@ -18,6 +18,7 @@ from dominus.jobs.metrics_model import MetricTotals
 from dominus.jobs.model import (
     AttemptOutcome,
     Claim,
+    Completed,
     DeadLetterEntry,
     EnqueueResult,
     Job,
@@ -45,7 +46,7 @@ class FencedTransaction(Protocol):
         """Whether `complete` ran in this transaction."""
         ...
 
-    def complete(self, outcome: AttemptOutcome, now: datetime) -> None:
+    def complete(self, outcome: Completed, now: datetime) -> None:
         """Complete the job in this transaction (fenced). Raises ClaimLostError."""
         ...
 

@@ -37,8 +37,9 @@ from dominus.jobs.model import (
     AttemptOutcome,
     Claim,
     DeadLetteredJob,
+    Failed,
+    Interrupted,
     Job,
-    OutcomeKind,
     ReclaimedJob,
     WorkerInfo,
 )
@@ -418,7 +419,7 @@ class Worker:
         if running is None:
             return
         log_settled(running.job, outcome, accepted)
-        if accepted and outcome.kind is OutcomeKind.FAILED and dead_lettered(running.job, outcome):
+        if accepted and isinstance(outcome, Failed) and dead_lettered(running.job, outcome):
             self._tell_dead_lettered(_failed_notice(running.job, outcome, self._clock()))
         retry_at = scheduled_retry(running.job, outcome) if accepted else None
         if retry_at is not None:
@@ -541,9 +542,8 @@ class Worker:
                 self._config.abort_grace_seconds,
             )
             self._unsettled.append(
-                AttemptOutcome(
+                Interrupted(
                     running.claim,
-                    OutcomeKind.INTERRUPTED,
                     requeue=self._config.shutdown_requeue,
                     progress=running.reporter.unwritten(),
                     job_type=running.job.job_type,
@@ -650,7 +650,7 @@ class Worker:
         return duties
 
 
-def _failed_notice(job: Job, outcome: AttemptOutcome, now: datetime) -> DeadLetteredJob:
+def _failed_notice(job: Job, outcome: Failed, now: datetime) -> DeadLetteredJob:
     return DeadLetteredJob(
         job_id=job.id,
         job_type=job.job_type,

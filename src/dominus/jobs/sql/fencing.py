@@ -28,7 +28,7 @@ from dominus.db.errors import database_errors
 from dominus.db.schema import Document, job_queue
 from dominus.db.types import UTCDateTime
 from dominus.errors import ClaimLostError
-from dominus.jobs.model import AttemptOutcome, Claim
+from dominus.jobs.model import Claim, Completed
 from dominus.jobs.sql import metrics
 from dominus.jobs.sql.predicates import fenced
 
@@ -42,7 +42,7 @@ def claim_holds(connection: Connection, claim: Claim, *, lock: bool) -> bool:
     return connection.execute(query).first() is not None
 
 
-def complete_fenced(connection: Connection, outcome: AttemptOutcome, now: datetime) -> bool:
+def complete_fenced(connection: Connection, outcome: Completed, now: datetime) -> bool:
     """Complete the job inside the handler's transaction (River's JobCompleteTx), fenced like
     the worker's own completion, with its metrics. False when the claim no longer holds."""
     updated = connection.execute(
@@ -75,7 +75,7 @@ class SqlFencedTransaction:
         self.claim = claim
         self.completed = False
 
-    def complete(self, outcome: AttemptOutcome, now: datetime) -> None:
+    def complete(self, outcome: Completed, now: datetime) -> None:
         if self.completed:
             raise RuntimeError(f"job {self.claim.job_id} was already completed in this transaction")
         if outcome.claim != self.claim:

@@ -32,7 +32,7 @@ from dominus.jobs.metrics_model import (
     RECLAIMED,
     MetricTotals,
 )
-from dominus.jobs.model import AttemptOutcome, OutcomeKind
+from dominus.jobs.model import AttemptOutcome, Completed
 
 __all__ = [
     "BUCKET_LABELS",
@@ -75,7 +75,7 @@ class Increments:
 
     def completions(self, outcomes: Iterable[AttemptOutcome]) -> Increments:
         for outcome in outcomes:
-            if outcome.kind is OutcomeKind.COMPLETED:
+            if isinstance(outcome, Completed):
                 self.completed(outcome.job_type, outcome.duration_seconds)
         return self
 

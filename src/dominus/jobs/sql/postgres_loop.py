@@ -26,7 +26,7 @@ from sqlalchemy import Engine
 
 from dominus.db.errors import database_errors, translated
 from dominus.jobs.metrics_model import DURATION_BUCKETS
-from dominus.jobs.model import AttemptOutcome, Job, JobStatus
+from dominus.jobs.model import Completed, Job, JobStatus
 from dominus.jobs.sql import metrics
 from dominus.jobs.sql.sqlite_driver import JOB_FIELDS
 
@@ -98,7 +98,7 @@ class PostgresLoopConnections:
 
     def settle_completed(
         self,
-        outcomes: Sequence[AttemptOutcome],
+        outcomes: Sequence[Completed],
         now: datetime,
         claim_for: tuple[str, Sequence[str], int] | None,
     ) -> tuple[list[bool], list[Job]]:
@@ -148,7 +148,7 @@ _BOUNDS = list(DURATION_BUCKETS)
 _LABELS = list(metrics.BUCKET_LABELS)
 
 
-def _completion_parameters(outcomes: Sequence[AttemptOutcome], now: datetime) -> dict[str, Any]:
+def _completion_parameters(outcomes: Sequence[Completed], now: datetime) -> dict[str, Any]:
     writer = outcomes[0].claim.worker_id if outcomes else None
     return {
         "now": now,

@@ -10,7 +10,15 @@ from sqlalchemy import Connection, bindparam, func, literal, select, update
 
 from dominus.db.schema import Document, job_queue
 from dominus.db.types import UTCDateTime
-from dominus.jobs.model import AttemptOutcome, Claim, EventKind, OutcomeKind
+from dominus.jobs.model import (
+    AttemptOutcome,
+    Cancelled,
+    Claim,
+    Completed,
+    EventKind,
+    Failed,
+    Interrupted,
+)
 from dominus.jobs.sql import metrics, postgres, sqlite_driver
 from dominus.jobs.sql.failures import FailedAttempt, record_failed_attempt
 from dominus.jobs.sql.history import record_event
@@ -38,16 +46,21 @@ def settle_outcomes(
     connection: Connection, outcomes: Sequence[AttemptOutcome], now: datetime
 ) -> list[bool]:
     accepted: dict[Claim, bool] = {}
-    completed = [outcome for outcome in outcomes if outcome.kind is OutcomeKind.COMPLETED]
+    completed = [outcome for outcome in outcomes if isinstance(outcome, Completed)]
     if completed:
         accepted.update(_complete(connection, completed, now))
     for outcome in outcomes:
-        if outcome.kind is OutcomeKind.FAILED:
-            accepted[outcome.claim] = _fail(connection, outcome, now)
-        elif outcome.kind is OutcomeKind.CANCELLED:
-            accepted[outcome.claim] = _cancel(connection, outcome, now, "cancelled on request")
-        elif outcome.kind is OutcomeKind.INTERRUPTED:
-            accepted[outcome.claim] = _interrupt(connection, outcome, now)
+        match outcome:
+            case Completed():
+                pass  # recorded above, in one batch
+            case Failed():
+                accepted[outcome.claim] = _fail(connection, outcome, now)
+            case Cancelled():
+                accepted[outcome.claim] = _cancel(
+                    connection, outcome, now, "cancelled on request", outcome.result_dropped
+                )
+            case Interrupted():
+                accepted[outcome.claim] = _interrupt(connection, outcome, now)
     record_lost(
         connection, [outcome.claim for outcome in outcomes if not accepted[outcome.claim]], now
     )
@@ -61,8 +74,8 @@ def _count(connection: Connection, recorded: Sequence[AttemptOutcome]) -> None:
         return
     increments = metrics.Increments().completions(recorded)
     for outcome in recorded:
-        ends_cancelled = outcome.kind is OutcomeKind.CANCELLED or (
-            outcome.kind is OutcomeKind.INTERRUPTED and not outcome.requeue
+        ends_cancelled = isinstance(outcome, Cancelled) or (
+            isinstance(outcome, Interrupted) and not outcome.requeue
         )
         if ends_cancelled:
             increments.add(metrics.CANCELLED, outcome.job_type)
@@ -70,7 +83,7 @@ def _count(connection: Connection, recorded: Sequence[AttemptOutcome]) -> None:
 
 
 def _complete(
-    connection: Connection, outcomes: Sequence[AttemptOutcome], now: datetime
+    connection: Connection, outcomes: Sequence[Completed], now: datetime
 ) -> dict[Claim, bool]:
     if connection.dialect.name == "sqlite":
         raw = sqlite_driver.driver_connection(connection)
@@ -103,7 +116,7 @@ def _complete(
     return {outcome.claim: outcome.claim in landed for outcome in outcomes}
 
 
-def _fail(connection: Connection, outcome: AttemptOutcome, now: datetime) -> bool:
+def _fail(connection: Connection, outcome: Failed, now: datetime) -> bool:
     attempt = FailedAttempt(
         claim=outcome.claim,
         kind=EventKind.FAILED,
@@ -116,7 +129,13 @@ def _fail(connection: Connection, outcome: AttemptOutcome, now: datetime) -> boo
     return record_failed_attempt(connection, attempt, now) is not None
 
 
-def _cancel(connection: Connection, outcome: AttemptOutcome, now: datetime, reason: str) -> bool:
+def _cancel(
+    connection: Connection,
+    outcome: Cancelled | Interrupted,
+    now: datetime,
+    reason: str,
+    result_dropped: bool = False,
+) -> bool:
     updated = connection.execute(
         update(job_queue)
         .where(fenced(outcome.claim))
@@ -137,12 +156,12 @@ def _cancel(connection: Connection, outcome: AttemptOutcome, now: datetime, reas
         now,
         attempt=outcome.claim.attempt,
         worker_id=outcome.claim.worker_id,
-        message=reason if outcome.result is None else f"{reason}; the handler's result was dropped",
+        message=f"{reason}; the handler's result was dropped" if result_dropped else reason,
     )
     return True
 
 
-def _interrupt(connection: Connection, outcome: AttemptOutcome, now: datetime) -> bool:
+def _interrupt(connection: Connection, outcome: Interrupted, now: datetime) -> bool:
     if not outcome.requeue:
         return _cancel(connection, outcome, now, "interrupted by worker shutdown")
     # Back to pending without spending the attempt: the handler did not fail, it was stopped.

@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 
 from dominus.db.errors import database_errors, is_busy_error, translated
-from dominus.jobs.model import AttemptOutcome, Job, JobStatus, NewJob
+from dominus.jobs.model import Completed, Job, JobStatus, NewJob
 from dominus.jobs.sql import metrics
 
 JOB_FIELDS = (
@@ -158,9 +158,7 @@ def _claimed_job(row: tuple[Any, ...], now: datetime, stamp: str) -> Job:
     )
 
 
-def complete_jobs(
-    raw: sqlite3.Connection, outcomes: Sequence[AttemptOutcome], now: datetime
-) -> int:
+def complete_jobs(raw: sqlite3.Connection, outcomes: Sequence[Completed], now: datetime) -> int:
     """Mark completed attempts, fenced on their claims. Returns how many rows changed."""
     stamp = stored_time(now)
     cursor = raw.executemany(
@@ -194,7 +192,7 @@ class LoopConnections:
 
     def settle_completed(
         self,
-        outcomes: Sequence[AttemptOutcome],
+        outcomes: Sequence[Completed],
         now: datetime,
         claim_for: tuple[str, Sequence[str], int] | None,
     ) -> list[Job] | None:

@@ -22,6 +22,7 @@ from dominus.jobs.metrics_model import MetricTotals
 from dominus.jobs.model import (
     AttemptOutcome,
     Claim,
+    Completed,
     DeadLetterEntry,
     EnqueueResult,
     EventKind,
@@ -29,7 +30,6 @@ from dominus.jobs.model import (
     JobEvent,
     JobStatus,
     NewJob,
-    OutcomeKind,
     QueueStats,
     ReclaimedJob,
     WorkerInfo,
@@ -168,14 +168,15 @@ class SqlJobStore:
         *,
         claim_for: tuple[str, Sequence[str], int] | None = None,
     ) -> tuple[list[bool], list[Job]]:
-        if all(outcome.kind is OutcomeKind.COMPLETED for outcome in outcomes):
+        completed = [outcome for outcome in outcomes if isinstance(outcome, Completed)]
+        if len(completed) == len(outcomes):
             # The common case, on the loop's own connection (ADR 0003, 0005).
             if self._sqlite_loop is not None:
-                claimed = self._sqlite_loop.settle_completed(outcomes, now, claim_for)
+                claimed = self._sqlite_loop.settle_completed(completed, now, claim_for)
                 if claimed is not None:
                     return [True] * len(outcomes), claimed
             elif self._postgres_loop is not None:
-                accepted, claimed = self._postgres_loop.settle_completed(outcomes, now, claim_for)
+                accepted, claimed = self._postgres_loop.settle_completed(completed, now, claim_for)
                 lost = [o.claim for o, ok in zip(outcomes, accepted, strict=True) if not ok]
                 if lost:
                     self._write(lambda conn: settling.record_lost(conn, lost, now))
