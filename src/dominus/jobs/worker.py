@@ -46,6 +46,7 @@ from dominus.jobs.model import (
 from dominus.jobs.outcome_log import dead_lettered, log_settled, scheduled_retry
 from dominus.jobs.reaper import StaleJobReaper
 from dominus.jobs.registry import HandlerRegistry
+from dominus.jobs.shutdown import ShutdownSequence, ShutdownStep
 from dominus.jobs.store import JobStore
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher
 from dominus.jobs.worker_config import TickReport, WorkerConfig
@@ -98,15 +99,15 @@ class Worker:
         self._wake = threading.Event()
         self._pool: HandlerPool | None = None
         self._registered = False
-        self._accepting = True
         self._claim_wanted = True
         self._poll_requested_at: datetime | None = None
         self._cancel_check_requested = False
         self._poll_request_lock = threading.Lock()
-        self._stop_requested = threading.Event()
+        self._shutdown = ShutdownSequence(
+            graceful_seconds=self._config.graceful_shutdown_timeout_seconds,
+            abort_grace_seconds=self._config.abort_grace_seconds,
+        )
         self._database_gone: DatabaseGoneError | None = None
-        self._drain_deadline: datetime | None = None
-        self._abort_deadline: datetime | None = None
         self._backoff_until: datetime | None = None
         self._retry_horizon: datetime | None = None
         # When retries this worker scheduled become due (a min-heap): it looks again then.
@@ -148,7 +149,7 @@ class Worker:
 
     def request_shutdown(self) -> None:
         """Stop claiming, let running jobs finish (up to the graceful timeout), then stop."""
-        self._stop_requested.set()
+        self._shutdown.request()
         self._wake.set()
 
     def _stop_for_good(self, error: DatabaseGoneError) -> None:
@@ -156,7 +157,7 @@ class Worker:
         be kept. The loop stops at its next turn, without the graceful drain."""
         log.error("%s", error)
         self._database_gone = error
-        self._stop_requested.set()
+        self._shutdown.request()
         self._wake.set()
 
     def _check_cancels_soon(self) -> None:
@@ -503,27 +504,21 @@ class Worker:
             log.exception("worker tick failed (%d in a row); next try in %.2f s", failures, delay)
 
     # --- shutdown ------------------------------------------------------------------------
+    @property
+    def _accepting(self) -> bool:
+        return not self._shutdown.draining
+
     def _advance_shutdown(self, now: datetime) -> None:
-        if not self._stop_requested.is_set():
-            return
-        if self._drain_deadline is None:
-            self._accepting = False
-            grace = self._config.graceful_shutdown_timeout_seconds
-            self._drain_deadline = now + timedelta(seconds=grace)
-            if self.running_count:
-                log.info(
-                    "shutting down: waiting up to %g s for %d running job(s)",
-                    grace,
-                    self.running_count,
-                )
-        if self._abort_deadline is None and now >= self._drain_deadline and self.running_count:
-            log.warning("graceful timeout over; aborting %d running job(s)", self.running_count)
-            for running in self._running.values():
-                if not running.finished:
-                    running.abort.set(AbortReason.SHUTDOWN)
-            self._abort_deadline = now + timedelta(seconds=self._config.abort_grace_seconds)
-        if self._abort_deadline is not None and now >= self._abort_deadline:
-            self._give_up_on_running()
+        for step in self._shutdown.advance(now, self.running_count):
+            match step:
+                case ShutdownStep.DRAIN:
+                    pass  # `_accepting` is now False: nothing more is claimed
+                case ShutdownStep.ABORT:
+                    for running in self._running.values():
+                        if not running.finished:
+                            running.abort.set(AbortReason.SHUTDOWN)
+                case ShutdownStep.GIVE_UP:
+                    self._give_up_on_running()
 
     def _give_up_on_running(self) -> None:
         """Handlers that ignored the abort: record their jobs as interrupted without waiting."""
@@ -551,12 +546,7 @@ class Worker:
             )
 
     def _shutdown_finished(self) -> bool:
-        return (
-            self._stop_requested.is_set()
-            and self._drain_deadline is not None
-            and not self._running
-            and not self._unsettled
-        )
+        return self._shutdown.draining and not self._running and not self._unsettled
 
     def _burst_finished(self) -> bool:
         return (
@@ -635,8 +625,9 @@ class Worker:
             for running in self._running.values()
             if running.deadline is not None and not running.finished and not running.abort.is_set()
         )
-        if self.running_count and self._drain_deadline is not None:
-            duties.append(self._abort_deadline or self._drain_deadline)
+        shutdown_deadline = self._shutdown.next_deadline(self.running_count)
+        if shutdown_deadline is not None:
+            duties.append(shutdown_deadline)
         return max(now, min(duties))
 
     def _database_duties(self) -> list[datetime]:
