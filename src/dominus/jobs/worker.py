@@ -8,7 +8,6 @@ sleeps, so tests step the loop with any clock; `run()` is the loop around it.
 
 from __future__ import annotations
 
-import heapq
 import logging
 import os
 import queue
@@ -17,13 +16,14 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from dominus.errors import DatabaseBusyError, DatabaseError, DatabaseGoneError
 from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.jobs.backoff import DatabaseBackoff
 from dominus.jobs.clock import utc_now
 from dominus.jobs.context import HandlerTransactions, ProgressReporter
+from dominus.jobs.duties import DutySchedule
 from dominus.jobs.execution import (
     Finished,
     HandlerPool,
@@ -98,26 +98,17 @@ class Worker:
         self._unsettled: list[AttemptOutcome] = []
         self._wake = threading.Event()
         self._pool: HandlerPool | None = None
-        self._registered = False
-        self._claim_wanted = True
-        self._poll_requested_at: datetime | None = None
-        self._cancel_check_requested = False
-        self._poll_request_lock = threading.Lock()
+        self._duties = DutySchedule(
+            poll_seconds=self._config.poll_interval_seconds,
+            heartbeat_seconds=self._config.heartbeat_interval_seconds,
+            cancel_check_seconds=self._config.cancel_check_interval_seconds,
+        )
         self._shutdown = ShutdownSequence(
             graceful_seconds=self._config.graceful_shutdown_timeout_seconds,
             abort_grace_seconds=self._config.abort_grace_seconds,
         )
         self._database_gone: DatabaseGoneError | None = None
         self._backoff_until: datetime | None = None
-        self._retry_horizon: datetime | None = None
-        # When retries this worker scheduled become due (a min-heap): it looks again then.
-        self._retries_due: list[datetime] = []
-        self._last_claim_at: datetime | None = None
-        self._last_claim_was_full = True
-        epoch = datetime.min.replace(tzinfo=UTC)
-        self._next_poll_at = epoch
-        self._next_heartbeat_at = epoch
-        self._next_cancel_check_at = epoch
         self._reaper = StaleJobReaper(
             store,
             max_running_age_seconds=self._config.max_running_age_seconds,
@@ -131,21 +122,8 @@ class Worker:
     # --- control from other threads ----------------------------------------------------
     def wake(self) -> None:
         """Look for work now (called after an enqueue in this process)."""
-        requested_at = self._clock()
-        with self._poll_request_lock:
-            if self._poll_requested_at is None or requested_at > self._poll_requested_at:
-                self._poll_requested_at = requested_at
+        self._duties.request_poll(self._clock())
         self._wake.set()
-
-    def _take_poll_request(self, now: datetime) -> bool:
-        """Whether a wake asks this tick to claim. The request is dropped only once a tick whose
-        `now` is not older than the request claims: a job enqueued just after this tick read the
-        clock is not due yet at `now`, so the next tick must look again."""
-        with self._poll_request_lock:
-            requested_at = self._poll_requested_at
-            if requested_at is not None and requested_at <= now:
-                self._poll_requested_at = None
-        return requested_at is not None
 
     def request_shutdown(self) -> None:
         """Stop claiming, let running jobs finish (up to the graceful timeout), then stop."""
@@ -162,7 +140,7 @@ class Worker:
 
     def _check_cancels_soon(self) -> None:
         """A cancel request may concern one of this worker's jobs: look at the next tick."""
-        self._cancel_check_requested = True
+        self._duties.request_cancel_check()
         self._wake.set()
 
     @property
@@ -262,7 +240,7 @@ class Worker:
             self._pool = HandlerPool(self._config.concurrency, self._execute, "dominus")
 
     def _register(self, now: datetime) -> None:
-        if self._registered:
+        if self._duties.registered:
             return
         self._store.register_worker(
             WorkerInfo(
@@ -275,7 +253,7 @@ class Worker:
                 last_seen_at=now,
             )
         )
-        self._registered = True
+        self._duties.registered = True
 
     def _collect_finished(self) -> None:
         while True:
@@ -334,13 +312,13 @@ class Worker:
                 )
 
     def _maybe_heartbeat(self, now: datetime) -> None:
-        if now < self._next_heartbeat_at:
+        if not self._duties.heartbeat_due(now):
             return
         # Every claim still in `_running` is held, finished ones included: their outcome is
         # known here but not yet recorded (the database may have been unavailable), and a
         # claim left to go stale would be reclaimed and its result thrown away.
         held = dict(self._store.heartbeat(self.id, list(self._running), now))
-        self._next_heartbeat_at = now + timedelta(seconds=self._config.heartbeat_interval_seconds)
+        self._duties.heartbeat_done(now)
         for claim, running in self._running.items():
             if running.finished or running.completed_in_transaction:
                 continue
@@ -354,12 +332,8 @@ class Worker:
                 self._abort_cancelled(running)
 
     def _maybe_check_cancels(self, now: datetime) -> None:
-        requested, self._cancel_check_requested = self._cancel_check_requested, False
-        if self.running_count == 0 or (now < self._next_cancel_check_at and not requested):
+        if not self._duties.take_cancel_check(now, self.running_count):
             return
-        self._next_cancel_check_at = now + timedelta(
-            seconds=self._config.cancel_check_interval_seconds
-        )
         for claim in self._store.cancel_requests(self.id):
             running = self._running.get(claim)
             if running is not None and not running.finished:
@@ -376,7 +350,7 @@ class Worker:
     def _maybe_reclaim(self, now: datetime) -> None:
         reclaimed = self._reaper.maybe_reclaim(now)
         if reclaimed:
-            self._claim_wanted = True
+            self._duties.claim_soon()
         for job in reclaimed:
             if job.dead_lettered:
                 self._tell_dead_lettered(_reclaimed_notice(job, now))
@@ -385,13 +359,8 @@ class Worker:
         outcomes = list(self._unsettled)
         free = self._config.concurrency - self.running_count
         can_claim = self._accepting and free > 0
-        requested = can_claim and self._take_poll_request(now)
-        want_claim = can_claim and (
-            requested
-            or self._claim_wanted
-            or now >= self._next_poll_at
-            or (bool(self._retries_due) and now >= self._retries_due[0])
-        )
+        requested = can_claim and self._duties.take_poll_request(now)
+        want_claim = can_claim and (requested or self._duties.claim_due(now))
         if not outcomes and not want_claim:
             return TickReport()
         claim_for = (self.id, self._types, free) if want_claim else None
@@ -403,12 +372,7 @@ class Worker:
             raise
         self._unsettled.clear()
         if want_claim:
-            self._last_claim_at = now
-            self._last_claim_was_full = len(claimed) == free
-            self._claim_wanted = self._last_claim_was_full
-            self._next_poll_at = now + timedelta(seconds=self._config.poll_interval_seconds)
-            while self._retries_due and self._retries_due[0] <= now:
-                heapq.heappop(self._retries_due)
+            self._duties.claimed(now, full=len(claimed) == free)
         for outcome, was_accepted in zip(outcomes, accepted, strict=True):
             self._after_settle(outcome, was_accepted)
         for job in claimed:
@@ -424,7 +388,7 @@ class Worker:
             self._tell_dead_lettered(_failed_notice(running.job, outcome, self._clock()))
         retry_at = scheduled_retry(running.job, outcome) if accepted else None
         if retry_at is not None:
-            self._expect_retry_at(retry_at)
+            self._duties.expect_retry_at(retry_at)
 
     def _tell_dead_lettered(self, notice: DeadLetteredJob) -> None:
         if self._dead_letter_hook is not None:
@@ -433,12 +397,6 @@ class Worker:
     def wait_for_hooks(self, timeout: float) -> bool:
         """Test helper: block until every hook call made so far has returned."""
         return self._dead_letter_hook is None or self._dead_letter_hook.wait_idle(timeout)
-
-    def _expect_retry_at(self, retry_at: datetime) -> None:
-        """Look again when a retry becomes due, rather than at the next regular poll."""
-        heapq.heappush(self._retries_due, retry_at)
-        if self._retry_horizon is None or retry_at > self._retry_horizon:
-            self._retry_horizon = retry_at
 
     def _dispatch(self, job: Job, now: datetime) -> None:
         claim = job.claim
@@ -553,9 +511,7 @@ class Worker:
             self._accepting
             and not self._running
             and not self._unsettled
-            and not self._last_claim_was_full
-            and self._last_claim_at is not None
-            and (self._retry_horizon is None or self._last_claim_at >= self._retry_horizon)
+            and self._duties.nothing_left_to_claim()
         )
 
     def _close(self) -> None:
@@ -571,7 +527,7 @@ class Worker:
                 self._after_settle(outcome, was_accepted)
             self._unsettled.clear()
         try:
-            if self._registered:
+            if self._duties.registered:
                 self._store.mark_worker_stopped(self.id, self._clock())
         except DatabaseError as error:
             log.error("could not mark worker %s stopped: %s", self.id, error)
@@ -610,7 +566,7 @@ class Worker:
             if self._wake.wait(min(remaining, slice_seconds)):
                 return
             if self._watcher.changed():
-                self._claim_wanted = True
+                self._duties.claim_soon()
                 return
 
     def _next_duty(self, now: datetime) -> datetime:
@@ -631,13 +587,9 @@ class Worker:
         return max(now, min(duties))
 
     def _database_duties(self) -> list[datetime]:
-        duties = [self._next_heartbeat_at, self._reaper.next_due()]
-        if self._accepting and self.running_count < self._config.concurrency:
-            duties.append(self._next_poll_at)
-            if self._retries_due:
-                duties.append(self._retries_due[0])
-        if self.running_count:
-            duties.append(self._next_cancel_check_at)
+        can_claim = self._accepting and self.running_count < self._config.concurrency
+        duties = self._duties.due_times(running=self.running_count, can_claim=can_claim)
+        duties.append(self._reaper.next_due())
         return duties
 
 
