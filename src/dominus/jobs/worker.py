@@ -4,6 +4,9 @@ record outcomes, shut down gracefully.
 Everything the worker writes goes through its loop thread (`run_once`), except progress, which
 a handler's own thread writes (fenced, throttled). `run_once(now)` does one tick and never
 sleeps, so tests step the loop with any clock; `run()` is the loop around it.
+
+When each duty is due is `DutySchedule`'s to say (duties.py); the graceful shutdown's steps and
+deadlines are `ShutdownSequence`'s (shutdown.py); the worker performs them.
 """
 
 from __future__ import annotations
@@ -199,34 +202,29 @@ class Worker:
             raise self._database_gone
 
     def run_once(self, now: datetime) -> TickReport:
-        """One tick: record finished attempts, enforce timeouts, heartbeat, check cancels,
-        reclaim stale jobs, claim for free slots. Database errors are logged and back off."""
+        """One tick: collect → settle and claim → dispatch.
+
+        - collect: what changed without the database: handlers that finished, timeouts that
+          passed, the shutdown step due;
+        - settle and claim: the duties due (registration, heartbeat, cancel checks, reclaim),
+          then one transaction that records finished attempts and claims for free slots;
+        - dispatch: hand the claimed jobs to the handler pool.
+
+        Database errors are logged and back off; the tick never raises for them."""
         self._ensure_pool()
-        self._collect_finished()
-        self._enforce_timeouts(now)
-        self._advance_shutdown(now)
-        if self._backoff_until is not None and now < self._backoff_until:
+        self._collect(now)
+        if not self._database_due(now):
             return TickReport(failed=True)
-        if self._trouble_since is not None:
-            # Back after failed ticks: the other workers were probably cut off as well.
-            self._reaper.database_trouble(self._trouble_since, now)
         started = time.monotonic()
         try:
-            self._register(now)
-            # Heartbeat before the reaper runs: every claim this worker holds is fresh when its
-            # own reaper looks, so it can never reclaim a job whose result it is about to record.
-            self._maybe_heartbeat(now)
-            self._maybe_check_cancels(now)
-            self._maybe_reclaim(now)
-            report = self._settle_and_claim(now)
+            self._perform_duties(now)
+            report, claimed = self._settle_and_claim(now)
+            for job in claimed:
+                self._dispatch(job, now)
         except Exception as error:  # noqa: BLE001 - the loop survives anything, and logs it
             self._back_off(now, error)
             return TickReport(failed=True)
-        if time.monotonic() - started > self._reaper.stall_seconds:
-            self._reaper.database_trouble(now, self._clock())  # a stall: others were blocked too
-        self._trouble_since = None
-        self._backoff.succeeded()
-        self._backoff_until = None
+        self._database_answered(now, time.monotonic() - started)
         return report
 
     @property
@@ -254,6 +252,35 @@ class Worker:
             )
         )
         self._duties.registered = True
+
+    def _collect(self, now: datetime) -> None:
+        self._collect_finished()
+        self._enforce_timeouts(now)
+        self._advance_shutdown(now)
+
+    def _database_due(self, now: datetime) -> bool:
+        """False while backing off after a failed tick. When the backoff is over, the reaper
+        hears of the trouble first (ADR 0026): the other workers were probably cut off too."""
+        if self._backoff_until is not None and now < self._backoff_until:
+            return False
+        if self._trouble_since is not None:
+            self._reaper.database_trouble(self._trouble_since, now)
+        return True
+
+    def _perform_duties(self, now: datetime) -> None:
+        self._register(now)
+        # Heartbeat before the reaper runs: every claim this worker holds is fresh when its own
+        # reaper looks, so it can never reclaim a job whose result it is about to record.
+        self._maybe_heartbeat(now)
+        self._maybe_check_cancels(now)
+        self._maybe_reclaim(now)
+
+    def _database_answered(self, now: datetime, seconds: float) -> None:
+        if seconds > self._reaper.stall_seconds:
+            self._reaper.database_trouble(now, self._clock())  # a stall: others were blocked too
+        self._trouble_since = None
+        self._backoff.succeeded()
+        self._backoff_until = None
 
     def _collect_finished(self) -> None:
         while True:
@@ -355,14 +382,14 @@ class Worker:
             if job.dead_lettered:
                 self._tell_dead_lettered(_reclaimed_notice(job, now))
 
-    def _settle_and_claim(self, now: datetime) -> TickReport:
+    def _settle_and_claim(self, now: datetime) -> tuple[TickReport, list[Job]]:
         outcomes = list(self._unsettled)
         free = self._config.concurrency - self.running_count
         can_claim = self._accepting and free > 0
         requested = can_claim and self._duties.take_poll_request(now)
         want_claim = can_claim and (requested or self._duties.claim_due(now))
         if not outcomes and not want_claim:
-            return TickReport()
+            return TickReport(), []
         claim_for = (self.id, self._types, free) if want_claim else None
         try:
             accepted, claimed = self._store.settle(outcomes, now, claim_for=claim_for)
@@ -375,9 +402,7 @@ class Worker:
             self._duties.claimed(now, full=len(claimed) == free)
         for outcome, was_accepted in zip(outcomes, accepted, strict=True):
             self._after_settle(outcome, was_accepted)
-        for job in claimed:
-            self._dispatch(job, now)
-        return TickReport(claimed=len(claimed), settled=len(outcomes))
+        return TickReport(claimed=len(claimed), settled=len(outcomes)), claimed
 
     def _after_settle(self, outcome: AttemptOutcome, accepted: bool) -> None:
         running = self._running.pop(outcome.claim, None)
