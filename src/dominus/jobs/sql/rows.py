@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -19,6 +20,10 @@ from dominus.jobs.model import (
 )
 
 JOB_COLUMNS = tuple(job_queue.c)
+# The job row's columns in table order: every statement that returns a whole job row lists them
+# in this order, so one mapping (`job_from_fields`) reads them all.
+JOB_FIELD_NAMES = tuple(column.name for column in JOB_COLUMNS)
+JOB_FIELDS = ", ".join(JOB_FIELD_NAMES)
 # A job without the two documents its handler's caller and the handler decide the size of.
 SUMMARY_COLUMNS = tuple(
     column for column in job_queue.c if column.name not in {"payload", "result"}
@@ -26,32 +31,49 @@ SUMMARY_COLUMNS = tuple(
 EVENT_COLUMNS = tuple(job_events.c)
 DEAD_LETTER_COLUMNS = tuple(dead_letter_jobs.c)
 
+# Turns one stored value into the model's (a backend's timestamps or JSON documents as its
+# driver returns them); `_as_is` where SQLAlchemy's types have done that already.
+Decode = Callable[[Any], Any]
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def job_from_fields(fields: Sequence[Any], time: Decode, document: Decode) -> Job:
+    """The job of a row whose values come in `JOB_FIELD_NAMES` order: the one row-to-`Job`
+    mapping, whichever backend and driver read the row."""
+    return Job(
+        id=fields[0],
+        job_type=fields[1],
+        payload=document(fields[2]),
+        status=JobStatus(fields[3]),
+        priority=fields[4],
+        attempts=fields[5],
+        max_attempts=fields[6],
+        failure_count=fields[7],
+        run_at=time(fields[8]),
+        created_at=time(fields[9]),
+        updated_at=time(fields[10]),
+        started_at=time(fields[11]),
+        finished_at=time(fields[12]),
+        heartbeat_at=time(fields[13]),
+        cancel_requested_at=time(fields[14]),
+        locked_by=fields[15],
+        result=document(fields[16]),
+        last_error=fields[17],
+        progress=document(fields[18]),
+        dedupe_key=fields[19],
+        timeout_seconds=fields[20],
+    )
+
 
 def job_from_row(row: Row[Any]) -> Job:
+    """A job read through SQLAlchemy Core (its types already decoded the values). A summary
+    row (SUMMARY_COLUMNS) has no payload and no result: the job carries `{}` and None."""
     values = row._mapping
-    return Job(
-        id=values["id"],
-        job_type=values["job_type"],
-        payload=values.get("payload", {}),  # not read for summaries (SUMMARY_COLUMNS)
-        status=JobStatus(values["status"]),
-        priority=values["priority"],
-        attempts=values["attempts"],
-        max_attempts=values["max_attempts"],
-        failure_count=values["failure_count"],
-        run_at=values["run_at"],
-        created_at=values["created_at"],
-        updated_at=values["updated_at"],
-        started_at=values["started_at"],
-        finished_at=values["finished_at"],
-        heartbeat_at=values["heartbeat_at"],
-        cancel_requested_at=values["cancel_requested_at"],
-        locked_by=values["locked_by"],
-        result=values.get("result"),
-        last_error=values["last_error"],
-        progress=values["progress"],
-        dedupe_key=values["dedupe_key"],
-        timeout_seconds=values["timeout_seconds"],
-    )
+    fields = [values.get(name, {} if name == "payload" else None) for name in JOB_FIELD_NAMES]
+    return job_from_fields(fields, _as_is, _as_is)
 
 
 def event_from_row(row: Row[Any]) -> JobEvent:
