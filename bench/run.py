@@ -496,10 +496,10 @@ class PostgresSteps(Steps):
             "autovacuum is OFF on this server. DOMINUS workers vacuum the queue tables "
             "themselves when autovacuum is off (every 5 s they check job_queue's dead tuples; "
             "from ~1,000 on one worker runs VACUUM (ANALYZE), see "
-            "src/dominus/jobs/sql/housekeeping.py); procrastinate and pgqueuer do not. To start "
-            "every drain from the same state, the benchmark runs VACUUM (ANALYZE) on the fresh "
-            "database after enqueueing the drain's jobs (untimed), for all three systems; "
-            "during the drain only DOMINUS vacuums.",
+            "src/dominus/jobs/sql/postgres_backend.py); procrastinate and pgqueuer do not. "
+            "To start every drain from the same state, the benchmark runs VACUUM (ANALYZE) "
+            "on the fresh database after enqueueing the drain's jobs (untimed), for all three "
+            "systems; during the drain only DOMINUS vacuums.",
             f"Sizes: {sizes.single_enqueue:,} single enqueues and {sizes.batched_enqueue:,} "
             f"batched in batches of {sizes.batch_size:,} (after {sizes.warmup} untimed / one "
             f"untimed batch); {sizes.drain_jobs:,} jobs per drain, enqueued beforehand "

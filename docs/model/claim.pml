@@ -82,8 +82,8 @@ end_idle:
     /* POLL: the claim finds nothing due and the worker sleeps until its next poll. (Keeps an
        idle system moving, so that a job left `running` forever is an acceptance cycle.) */
     :: status != PENDING -> skip
-    /* CLAIM: sql/sqlite_driver.py _claim_sql (SQLite, inside BEGIN IMMEDIATE) and
-       sql/postgres.py _CLAIM (PostgreSQL, FOR NO KEY UPDATE SKIP LOCKED):
+    /* CLAIM: sql/sqlite_backend.py _claim_sql (SQLite, inside BEGIN IMMEDIATE) and
+       sql/postgres_backend.py _CLAIM (PostgreSQL, FOR NO KEY UPDATE SKIP LOCKED):
          UPDATE job_queue SET status = 'running', locked_by = :worker,
                 attempts = attempts + 1, heartbeat_at = :now, ...
           WHERE id IN (SELECT id ... WHERE status = 'pending' AND run_at <= :now ...)
@@ -113,7 +113,7 @@ end_idle:
               :: else -> skip   /* ClaimLostError: rolled back */
               fi
           }
-       /* SETTLE COMPLETED: sql/settling.py _complete_many, sql/sqlite_driver.py _COMPLETE:
+       /* SETTLE COMPLETED: sql/sqlite_backend.py _COMPLETE, sql/postgres_backend.py _COMPLETE:
             UPDATE job_queue SET status = 'completed', ...
              WHERE id = ? AND locked_by = ? AND attempts = ? AND status = 'running'
           rowcount 0: the outcome is dropped and a `lost` event written (record_lost). */

@@ -19,7 +19,8 @@ from dominus.jobs.model import (
     QueueStats,
     WorkerInfo,
 )
-from dominus.jobs.sql import metrics, postgres
+from dominus.jobs.sql import metrics
+from dominus.jobs.sql.backend import Backend
 from dominus.jobs.sql.history import record_event
 from dominus.jobs.sql.predicates import IS_PENDING
 from dominus.jobs.sql.rows import (
@@ -81,7 +82,7 @@ def job_events_of(connection: Connection, job_id: int) -> list[JobEvent]:
     return [event_from_row(row) for row in rows]
 
 
-def request_cancel(connection: Connection, job_id: int, now: datetime) -> Job:
+def request_cancel(backend: Backend, connection: Connection, job_id: int, now: datetime) -> Job:
     job = get_job(connection, job_id, for_update=True)
     if job.status is JobStatus.PENDING:
         connection.execute(
@@ -94,11 +95,10 @@ def request_cancel(connection: Connection, job_id: int, now: datetime) -> Job:
         )
         increments = metrics.Increments()
         increments.add(metrics.CANCELLED, job.job_type)
-        metrics.write(connection, increments, metrics.shard_for())
+        backend.add_metrics(connection, increments, metrics.shard_for())
     elif job.status is JobStatus.RUNNING:
-        if job.cancel_requested_at is None and connection.dialect.name == "postgresql":
-            postgres.notify_cancel(connection, job.locked_by or "")
         if job.cancel_requested_at is None:
+            backend.notify_cancel(connection, job.locked_by or "")
             connection.execute(
                 update(job_queue)
                 .where(job_queue.c.id == job_id)
@@ -119,7 +119,9 @@ def request_cancel(connection: Connection, job_id: int, now: datetime) -> Job:
     return get_job(connection, job_id)
 
 
-def restart_job(connection: Connection, job: Job, now: datetime, kind: EventKind) -> Job:
+def restart_job(
+    backend: Backend, connection: Connection, job: Job, now: datetime, kind: EventKind
+) -> Job:
     """failed | cancelled → pending, same id, attempts reset; closes open DLQ entries."""
     if job.status not in (JobStatus.FAILED, JobStatus.CANCELLED):
         raise InvalidTransitionError(
@@ -153,8 +155,7 @@ def restart_job(connection: Connection, job: Job, now: datetime, kind: EventKind
         .where(dead_letter_jobs.c.job_id == job.id, dead_letter_jobs.c.requeued_at.is_(None))
         .values(requeued_at=now)
     )
-    if connection.dialect.name == "postgresql":
-        postgres.notify_new_jobs(connection)
+    backend.notify_new_jobs(connection)
     word = "requeued from the dead-letter queue" if kind is EventKind.REQUEUED else "retried"
     record_event(connection, job.id, kind, now, message=f"{word}; attempts reset")
     return get_job(connection, job.id)
@@ -180,14 +181,16 @@ def get_dead_letter(connection: Connection, entry_id: int) -> DeadLetterEntry:
     return dead_letter_from_row(row)
 
 
-def requeue_dead_letter(connection: Connection, entry_id: int, now: datetime) -> Job:
+def requeue_dead_letter(
+    backend: Backend, connection: Connection, entry_id: int, now: datetime
+) -> Job:
     entry = get_dead_letter(connection, entry_id)
     if entry.requeued_at is not None:
         raise InvalidTransitionError(
             f"dead-letter entry {entry_id} was already requeued at {entry.requeued_at.isoformat()}"
         )
     job = get_job(connection, entry.job_id, for_update=True)
-    return restart_job(connection, job, now, EventKind.REQUEUED)
+    return restart_job(backend, connection, job, now, EventKind.REQUEUED)
 
 
 def purge_dead_letters(connection: Connection, older_than: datetime | None) -> int:

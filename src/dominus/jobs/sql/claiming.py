@@ -10,24 +10,23 @@ from sqlalchemy import Connection, select, tuple_, update
 
 from dominus.db.schema import job_queue, workers
 from dominus.jobs.model import Claim, EventKind, Job, ReclaimedJob
-from dominus.jobs.sql import postgres, sqlite_driver
+from dominus.jobs.sql.backend import Backend
 from dominus.jobs.sql.failures import FailedAttempt, record_failed_attempt
 from dominus.jobs.sql.predicates import IS_RUNNING, fenced
 from dominus.jobs.store import RetryDelay
 
 
 def claim_jobs(
-    connection: Connection, worker_id: str, job_types: Sequence[str], limit: int, now: datetime
+    backend: Backend,
+    connection: Connection,
+    worker_id: str,
+    job_types: Sequence[str],
+    limit: int,
+    now: datetime,
 ) -> list[Job]:
     if limit <= 0 or not job_types:
         return []
-    if connection.dialect.name == "sqlite":
-        raw = sqlite_driver.driver_connection(connection)
-        return sqlite_driver.claim_jobs(raw, worker_id, job_types, limit, now)
-    jobs = postgres.claim_jobs(connection, worker_id, job_types, limit, now)
-    # UPDATE ... RETURNING does not promise an order; hand jobs out in claim order.
-    jobs.sort(key=lambda job: (-job.priority, job.run_at, job.id))
-    return jobs
+    return backend.claim(connection, worker_id, job_types, limit, now)
 
 
 def heartbeat(
@@ -75,7 +74,11 @@ def record_progress(
 
 
 def reclaim_stale(
-    connection: Connection, now: datetime, max_age_seconds: float, retry_delay: RetryDelay
+    backend: Backend,
+    connection: Connection,
+    now: datetime,
+    max_age_seconds: float,
+    retry_delay: RetryDelay,
 ) -> list[ReclaimedJob]:
     cutoff = now - timedelta(seconds=max_age_seconds)
     stale = connection.execute(
@@ -95,6 +98,7 @@ def reclaim_stale(
         claim = Claim(row.id, row.locked_by, row.attempts)
         retry_at = now + timedelta(seconds=retry_delay(row.job_type, row.attempts))
         outcome = _reclaim_one(
+            backend,
             connection,
             claim,
             last_heartbeat=row.heartbeat_at,
@@ -104,12 +108,13 @@ def reclaim_stale(
         )
         if outcome is not None:
             reclaimed.append(outcome)
-    if connection.dialect.name == "postgresql" and any(not job.dead_lettered for job in reclaimed):
-        postgres.notify_new_jobs(connection)
+    if any(not job.dead_lettered for job in reclaimed):
+        backend.notify_new_jobs(connection)
     return reclaimed
 
 
 def _reclaim_one(
+    backend: Backend,
     connection: Connection,
     claim: Claim,
     *,
@@ -125,7 +130,7 @@ def _reclaim_one(
     attempt = FailedAttempt(claim, EventKind.RECLAIMED, message, retry_at)
     # Still stale: the worker may have heartbeated or finished since the candidates were read.
     recorded = record_failed_attempt(
-        connection, attempt, now, only_if=job_queue.c.heartbeat_at < cutoff
+        backend, connection, attempt, now, only_if=job_queue.c.heartbeat_at < cutoff
     )
     if recorded is None:
         return None

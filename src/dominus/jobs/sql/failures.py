@@ -16,6 +16,7 @@ from dominus.db.schema import Document, job_queue
 from dominus.db.types import UTCDateTime
 from dominus.jobs.model import Claim, EventKind
 from dominus.jobs.sql import metrics
+from dominus.jobs.sql.backend import Backend
 from dominus.jobs.sql.history import dead_letter, record_event, record_retry_scheduled
 from dominus.jobs.sql.predicates import fenced
 
@@ -38,6 +39,7 @@ class FailureRecorded:
 
 
 def record_failed_attempt(
+    backend: Backend,
     connection: Connection,
     attempt: FailedAttempt,
     now: datetime,
@@ -95,7 +97,7 @@ def record_failed_attempt(
     if dead:
         increments.add(metrics.DEAD_LETTERED, row.job_type)
     writer = claim.worker_id if attempt.kind is EventKind.FAILED else None
-    metrics.write(connection, increments, metrics.shard_for(writer))
+    backend.add_metrics(connection, increments, metrics.shard_for(writer))
     if dead:
         dead_letter(
             connection,

@@ -22,55 +22,31 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from sqlalchemy import Connection, Engine, func, literal, select, update
+from sqlalchemy import Connection, Engine, select
 
 from dominus.db.errors import database_errors
-from dominus.db.schema import Document, job_queue
-from dominus.db.types import UTCDateTime
+from dominus.db.schema import job_queue
 from dominus.errors import ClaimLostError
 from dominus.jobs.model import Claim, Completed
-from dominus.jobs.sql import metrics
+from dominus.jobs.sql.backend import Backend
 from dominus.jobs.sql.predicates import fenced
 
 
-def claim_holds(connection: Connection, claim: Claim, *, lock: bool) -> bool:
-    """Whether the job row still carries `claim`; with `lock`, locked until the transaction
-    ends (PostgreSQL; SQLite's write transaction already excludes every other writer)."""
+def claim_holds(backend: Backend, connection: Connection, claim: Claim, *, lock: bool) -> bool:
+    """Whether the job row still carries `claim`; with `lock`, the row locked against every
+    other writer until the transaction ends."""
     query = select(job_queue.c.id).where(fenced(claim))
-    if lock and connection.dialect.name == "postgresql":
-        query = query.with_for_update(key_share=True)  # FOR NO KEY UPDATE
+    if lock:
+        query = backend.lock_row(query)
     return connection.execute(query).first() is not None
-
-
-def complete_fenced(connection: Connection, outcome: Completed, now: datetime) -> bool:
-    """Complete the job inside the handler's transaction (River's JobCompleteTx), fenced like
-    the worker's own completion, with its metrics. False when the claim no longer holds."""
-    updated = connection.execute(
-        update(job_queue)
-        .where(fenced(outcome.claim))
-        .values(
-            status="completed",
-            result=literal(outcome.result, Document),
-            progress=func.coalesce(literal(outcome.progress, Document), job_queue.c.progress),
-            finished_at=literal(now, UTCDateTime),
-            updated_at=literal(now, UTCDateTime),
-        )
-    ).rowcount
-    if updated != 1:
-        return False
-    metrics.write(
-        connection,
-        metrics.Increments().completions([outcome]),
-        metrics.shard_for(outcome.claim.worker_id),
-    )
-    return True
 
 
 class SqlFencedTransaction:
     """One open handler transaction: its connection and, once `complete` ran, the fact that the
     job was completed in it."""
 
-    def __init__(self, connection: Connection, claim: Claim) -> None:
+    def __init__(self, backend: Backend, connection: Connection, claim: Claim) -> None:
+        self._backend = backend
         self.connection = connection
         self.claim = claim
         self.completed = False
@@ -80,7 +56,10 @@ class SqlFencedTransaction:
             raise RuntimeError(f"job {self.claim.job_id} was already completed in this transaction")
         if outcome.claim != self.claim:
             raise ValueError("the outcome is not this transaction's attempt")
-        if not complete_fenced(self.connection, outcome, now):
+        # The worker's own batch completion, fenced and counted the same way (River's
+        # JobCompleteTx): the job is completed exactly when the handler's writes commit.
+        (landed,) = self._backend.complete(self.connection, [outcome], now)
+        if not landed:
             raise lost(self.claim)
         self.completed = True
 
@@ -93,15 +72,17 @@ def lost(claim: Claim) -> ClaimLostError:
 
 
 @contextmanager
-def fenced_transaction(engine: Engine, claim: Claim) -> Iterator[SqlFencedTransaction]:
+def fenced_transaction(
+    backend: Backend, engine: Engine, claim: Claim
+) -> Iterator[SqlFencedTransaction]:
     """A write transaction that commits only while `claim` holds (see the module's docstring).
     Raises ClaimLostError, after rolling back, when it does not."""
     with database_errors(), engine.begin() as connection:
-        if not claim_holds(connection, claim, lock=False):
+        if not claim_holds(backend, connection, claim, lock=False):
             raise lost(claim)
-        transaction = SqlFencedTransaction(connection, claim)
+        transaction = SqlFencedTransaction(backend, connection, claim)
         yield transaction
         # A completion in this transaction was itself the fenced write (the row is no longer
         # `running`, so the check below would fail).
-        if not transaction.completed and not claim_holds(connection, claim, lock=True):
+        if not transaction.completed and not claim_holds(backend, connection, claim, lock=True):
             raise lost(claim)

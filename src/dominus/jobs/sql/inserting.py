@@ -7,12 +7,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, func, select, text
-from sqlalchemy.dialects import postgresql, sqlite
 
 from dominus.db.schema import job_queue
 from dominus.errors import QueueFullError
 from dominus.jobs.model import ACTIVE_STATUSES, EnqueueResult, NewJob
-from dominus.jobs.sql import metrics, postgres, sqlite_driver
+from dominus.jobs.sql import metrics
+from dominus.jobs.sql.backend import Backend
 
 ACTIVE_DEDUPE_PREDICATE = text("dedupe_key IS NOT NULL AND status IN ('pending', 'running')")
 ACTIVE = [status.value for status in ACTIVE_STATUSES]
@@ -22,35 +22,30 @@ DEDUPE_ROUNDS = 5
 
 
 def insert_jobs(
-    connection: Connection, jobs: Sequence[NewJob], now: datetime, max_depth: int
+    backend: Backend,
+    connection: Connection,
+    jobs: Sequence[NewJob],
+    now: datetime,
+    max_depth: int,
 ) -> list[EnqueueResult]:
     if max_depth > 0:
         _check_depth(connection, len(jobs), max_depth)
     results: list[EnqueueResult | None] = [None] * len(jobs)
     plain = [index for index, job in enumerate(jobs) if job.dedupe_key is None]
     if plain:
-        ids = _insert_plain(connection, [jobs[index] for index in plain], now)
+        ids = backend.insert_plain(connection, [jobs[index] for index in plain], now)
         for index, job_id in zip(plain, ids, strict=True):
             results[index] = EnqueueResult(job_id=job_id, created=True)
     for index, job in enumerate(jobs):
         if job.dedupe_key is not None:
-            results[index] = _insert_deduplicated(connection, job, now)
-    if connection.dialect.name == "postgresql":
-        postgres.notify_new_jobs(connection)
+            results[index] = _insert_deduplicated(backend, connection, job, now)
+    backend.notify_new_jobs(connection)
     increments = metrics.Increments()
     for job, result in zip(jobs, results, strict=True):
         if result is not None and result.created:
             increments.add(metrics.ENQUEUED, job.job_type)
-    metrics.write(connection, increments, metrics.shard_for())
+    backend.add_metrics(connection, increments, metrics.shard_for())
     return [result for result in results if result is not None]
-
-
-def _insert_plain(connection: Connection, jobs: Sequence[NewJob], now: datetime) -> list[int]:
-    if connection.dialect.name == "sqlite":
-        return sqlite_driver.insert_plain_jobs(
-            sqlite_driver.driver_connection(connection), jobs, now
-        )
-    return postgres.insert_plain_jobs(connection, jobs, now)
 
 
 def _check_depth(connection: Connection, adding: int, max_depth: int) -> None:
@@ -81,14 +76,15 @@ def _row(job: NewJob, now: datetime) -> dict[str, Any]:
     }
 
 
-def _insert_deduplicated(connection: Connection, job: NewJob, now: datetime) -> EnqueueResult:
-    dialect = sqlite if connection.dialect.name == "sqlite" else postgresql
-    statement = (
-        dialect.insert(job_queue)
-        .values(_row(job, now))
-        .on_conflict_do_nothing(index_elements=["dedupe_key"], index_where=ACTIVE_DEDUPE_PREDICATE)
-        .returning(job_queue.c.id)
-    )
+def _insert_deduplicated(
+    backend: Backend, connection: Connection, job: NewJob, now: datetime
+) -> EnqueueResult:
+    statement = backend.insert_or_ignore(
+        job_queue,
+        _row(job, now),
+        index_elements=["dedupe_key"],
+        index_where=ACTIVE_DEDUPE_PREDICATE,
+    ).returning(job_queue.c.id)
     existing_query = select(job_queue.c.id).where(
         job_queue.c.dedupe_key == job.dedupe_key, job_queue.c.status.in_(ACTIVE)
     )

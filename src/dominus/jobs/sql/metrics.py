@@ -1,21 +1,20 @@
 """Monotonic job counters and duration histograms (table `job_metrics`, migration 0003).
 
-Each transition adds to its counters in its own transaction, so the counters agree with the job
-rows and never fall (pruning finished jobs does not touch them). Rows are sharded by writer so
-that concurrent workers do not serialise on one hot row; reading adds the shards up.
+Each transition adds to its counters in its own transaction (through its backend's upsert,
+`Backend.add_metrics`), so the counters agree with the job rows and never fall (pruning finished
+jobs does not touch them). Rows are sharded by writer so that concurrent workers do not
+serialise on one hot row; reading adds the shards up.
 """
 
 from __future__ import annotations
 
 import bisect
 import os
-import sqlite3
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from typing import Any
 
-from sqlalchemy import Connection, func, select, text
+from sqlalchemy import Connection, func, select
 
 from dominus.db.schema import job_metrics
 from dominus.jobs.metrics_model import (
@@ -45,8 +44,6 @@ __all__ = [
     "Increments",
     "read",
     "shard_for",
-    "write",
-    "write_sqlite",
 ]
 
 SHARDS = 16
@@ -99,51 +96,6 @@ def shard_for(writer: str | None = None) -> int:
     """A writer's shard: stable per worker id, else per process."""
     key = writer if writer is not None else str(os.getpid())
     return zlib.crc32(key.encode()) % SHARDS
-
-
-_UPSERT_SQLITE = (
-    "INSERT INTO job_metrics (name, job_type, bucket, shard, value) VALUES (?, ?, ?, ?, ?) "
-    "ON CONFLICT (name, job_type, bucket, shard) DO UPDATE SET value = value + excluded.value"
-)
-# PostgreSQL: the whole batch in one statement (keys are unique within a batch by construction).
-_UPSERT_POSTGRES = text(
-    """
-    INSERT INTO job_metrics (name, job_type, bucket, shard, value)
-    SELECT * FROM unnest(CAST(:names AS text[]), CAST(:types AS text[]),
-                         CAST(:buckets AS text[]), CAST(:shards AS smallint[]),
-                         CAST(:values AS double precision[]))
-    ON CONFLICT (name, job_type, bucket, shard)
-    DO UPDATE SET value = job_metrics.value + EXCLUDED.value
-    """
-)
-
-
-def postgres_parameters(increments: Increments, shard: int) -> dict[str, list[Any]]:
-    rows = increments.rows(shard)
-    return {
-        "names": [row[0] for row in rows],
-        "types": [row[1] for row in rows],
-        "buckets": [row[2] for row in rows],
-        "shards": [row[3] for row in rows],
-        "values": [row[4] for row in rows],
-    }
-
-
-def write(connection: Connection, increments: Increments, shard: int) -> None:
-    """Add `increments` inside the caller's transaction."""
-    if not increments:
-        return
-    if connection.dialect.name == "sqlite":
-        raw = connection.connection.driver_connection
-        assert isinstance(raw, sqlite3.Connection)
-        write_sqlite(raw, increments, shard)
-    else:
-        connection.execute(_UPSERT_POSTGRES, postgres_parameters(increments, shard))
-
-
-def write_sqlite(raw: sqlite3.Connection, increments: Increments, shard: int) -> None:
-    if increments:
-        raw.executemany(_UPSERT_SQLITE, increments.rows(shard))
 
 
 def read(connection: Connection) -> MetricTotals:

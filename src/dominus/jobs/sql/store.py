@@ -15,9 +15,8 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine
 
-from dominus.db.engine import read_only, sqlite_path
+from dominus.db.engine import read_only
 from dominus.db.errors import database_errors
-from dominus.db.sqlite_file import SqliteFileWatch
 from dominus.jobs.metrics_model import MetricTotals
 from dominus.jobs.model import (
     AttemptOutcome,
@@ -34,36 +33,21 @@ from dominus.jobs.model import (
     ReclaimedJob,
     WorkerInfo,
 )
-from dominus.jobs.sql import (
-    admin,
-    claiming,
-    fencing,
-    housekeeping,
-    inserting,
-    metrics,
-    settling,
-    sqlite_driver,
-)
-from dominus.jobs.sql.postgres_loop import PostgresLoopConnections
+from dominus.jobs.sql import admin, claiming, fencing, inserting, metrics, settling
+from dominus.jobs.sql.backend import Backend, backend_for
 from dominus.jobs.store import RetryDelay
 
 T = TypeVar("T")
 
 
 class SqlJobStore:
-    """The job store on a SQLAlchemy engine (SQLite or PostgreSQL)."""
+    """The job store on a SQLAlchemy engine (SQLite or PostgreSQL): the transitions written
+    once, the statements that differ asked of the engine's `Backend`."""
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._reader = read_only(engine)
-        self._sqlite_loop = (
-            sqlite_driver.LoopConnections(engine) if engine.dialect.name == "sqlite" else None
-        )
-        self._postgres_loop = (
-            PostgresLoopConnections(engine) if engine.dialect.name == "postgresql" else None
-        )
-        path = sqlite_path(engine)
-        self._file = SqliteFileWatch(path) if path is not None else None
+        self._backend: Backend = backend_for(engine)
 
     @property
     def engine(self) -> Engine:
@@ -71,7 +55,7 @@ class SqlJobStore:
 
     @property
     def backend(self) -> str:
-        return self._engine.dialect.name
+        return self._backend.name
 
     def _write(self, work: Callable[[Connection], T]) -> T:
         with database_errors(), self._engine.begin() as connection:
@@ -94,8 +78,10 @@ class SqlJobStore:
             return []
         if connection is not None:
             with database_errors():
-                return inserting.insert_jobs(connection, jobs, now, max_depth)
-        return self._write(lambda conn: inserting.insert_jobs(conn, jobs, now, max_depth))
+                return inserting.insert_jobs(self._backend, connection, jobs, now, max_depth)
+        return self._write(
+            lambda conn: inserting.insert_jobs(self._backend, conn, jobs, now, max_depth)
+        )
 
     def get_job(self, job_id: int) -> Job:
         return self._read(lambda conn: admin.get_job(conn, job_id))
@@ -122,12 +108,16 @@ class SqlJobStore:
         return self._read(lambda conn: admin.job_events_of(conn, job_id))
 
     def request_cancel(self, job_id: int, now: datetime) -> Job:
-        return self._write(lambda conn: admin.request_cancel(conn, job_id, now))
+        return self._write(lambda conn: admin.request_cancel(self._backend, conn, job_id, now))
 
     def retry_job(self, job_id: int, now: datetime) -> Job:
         return self._write(
             lambda conn: admin.restart_job(
-                conn, admin.get_job(conn, job_id, for_update=True), now, EventKind.RETRIED
+                self._backend,
+                conn,
+                admin.get_job(conn, job_id, for_update=True),
+                now,
+                EventKind.RETRIED,
             )
         )
 
@@ -141,7 +131,9 @@ class SqlJobStore:
         return self._read(lambda conn: admin.get_dead_letter(conn, entry_id))
 
     def requeue_dead_letter(self, entry_id: int, now: datetime) -> Job:
-        return self._write(lambda conn: admin.requeue_dead_letter(conn, entry_id, now))
+        return self._write(
+            lambda conn: admin.requeue_dead_letter(self._backend, conn, entry_id, now)
+        )
 
     def purge_dead_letters(self, older_than: datetime | None = None) -> int:
         return self._write(lambda conn: admin.purge_dead_letters(conn, older_than))
@@ -159,7 +151,9 @@ class SqlJobStore:
     def claim(
         self, worker_id: str, job_types: Sequence[str], limit: int, now: datetime
     ) -> list[Job]:
-        return self._write(lambda conn: claiming.claim_jobs(conn, worker_id, job_types, limit, now))
+        return self._write(
+            lambda conn: claiming.claim_jobs(self._backend, conn, worker_id, job_types, limit, now)
+        )
 
     def settle(
         self,
@@ -171,23 +165,26 @@ class SqlJobStore:
         completed = [outcome for outcome in outcomes if isinstance(outcome, Completed)]
         if len(completed) == len(outcomes):
             # The common case, on the loop's own connection (ADR 0003, 0005).
-            if self._sqlite_loop is not None:
-                claimed = self._sqlite_loop.settle_completed(completed, now, claim_for)
-                if claimed is not None:
-                    return [True] * len(outcomes), claimed
-            elif self._postgres_loop is not None:
-                accepted, claimed = self._postgres_loop.settle_completed(completed, now, claim_for)
-                lost = [o.claim for o, ok in zip(outcomes, accepted, strict=True) if not ok]
+            settled = self._backend.settle_completed(completed, now, claim_for)
+            if settled is not None:
+                accepted, claimed = settled
+                lost = [o.claim for o, ok in zip(completed, accepted, strict=True) if not ok]
                 if lost:
                     self._write(lambda conn: settling.record_lost(conn, lost, now))
                 return accepted, claimed
 
         def work(connection: Connection) -> tuple[list[bool], list[Job]]:
-            accepted = settling.settle_outcomes(connection, outcomes, now) if outcomes else []
+            accepted = (
+                settling.settle_outcomes(self._backend, connection, outcomes, now)
+                if outcomes
+                else []
+            )
             claimed: list[Job] = []
             if claim_for is not None:
                 worker_id, job_types, limit = claim_for
-                claimed = claiming.claim_jobs(connection, worker_id, job_types, limit, now)
+                claimed = claiming.claim_jobs(
+                    self._backend, connection, worker_id, job_types, limit, now
+                )
             return accepted, claimed
 
         return self._write(work)
@@ -206,27 +203,26 @@ class SqlJobStore:
     def fenced_transaction(
         self, claim: Claim
     ) -> AbstractContextManager[fencing.SqlFencedTransaction]:
-        return fencing.fenced_transaction(self._engine, claim)
+        return fencing.fenced_transaction(self._backend, self._engine, claim)
 
     def reclaim_stale(
         self, now: datetime, max_running_age_seconds: float, retry_delay: RetryDelay
     ) -> list[ReclaimedJob]:
         return self._write(
-            lambda conn: claiming.reclaim_stale(conn, now, max_running_age_seconds, retry_delay)
+            lambda conn: claiming.reclaim_stale(
+                self._backend, conn, now, max_running_age_seconds, retry_delay
+            )
         )
 
     def metric_totals(self) -> MetricTotals:
         return self._read(metrics.read)
 
     def maintain(self) -> str | None:
-        if self.backend != "postgresql":
-            return None
         with database_errors():
-            return housekeeping.maintain_postgres(self._engine)
+            return self._backend.maintain()
 
     def verify(self) -> None:
-        if self._file is not None:
-            self._file.check()
+        self._backend.verify()
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats:
         return self._read(lambda conn: admin.queue_stats(conn, now, alive_since))

@@ -1,0 +1,123 @@
+"""The driver seam: what the store needs from a database that is not the same SQL on every one
+(ADR 0028, in the manner of River's `riverdriver` and Oban's engines).
+
+The store's transitions are written once, in the shared modules of this package, on SQLAlchemy
+Core. Where the two databases need different statements (the claim, the batch insert, the batch
+completion, the metrics upsert, INSERT … ON CONFLICT, NOTIFY, the fencing lock, the worker
+loop's own connection, housekeeping) the shared code asks its `Backend`: `SqliteBackend`
+(`sqlite_backend.py`) or `PostgresBackend` (`postgres_backend.py`), each statement spelled once
+in its backend's module. `backend_for` picks one per engine; it is the one place that asks which
+database an engine speaks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from sqlalchemy import Connection, Engine, Select, Table
+from sqlalchemy.sql.dml import Insert
+
+from dominus.jobs.model import Completed, Job, NewJob
+from dominus.jobs.sql.metrics import Increments
+from dominus.jobs.sql.postgres_backend import PostgresBackend
+from dominus.jobs.sql.sqlite_backend import SqliteBackend
+
+# (worker_id, job_types, limit): what a worker asks to claim in the transaction that settles.
+ClaimFor = tuple[str, Sequence[str], int]
+
+
+class Backend(Protocol):
+    """One database's spelling of the statements that differ. Methods taking a `connection`
+    run inside the caller's transaction and leave commit to it."""
+
+    @property
+    def name(self) -> str:
+        """'sqlite' or 'postgresql'."""
+        ...
+
+    def claim(
+        self,
+        connection: Connection,
+        worker_id: str,
+        job_types: Sequence[str],
+        limit: int,
+        now: datetime,
+    ) -> list[Job]:
+        """pending & due → running for up to `limit` jobs of `job_types` (limit > 0, some
+        types), in claim order: highest priority first, then oldest run_at, then id."""
+        ...
+
+    def insert_plain(
+        self, connection: Connection, jobs: Sequence[NewJob], now: datetime
+    ) -> list[int]:
+        """Insert jobs without dedupe keys; their ids, in order."""
+        ...
+
+    def insert_or_ignore(
+        self,
+        table: Table,
+        values: dict[str, Any],
+        *,
+        index_elements: Sequence[str] | None = None,
+        index_where: Any = None,
+    ) -> Insert:
+        """INSERT … ON CONFLICT DO NOTHING (on the primary key, or the unique index named by
+        `index_elements` and `index_where`)."""
+        ...
+
+    def complete(
+        self, connection: Connection, outcomes: Sequence[Completed], now: datetime
+    ) -> list[bool]:
+        """Mark completed attempts (fenced on their claims) and count the ones that landed in
+        the metrics. Whether each landed (False: its claim was lost)."""
+        ...
+
+    def add_metrics(self, connection: Connection, increments: Increments, shard: int) -> None:
+        """Add `increments` to the metric counters of `shard`."""
+        ...
+
+    def lock_row(self, query: Select[Any]) -> Select[Any]:
+        """`query` holding the job row it reads until the transaction ends, against every other
+        writer of that row (the fence's last check, ADR 0024)."""
+        ...
+
+    def notify_new_jobs(self, connection: Connection) -> None:
+        """Wake idle workers when this transaction commits (never if it rolls back)."""
+        ...
+
+    def notify_cancel(self, connection: Connection, worker_id: str) -> None:
+        """Tell the worker running a job that its cancel was requested (on commit)."""
+        ...
+
+    def settle_completed(
+        self, outcomes: Sequence[Completed], now: datetime, claim_for: ClaimFor | None
+    ) -> tuple[list[bool], list[Job]] | None:
+        """The worker loop's hottest transaction on a connection the loop's thread keeps:
+        complete the outcomes (all completions) and claim. Which completions landed and the
+        jobs claimed; None when nothing was written and the general path must run instead."""
+        ...
+
+    def maintain(self) -> str | None:
+        """Housekeeping the database needs; what was done, or None."""
+        ...
+
+    def verify(self) -> None:
+        """Raise DatabaseGoneError when the database is no longer the one this backend opened."""
+        ...
+
+
+_BACKENDS: dict[str, type[SqliteBackend] | type[PostgresBackend]] = {
+    "sqlite": SqliteBackend,
+    "postgresql": PostgresBackend,
+}
+
+
+def backend_for(engine: Engine) -> Backend:
+    """The backend for `engine`'s database: the one place in `dominus.jobs` that asks which
+    database an engine speaks."""
+    backend = _BACKENDS.get(engine.dialect.name)
+    if backend is None:
+        raise ValueError(f"no job store backend for {engine.dialect.name} databases")
+    return backend(engine)

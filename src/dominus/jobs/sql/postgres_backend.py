@@ -1,0 +1,383 @@
+"""The PostgreSQL backend: its spelling of every statement that differs by database (ADR 0028).
+
+The claim and the batch completion are plain psycopg SQL, sent as they are both from a
+SQLAlchemy transaction (`exec_driver_sql`) and from the worker loop's own connection, so each is
+written once. The loop's hot transaction (the commit-mode setting, the batch completion, the
+claim, COMMIT) goes in one pipeline: one network round trip instead of four.
+
+`synchronous_commit = off` for that transaction only: its commit does not wait for the WAL to
+reach disk. That is the same promise SQLite makes with `synchronous=NORMAL`: a committed
+outcome survives a crash of any DOMINUS process; only a crash of the database server itself can
+lose the last fraction of a second of them. Losing one never loses a job: a lost completion
+leaves the job `running` until liveness reclaims and reruns it (at-least-once), a lost claim
+leaves it `pending`. Enqueues, cancels, failures and dead-lettering keep the server's default
+(synchronous) commits. See ADR 0005.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from sqlalchemy import Connection, Engine, Select, Table, bindparam, text
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.sql.dml import Insert
+
+from dominus.db.errors import database_errors, translated
+from dominus.db.types import UTCDateTime
+from dominus.jobs.metrics_model import DURATION_BUCKETS
+from dominus.jobs.model import Completed, Job, NewJob
+from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
+from dominus.jobs.sql.metrics import BUCKET_LABELS, Increments, shard_for
+from dominus.jobs.sql.rows import JOB_FIELD_NAMES, job_from_fields
+
+log = logging.getLogger("dominus.worker")
+
+
+_CLAIM = f"""
+    WITH due AS MATERIALIZED (
+        SELECT id
+          FROM job_queue
+         WHERE status = 'pending' AND run_at <= %(now)s AND job_type = ANY(%(job_types)s)
+         ORDER BY priority DESC, run_at, id
+         LIMIT %(limit)s
+         -- FOR NO KEY UPDATE, not FOR UPDATE: it still stops two workers from taking the
+         -- same row, but does not conflict with the KEY SHARE locks that inserting
+         -- job_events / dead_letter_jobs rows (foreign keys to job_queue) take.
+         -- SKIP LOCKED: a row another worker is claiming at this instant is skipped, not
+         -- waited for, so workers never queue behind each other and never double-claim.
+           FOR NO KEY UPDATE SKIP LOCKED
+    )
+    UPDATE job_queue AS job
+       SET status = 'running', locked_by = %(worker_id)s, attempts = job.attempts + 1,
+           started_at = %(now)s, heartbeat_at = %(now)s, updated_at = %(now)s
+      FROM due
+     WHERE job.id = due.id
+    RETURNING {", ".join(f"job.{name}" for name in JOB_FIELD_NAMES)}
+"""
+
+# Completes the batch (fenced on each claim) and adds the landed completions to the metrics in
+# the same statement, so a tick stays one round trip. Each duration falls in the first bucket
+# whose upper bound is not below it, or "+Inf".
+_COMPLETE = """
+    WITH done AS (
+        UPDATE job_queue AS job
+           SET status = 'completed', result = batch.result,
+               progress = COALESCE(batch.progress, job.progress),
+               finished_at = %(now)s, updated_at = %(now)s
+          FROM unnest(%(ids)s::bigint[], %(workers)s::text[], %(attempts)s::integer[],
+                      %(results)s::jsonb[], %(progresses)s::jsonb[],
+                      %(seconds)s::double precision[])
+               AS batch(id, worker_id, attempt, result, progress, seconds)
+         WHERE job.id = batch.id AND job.locked_by = batch.worker_id
+           AND job.attempts = batch.attempt AND job.status = 'running'
+        RETURNING job.id, job.job_type, batch.seconds
+    ), increments AS (
+        SELECT job_type, 'completed' AS name, '' AS bucket, 1.0::double precision AS value
+          FROM done
+        UNION ALL
+        SELECT job_type, 'duration_count', '', 1.0 FROM done WHERE seconds IS NOT NULL
+        UNION ALL
+        SELECT job_type, 'duration_sum', '', GREATEST(seconds, 0) FROM done
+         WHERE seconds IS NOT NULL
+        UNION ALL
+        SELECT job_type, 'duration_bucket',
+               COALESCE((SELECT label FROM unnest(%(bounds)s::double precision[],
+                                                  %(labels)s::text[]) AS b(bound, label)
+                          WHERE done.seconds <= b.bound ORDER BY b.bound LIMIT 1), '+Inf'),
+               1.0
+          FROM done WHERE seconds IS NOT NULL
+    ), counted AS (
+        INSERT INTO job_metrics (name, job_type, bucket, shard, value)
+        SELECT name, job_type, bucket, %(shard)s, sum(value)
+          FROM increments GROUP BY name, job_type, bucket
+        ON CONFLICT (name, job_type, bucket, shard)
+        DO UPDATE SET value = job_metrics.value + EXCLUDED.value
+    )
+    SELECT id FROM done
+"""
+
+# One round trip for a whole batch, however large: every column travels as one array parameter
+# (no limit on the number of bind parameters), unnested in order. Ids come from the sequence in
+# that order, so sorting them restores the batch order.
+_INSERT_MANY = text(
+    """
+    INSERT INTO job_queue (job_type, payload, status, priority, attempts, max_attempts,
+                           failure_count, run_at, created_at, updated_at, timeout_seconds)
+    SELECT job_type, payload, 'pending', priority, 0, max_attempts, 0, run_at, :now, :now,
+           timeout_seconds
+      FROM unnest(CAST(:job_types AS text[]), CAST(:payloads AS jsonb[]),
+                  CAST(:priorities AS integer[]), CAST(:max_attempts AS integer[]),
+                  CAST(:run_ats AS timestamptz[]), CAST(:timeouts AS double precision[]))
+           WITH ORDINALITY
+           AS batch(job_type, payload, priority, max_attempts, run_at, timeout_seconds, position)
+     ORDER BY position
+    RETURNING id
+    """
+).bindparams(bindparam("now", type_=UTCDateTime))
+
+# The whole batch in one statement (keys are unique within a batch by construction).
+_UPSERT_METRICS = text(
+    """
+    INSERT INTO job_metrics (name, job_type, bucket, shard, value)
+    SELECT * FROM unnest(CAST(:names AS text[]), CAST(:types AS text[]),
+                         CAST(:buckets AS text[]), CAST(:shards AS smallint[]),
+                         CAST(:values AS double precision[]))
+    ON CONFLICT (name, job_type, bucket, shard)
+    DO UPDATE SET value = job_metrics.value + EXCLUDED.value
+    """
+)
+
+_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
+
+QUEUE_TABLES = ("job_queue", "job_events", "dead_letter_jobs")
+# One worker at a time: a session-level advisory lock, keyed by a fixed name.
+_LOCK = "SELECT pg_try_advisory_lock(hashtext('dominus.queue-maintenance'))"
+_UNLOCK = "SELECT pg_advisory_unlock(hashtext('dominus.queue-maintenance'))"
+# Matches the autovacuum thresholds migration 0002 gives job_queue.
+DEAD_TUPLES_THRESHOLD = 1000
+
+_BOUNDS = list(DURATION_BUCKETS)
+_LABELS = list(BUCKET_LABELS)
+
+
+class PostgresBackend:
+    """PostgreSQL through psycopg 3 (see the module's docstring)."""
+
+    name = "postgresql"
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._loop = _LoopConnection(engine)
+
+    # --- statements in the caller's transaction ------------------------------------------
+    def claim(
+        self,
+        connection: Connection,
+        worker_id: str,
+        job_types: Sequence[str],
+        limit: int,
+        now: datetime,
+    ) -> list[Job]:
+        rows = connection.exec_driver_sql(
+            _CLAIM, _claim_parameters((worker_id, job_types, limit), now)
+        ).fetchall()
+        return _claimed_jobs(rows)
+
+    def insert_plain(
+        self, connection: Connection, jobs: Sequence[NewJob], now: datetime
+    ) -> list[int]:
+        ids = connection.execute(
+            _INSERT_MANY,
+            {
+                "now": now,
+                "job_types": [job.job_type for job in jobs],
+                "payloads": [json.dumps(job.payload) for job in jobs],
+                "priorities": [job.priority for job in jobs],
+                "max_attempts": [job.max_attempts for job in jobs],
+                "run_ats": [job.run_at for job in jobs],
+                "timeouts": [job.timeout_seconds for job in jobs],
+            },
+        ).scalars()
+        return sorted(ids)
+
+    def insert_or_ignore(
+        self,
+        table: Table,
+        values: dict[str, Any],
+        *,
+        index_elements: Sequence[str] | None = None,
+        index_where: Any = None,
+    ) -> Insert:
+        statement: Insert = (
+            postgresql.insert(table)
+            .values(values)
+            .on_conflict_do_nothing(index_elements=index_elements, index_where=index_where)
+        )
+        return statement
+
+    def complete(
+        self, connection: Connection, outcomes: Sequence[Completed], now: datetime
+    ) -> list[bool]:
+        rows = connection.exec_driver_sql(_COMPLETE, _completion_parameters(outcomes, now))
+        return _landed(outcomes, rows.fetchall())
+
+    def add_metrics(self, connection: Connection, increments: Increments, shard: int) -> None:
+        if not increments:
+            return
+        rows = increments.rows(shard)
+        connection.execute(
+            _UPSERT_METRICS,
+            {
+                "names": [row[0] for row in rows],
+                "types": [row[1] for row in rows],
+                "buckets": [row[2] for row in rows],
+                "shards": [row[3] for row in rows],
+                "values": [row[4] for row in rows],
+            },
+        )
+
+    def lock_row(self, query: Select[Any]) -> Select[Any]:
+        # FOR NO KEY UPDATE: the lock every UPDATE of the row needs (a reclaim, a heartbeat, a
+        # settle), held until COMMIT; it does not block inserts of rows that refer to the job.
+        return query.with_for_update(key_share=True)
+
+    def notify_new_jobs(self, connection: Connection) -> None:
+        # No payload: a listener wakes its loop whatever became pending; the claim picks types.
+        connection.execute(_NOTIFY, {"channel": JOBS_CHANNEL, "payload": ""})
+
+    def notify_cancel(self, connection: Connection, worker_id: str) -> None:
+        connection.execute(_NOTIFY, {"channel": CANCEL_CHANNEL, "payload": worker_id})
+
+    # --- the worker loop's own connection, housekeeping ----------------------------------
+    def settle_completed(
+        self,
+        outcomes: Sequence[Completed],
+        now: datetime,
+        claim_for: tuple[str, Sequence[str], int] | None,
+    ) -> tuple[list[bool], list[Job]]:
+        return self._loop.settle_completed(outcomes, now, claim_for)
+
+    def maintain(self) -> str | None:
+        """When the server's autovacuum is off, VACUUM (ANALYZE) the queue tables once job_queue
+        has about 1,000 dead tuples (a queue without vacuum slows down claim by claim: every
+        claim walks past the dead index entries of the ones before it). With autovacuum on, only
+        ANALYZE tables that were never analysed (without statistics the planner may sort every
+        pending row instead of walking the claim index)."""
+        with self._engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            autovacuum = connection.execute(
+                text("SELECT current_setting('autovacuum')")
+            ).scalar_one()
+            stats = connection.execute(
+                text(
+                    "SELECT last_analyze IS NULL AND last_autoanalyze IS NULL, n_dead_tup "
+                    "FROM pg_stat_user_tables WHERE relname = 'job_queue'"
+                )
+            ).one_or_none()
+            never_analyzed, dead_tuples = stats if stats is not None else (False, 0)
+            if autovacuum == "on" and not never_analyzed:
+                return None
+            if autovacuum != "on" and not never_analyzed and dead_tuples < DEAD_TUPLES_THRESHOLD:
+                return None
+            if not connection.execute(text(_LOCK)).scalar_one():
+                return None  # another worker is at it
+            try:
+                command = "VACUUM (ANALYZE)" if autovacuum != "on" else "ANALYZE"
+                for table in QUEUE_TABLES:
+                    connection.execute(text(f"{command} {table}"))
+            finally:
+                connection.execute(text(_UNLOCK))
+        if autovacuum != "on":
+            return (
+                f"autovacuum is off on the server: vacuumed the queue tables ({dead_tuples} dead)"
+            )
+        return "analysed the queue tables (they had no statistics yet)"
+
+    def verify(self) -> None:
+        """Nothing to check: a server's database cannot be swapped under an open connection."""
+
+
+class _LoopConnection:
+    """One held psycopg connection per thread (in practice: the worker loop's)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._local = threading.local()
+
+    def settle_completed(
+        self,
+        outcomes: Sequence[Completed],
+        now: datetime,
+        claim_for: tuple[str, Sequence[str], int] | None,
+    ) -> tuple[list[bool], list[Job]]:
+        """Complete the outcomes (fenced) and claim, in one round trip. Returns which
+        completions landed (False: the claim was lost; the caller records that) and the jobs
+        claimed."""
+        with database_errors():  # checking a connection out can fail too (server down)
+            raw = self._connection()
+        try:
+            with raw.pipeline():
+                raw.execute("SET LOCAL synchronous_commit = off")
+                completed = raw.execute(_COMPLETE, _completion_parameters(outcomes, now))
+                claimed = raw.execute(_CLAIM, _claim_parameters(claim_for, now))
+                raw.commit()
+            landed = _landed(outcomes, completed.fetchall())
+            rows = claimed.fetchall()
+        except psycopg.Error as error:
+            self._recover(raw, error)
+            raise translated(error) from error
+        return landed, _claimed_jobs(rows)
+
+    def _connection(self) -> psycopg.Connection[Any]:
+        pooled = getattr(self._local, "pooled", None)
+        if pooled is None:
+            pooled = self._engine.raw_connection()
+            self._local.pooled = pooled
+        raw = pooled.driver_connection
+        assert isinstance(raw, psycopg.Connection)
+        return raw
+
+    def _recover(self, raw: psycopg.Connection[Any], error: psycopg.Error) -> None:
+        pooled = self._local.pooled
+        if raw.closed or isinstance(error, psycopg.OperationalError):
+            self._local.pooled = None
+            pooled.invalidate()  # a broken connection: the next tick gets a fresh one
+            return
+        try:
+            raw.rollback()
+        except psycopg.Error:
+            self._local.pooled = None
+            pooled.invalidate()
+
+
+def _completion_parameters(outcomes: Sequence[Completed], now: datetime) -> dict[str, Any]:
+    writer = outcomes[0].claim.worker_id if outcomes else None
+    return {
+        "now": now,
+        "shard": shard_for(writer),
+        "bounds": _BOUNDS,
+        "labels": _LABELS,
+        "seconds": [outcome.duration_seconds for outcome in outcomes],
+        "ids": [outcome.claim.job_id for outcome in outcomes],
+        "workers": [outcome.claim.worker_id for outcome in outcomes],
+        "attempts": [outcome.claim.attempt for outcome in outcomes],
+        "results": [_encoded(outcome.result) for outcome in outcomes],
+        "progresses": [_encoded(outcome.progress) for outcome in outcomes],
+    }
+
+
+def _landed(outcomes: Sequence[Completed], rows: Sequence[Any]) -> list[bool]:
+    landed = {row[0] for row in rows}
+    return [outcome.claim.job_id in landed for outcome in outcomes]
+
+
+def _claim_parameters(
+    claim_for: tuple[str, Sequence[str], int] | None, now: datetime
+) -> dict[str, Any]:
+    worker_id, job_types, limit = claim_for if claim_for else ("", [], 0)
+    return {"now": now, "worker_id": worker_id, "job_types": list(job_types), "limit": limit}
+
+
+def _claimed_jobs(rows: Sequence[Any]) -> list[Job]:
+    # UPDATE ... RETURNING does not promise an order; hand jobs out in claim order.
+    jobs = [job_from_fields(row, _utc, _as_read) for row in rows]
+    jobs.sort(key=lambda job: (-job.priority, job.run_at, job.id))
+    return jobs
+
+
+def _encoded(value: Any) -> str | None:
+    return None if value is None else json.dumps(value)
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return None if value is None else value.astimezone(UTC)
+
+
+def _as_read(value: Any) -> Any:
+    """psycopg has decoded the JSON documents already."""
+    return value

@@ -1,0 +1,329 @@
+"""The SQLite backend: its spelling of every statement that differs by database (ADR 0028).
+
+The hot statements (insert a batch, claim, complete a batch, the metrics upsert) run on the raw
+`sqlite3` connection of the transaction SQLAlchemy opened: profiles of the drain and of batch
+enqueue showed SQLAlchemy's per-statement machinery (bind and result processors, insertmanyvalues
+falling back to one INSERT per row when it must return ids in order) costing more than SQLite
+itself (ADR 0003).
+
+Values are stored exactly as SQLAlchemy would store them (see `dominus.db.types.UTCDateTime`:
+naive UTC text `YYYY-MM-DD HH:MM:SS.ffffff`; JSON as text), so both paths read each other's rows.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Select, Table, literal, select
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.sql.dml import Insert
+
+from dominus.db.engine import sqlite_path
+from dominus.db.errors import database_errors, is_busy_error, translated
+from dominus.db.schema import job_queue
+from dominus.db.sqlite_file import SqliteFileWatch
+from dominus.db.types import UTCDateTime
+from dominus.jobs.model import Claim, Completed, Job, NewJob
+from dominus.jobs.sql.metrics import Increments, shard_for
+from dominus.jobs.sql.rows import JOB_FIELDS, job_from_fields
+
+_INSERT = (
+    "INSERT INTO job_queue (job_type, payload, status, priority, attempts, max_attempts, "
+    "failure_count, run_at, created_at, updated_at, timeout_seconds) "
+    "VALUES (?, ?, 'pending', ?, 0, ?, 0, ?, ?, ?, ?)"
+)
+
+_COMPLETE = (
+    "UPDATE job_queue SET status = 'completed', result = ?, "
+    "progress = COALESCE(?, progress), finished_at = ?, updated_at = ? "
+    "WHERE id = ? AND locked_by = ? AND attempts = ? AND status = 'running'"
+)
+
+_UPSERT_METRICS = (
+    "INSERT INTO job_metrics (name, job_type, bucket, shard, value) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (name, job_type, bucket, shard) DO UPDATE SET value = value + excluded.value"
+)
+
+
+@lru_cache(maxsize=64)
+def _claim_sql(type_count: int) -> str:
+    # The literal 'pending' lets the planner match the partial claim index, and INDEXED BY holds
+    # it there: walking the claim index in order stops after LIMIT rows, however many jobs wait
+    # or have finished, where any other plan would sort every pending row on every claim.
+    placeholders = ", ".join("?" * type_count)
+    return (
+        "UPDATE job_queue SET status = 'running', locked_by = ?, attempts = attempts + 1, "
+        "started_at = ?, heartbeat_at = ?, updated_at = ? "
+        "WHERE id IN (SELECT id FROM job_queue INDEXED BY ix_job_queue_claim "
+        f"WHERE status = 'pending' AND run_at <= ? AND job_type IN ({placeholders}) "
+        "ORDER BY priority DESC, run_at, id LIMIT ?) "
+        f"RETURNING {JOB_FIELDS}"
+    )
+
+
+def driver_connection(connection: Connection) -> sqlite3.Connection:
+    raw = connection.connection.driver_connection
+    assert isinstance(raw, sqlite3.Connection)
+    return raw
+
+
+def stored_time(value: datetime) -> str:
+    """A UTC timestamp as SQLAlchemy stores it in SQLite."""
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+
+
+def _time(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def _document(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _encoded(value: Any) -> str | None:
+    return None if value is None else json.dumps(value)
+
+
+class SqliteBackend:
+    """SQLite through the `sqlite3` driver (see the module's docstring)."""
+
+    name = "sqlite"
+
+    def __init__(self, engine: Engine) -> None:
+        self._loop = _LoopConnection(engine)
+        path = sqlite_path(engine)
+        self._file = SqliteFileWatch(path) if path is not None else None
+
+    # --- statements in the caller's transaction ------------------------------------------
+    def claim(
+        self,
+        connection: Connection,
+        worker_id: str,
+        job_types: Sequence[str],
+        limit: int,
+        now: datetime,
+    ) -> list[Job]:
+        return claim_jobs(driver_connection(connection), worker_id, job_types, limit, now)
+
+    def insert_plain(
+        self, connection: Connection, jobs: Sequence[NewJob], now: datetime
+    ) -> list[int]:
+        return insert_plain_jobs(driver_connection(connection), jobs, now)
+
+    def insert_or_ignore(
+        self,
+        table: Table,
+        values: dict[str, Any],
+        *,
+        index_elements: Sequence[str] | None = None,
+        index_where: Any = None,
+    ) -> Insert:
+        statement: Insert = (
+            sqlite.insert(table)
+            .values(values)
+            .on_conflict_do_nothing(index_elements=index_elements, index_where=index_where)
+        )
+        return statement
+
+    def complete(
+        self, connection: Connection, outcomes: Sequence[Completed], now: datetime
+    ) -> list[bool]:
+        raw = driver_connection(connection)
+        if complete_jobs(raw, outcomes, now) == len(outcomes):
+            landed = [True] * len(outcomes)
+        else:
+            landed = _landed(connection, outcomes, now)
+        count_completions(raw, [o for o, ok in zip(outcomes, landed, strict=True) if ok])
+        return landed
+
+    def add_metrics(self, connection: Connection, increments: Increments, shard: int) -> None:
+        add_metrics(driver_connection(connection), increments, shard)
+
+    def lock_row(self, query: Select[Any]) -> Select[Any]:
+        # The transaction began with BEGIN IMMEDIATE: it holds the database's write lock, which
+        # already keeps every other writer out until it ends.
+        return query
+
+    def notify_new_jobs(self, connection: Connection) -> None:
+        """Nothing to send: idle workers watch `PRAGMA data_version` (see `dominus.jobs.wakeup`)."""
+
+    def notify_cancel(self, connection: Connection, worker_id: str) -> None:
+        """Nothing to send: workers poll for cancel requests."""
+
+    # --- the worker loop's own connection, housekeeping ----------------------------------
+    def settle_completed(
+        self,
+        outcomes: Sequence[Completed],
+        now: datetime,
+        claim_for: tuple[str, Sequence[str], int] | None,
+    ) -> tuple[list[bool], list[Job]] | None:
+        claimed = self._loop.settle_completed(outcomes, now, claim_for)
+        return None if claimed is None else ([True] * len(outcomes), claimed)
+
+    def maintain(self) -> str | None:
+        return None
+
+    def verify(self) -> None:
+        if self._file is not None:
+            self._file.check()
+
+
+def insert_plain_jobs(raw: sqlite3.Connection, jobs: Sequence[NewJob], now: datetime) -> list[int]:
+    """Insert jobs without dedupe keys; returns their ids in order.
+
+    The ids come from `last_insert_rowid()`: the table has no AUTOINCREMENT, so SQLite gives each
+    new row max(rowid) + 1, and the write lock held by this transaction keeps any other writer
+    out in between, which makes the ids of one executemany consecutive. The count is checked."""
+    created = stored_time(now)
+    rows = [
+        (
+            job.job_type,
+            json.dumps(job.payload),
+            job.priority,
+            job.max_attempts,
+            stored_time(job.run_at) if job.run_at != now else created,
+            created,
+            created,
+            job.timeout_seconds,
+        )
+        for job in jobs
+    ]
+    if len(rows) == 1:
+        (job_id,) = raw.execute(_INSERT + " RETURNING id", rows[0]).fetchone()
+        return [job_id]
+    raw.executemany(_INSERT, rows)
+    last_id = raw.execute("SELECT last_insert_rowid()").fetchone()[0]
+    first_id = last_id - len(rows) + 1
+    (count,) = raw.execute(
+        "SELECT count(*) FROM job_queue WHERE id BETWEEN ? AND ?", (first_id, last_id)
+    ).fetchone()
+    if count != len(rows):  # pragma: no cover - only if SQLite changed its rowid rule
+        raise RuntimeError("inserted job ids are not consecutive; cannot map them to the batch")
+    return list(range(first_id, last_id + 1))
+
+
+def claim_jobs(
+    raw: sqlite3.Connection, worker_id: str, job_types: Sequence[str], limit: int, now: datetime
+) -> list[Job]:
+    stamp = stored_time(now)
+    rows = raw.execute(
+        _claim_sql(len(job_types)), (worker_id, stamp, stamp, stamp, stamp, *job_types, limit)
+    ).fetchall()
+
+    def claimed_time(text: str | None) -> datetime | None:
+        # The claim timestamps this statement just wrote are `now`: known without parsing
+        # (this runs for every claimed job).
+        return now if text == stamp else _time(text)
+
+    jobs = [job_from_fields(row, claimed_time, _document) for row in rows]
+    jobs.sort(key=lambda job: (-job.priority, job.run_at, job.id))
+    return jobs
+
+
+def complete_jobs(raw: sqlite3.Connection, outcomes: Sequence[Completed], now: datetime) -> int:
+    """Mark completed attempts, fenced on their claims. Returns how many rows changed."""
+    stamp = stored_time(now)
+    cursor = raw.executemany(
+        _COMPLETE,
+        [
+            (
+                _encoded(outcome.result),
+                _encoded(outcome.progress),
+                stamp,
+                stamp,
+                outcome.claim.job_id,
+                outcome.claim.worker_id,
+                outcome.claim.attempt,
+            )
+            for outcome in outcomes
+        ],
+    )
+    return cursor.rowcount
+
+
+def _landed(connection: Connection, outcomes: Sequence[Completed], now: datetime) -> list[bool]:
+    """Some claims were lost (the job was reclaimed while its worker was silent). Rare: find out
+    which completions landed by looking for the row this transaction just wrote."""
+    rows = connection.execute(
+        select(job_queue.c.id, job_queue.c.locked_by, job_queue.c.attempts).where(
+            job_queue.c.id.in_([outcome.claim.job_id for outcome in outcomes]),
+            job_queue.c.status == "completed",
+            job_queue.c.finished_at == literal(now, UTCDateTime),
+        )
+    )
+    landed = {Claim(row.id, row.locked_by, row.attempts) for row in rows}
+    return [outcome.claim in landed for outcome in outcomes]
+
+
+def count_completions(raw: sqlite3.Connection, completed: Sequence[Completed]) -> None:
+    if completed:
+        increments = Increments().completions(completed)
+        add_metrics(raw, increments, shard_for(completed[0].claim.worker_id))
+
+
+def add_metrics(raw: sqlite3.Connection, increments: Increments, shard: int) -> None:
+    if increments:
+        raw.executemany(_UPSERT_METRICS, increments.rows(shard))
+
+
+class _LoopConnection:
+    """The worker loop's own connection, held for the thread's life, for its hottest
+    transaction: record a batch of completed attempts and claim the freed slots. Checking a
+    connection out of the pool and through SQLAlchemy's transaction events for every tick cost
+    more than the transaction's SQL (ADR 0003). Each thread gets its own connection, so it is
+    never shared; anything that is not the common case goes back to the general path."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._local = threading.local()
+
+    def settle_completed(
+        self,
+        outcomes: Sequence[Completed],
+        now: datetime,
+        claim_for: tuple[str, Sequence[str], int] | None,
+    ) -> list[Job] | None:
+        """Complete every outcome and claim, in one transaction. None (nothing written) when a
+        completion's claim turned out to be lost: the caller then takes the general path, which
+        records that."""
+        with database_errors():
+            raw = self._connection()
+        try:
+            raw.execute("BEGIN IMMEDIATE")
+            try:
+                if outcomes and complete_jobs(raw, outcomes, now) != len(outcomes):
+                    raw.rollback()
+                    return None
+                count_completions(raw, outcomes)
+                claimed = claim_jobs(raw, *claim_for, now) if claim_for else []
+                raw.commit()
+            except BaseException:
+                raw.rollback()
+                raise
+        except sqlite3.Error as error:
+            self._forget_if_broken(error)
+            raise translated(error) from error
+        return claimed
+
+    def _connection(self) -> sqlite3.Connection:
+        pooled = getattr(self._local, "pooled", None)
+        if pooled is None:
+            pooled = self._engine.raw_connection()
+            self._local.pooled = pooled
+        raw = pooled.driver_connection
+        assert isinstance(raw, sqlite3.Connection)
+        return raw
+
+    def _forget_if_broken(self, error: sqlite3.Error) -> None:
+        if is_busy_error(error):
+            return
+        pooled = getattr(self._local, "pooled", None)
+        self._local.pooled = None
+        if pooled is not None:
+            pooled.invalidate()
