@@ -6,9 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row, Table, select, update
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.sql.dml import Insert
+from sqlalchemy import Connection, Row, select, update
 
 from dominus.db.schema import job_queue, schedule_fires, schedulers, schedules
 from dominus.jobs.scheduling.model import (
@@ -20,13 +18,6 @@ from dominus.jobs.scheduling.model import (
 
 ROW_COLUMNS = (*schedules.c, job_queue.c.status.label("last_job_status"))
 ROWS_WITH_LAST_JOB = schedules.outerjoin(job_queue, job_queue.c.id == schedules.c.last_job_id)
-
-
-def insert_or_ignore(connection: Connection, table: Table, values: dict[str, Any]) -> Insert:
-    """INSERT … ON CONFLICT DO NOTHING (on the primary key), on either backend."""
-    dialect = sqlite if connection.dialect.name == "sqlite" else postgresql
-    statement: Insert = dialect.insert(table).values(values).on_conflict_do_nothing()
-    return statement
 
 
 def select_rows(connection: Connection, names: list[str] | None) -> dict[str, ScheduleRow]:

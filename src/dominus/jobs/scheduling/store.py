@@ -31,6 +31,7 @@ from dominus.jobs.scheduling.model import (
     manual_dedupe_key,
 )
 from dominus.jobs.scheduling.planning import FirePlan
+from dominus.jobs.sql.backend import Backend, backend_for
 
 T = TypeVar("T")
 # Enqueue the schedule's job inside the given transaction, with the given dedupe key.
@@ -50,6 +51,7 @@ class ScheduleStore:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._reader = read_only(engine)
+        self._backend = backend_for(engine)
 
     def _write(self, work: Callable[[Connection], T]) -> T:
         with database_errors(), self._engine.begin() as connection:
@@ -65,7 +67,7 @@ class ScheduleStore:
         cursor at the next fire). A changed expression or zone restarts the cursor at the next
         fire; the enabled flag is never touched. Schedules that are off are left alone.
         Returns the names created or changed, with what happened."""
-        return self._write(lambda connection: _sync(connection, configured, now))
+        return self._write(lambda connection: _sync(self._backend, connection, configured, now))
 
     def rows(self, names: Iterable[str] | None = None) -> dict[str, ScheduleRow]:
         """Rows by name (all, or those named), each with its last job's status."""
@@ -100,7 +102,7 @@ class ScheduleStore:
                 "scheduler_id": scheduler_id,
                 "recorded_at": now,
             }
-            statement = rows.insert_or_ignore(connection, schedule_fires, fire)
+            statement = self._backend.insert_or_ignore(schedule_fires, fire)
             if connection.execute(statement.returning(schedule_fires.c.fire_at)).first() is None:
                 return AppliedPlan(applied=True)  # enqueued before, by whoever holds the row
             job = enqueue(connection, fire_dedupe_key(name, plan.fire_at))
@@ -127,7 +129,7 @@ class ScheduleStore:
 
         def work(connection: Connection) -> EnqueueResult:
             connection.execute(
-                rows.insert_or_ignore(connection, schedules, rows.new_row(schedule, True, now))
+                self._backend.insert_or_ignore(schedules, rows.new_row(schedule, True, now))
             )
             active = _active_job(connection, schedule.name)
             if active is not None:
@@ -150,7 +152,7 @@ class ScheduleStore:
 
         def work(connection: Connection) -> ScheduleRow:
             connection.execute(
-                rows.insert_or_ignore(connection, schedules, rows.new_row(schedule, enabled, now))
+                self._backend.insert_or_ignore(schedules, rows.new_row(schedule, enabled, now))
             )
             connection.execute(
                 update(schedules)
@@ -236,7 +238,9 @@ class ScheduleStore:
         return self._read(work)
 
 
-def _sync(connection: Connection, configured: Sequence[Schedule], now: datetime) -> dict[str, str]:
+def _sync(
+    backend: Backend, connection: Connection, configured: Sequence[Schedule], now: datetime
+) -> dict[str, str]:
     scheduled = [schedule for schedule in configured if schedule.timetable is not None]
     existing = rows.select_rows(connection, [schedule.name for schedule in scheduled])
     report: dict[str, str] = {}
@@ -246,7 +250,7 @@ def _sync(connection: Connection, configured: Sequence[Schedule], now: datetime)
         row = existing.get(schedule.name)
         if row is None:
             connection.execute(
-                rows.insert_or_ignore(connection, schedules, rows.new_row(schedule, True, now))
+                backend.insert_or_ignore(schedules, rows.new_row(schedule, True, now))
             )
             report[schedule.name] = "created"
             continue
