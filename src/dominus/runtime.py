@@ -9,16 +9,16 @@ from functools import cached_property
 from sqlalchemy import Engine
 
 from dominus.config import Settings
-from dominus.db.engine import SqliteMode, create_database_engine, sqlite_path
+from dominus.db.engine import SqliteMode, create_database_engine
 from dominus.db.migrate import ensure_migrated
 from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs.client import JobQueue
-from dominus.jobs.clock import Clock, DatabaseClock, utc_now
-from dominus.jobs.notifications import PostgresListener
+from dominus.jobs.clock import Clock
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.retry import RetryPolicy
 from dominus.jobs.sql import SqlJobStore
-from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher, SqliteDataVersionWatcher
+from dominus.jobs.sql.backend import Backend, backend_for
+from dominus.jobs.wakeup import ChangeWatcher
 from dominus.jobs.worker import DeadLetterHook
 from dominus.jobs.worker_config import WorkerConfig
 from dominus.notify import Notifier, notifier_from_settings
@@ -50,9 +50,14 @@ class Runtime:
         return dead_letter_hook(self.notifier)
 
     @cached_property
+    def backend(self) -> Backend:
+        """The engine's database backend (see `dominus.jobs.sql.backend`)."""
+        return backend_for(self.engine)
+
+    @cached_property
     def clock(self) -> Clock:
         """The one clock of this database (see `dominus.jobs.clock`)."""
-        return DatabaseClock(self.engine) if self.engine.dialect.name == "postgresql" else utc_now
+        return self.backend.clock()
 
     def queue(self, registry: HandlerRegistry | None = None) -> JobQueue:
         return JobQueue(
@@ -63,13 +68,7 @@ class Runtime:
         )
 
     def change_watcher(self) -> ChangeWatcher:
-        path = sqlite_path(self.engine)
-        if path is not None:
-            return SqliteDataVersionWatcher(path)
-        if self.engine.dialect.name == "postgresql":
-            conninfo = self.engine.url.set(drivername="postgresql")
-            return PostgresListener(conninfo.render_as_string(hide_password=False))
-        return NoChangeWatcher()
+        return self.backend.change_watcher()
 
     def worker_config(
         self,

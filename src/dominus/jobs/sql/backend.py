@@ -19,10 +19,12 @@ from typing import Any, Protocol
 from sqlalchemy import Connection, Engine, Select, Table
 from sqlalchemy.sql.dml import Insert
 
+from dominus.jobs.clock import Clock
 from dominus.jobs.model import Completed, Job, NewJob
 from dominus.jobs.sql.metrics import Increments
 from dominus.jobs.sql.postgres_backend import PostgresBackend
 from dominus.jobs.sql.sqlite_backend import SqliteBackend
+from dominus.jobs.wakeup import ChangeWatcher
 
 # (worker_id, job_types, limit): what a worker asks to claim in the transaction that settles.
 ClaimFor = tuple[str, Sequence[str], int]
@@ -101,6 +103,14 @@ class Backend(Protocol):
 
     def maintain(self) -> str | None:
         """Housekeeping the database needs; what was done, or None."""
+        ...
+
+    def clock(self) -> Clock:
+        """The clock every timestamp written to this database comes from (ADR 0005)."""
+        ...
+
+    def change_watcher(self) -> ChangeWatcher:
+        """What wakes an idle worker when another process commits (see `dominus.jobs.wakeup`)."""
         ...
 
     def verify(self) -> None:

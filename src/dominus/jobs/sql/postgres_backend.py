@@ -30,11 +30,14 @@ from sqlalchemy.sql.dml import Insert
 
 from dominus.db.errors import database_errors, translated
 from dominus.db.types import UTCDateTime
+from dominus.jobs.clock import Clock, DatabaseClock
 from dominus.jobs.metrics_model import DURATION_BUCKETS
 from dominus.jobs.model import Completed, Job, NewJob
+from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
 from dominus.jobs.sql.metrics import BUCKET_LABELS, Increments, shard_for
 from dominus.jobs.sql.rows import JOB_FIELD_NAMES, job_from_fields
+from dominus.jobs.wakeup import ChangeWatcher
 
 log = logging.getLogger("dominus.worker")
 
@@ -280,6 +283,13 @@ class PostgresBackend:
 
     def verify(self) -> None:
         """Nothing to check: a server's database cannot be swapped under an open connection."""
+
+    def clock(self) -> Clock:
+        return DatabaseClock(self._engine)
+
+    def change_watcher(self) -> ChangeWatcher:
+        conninfo = self._engine.url.set(drivername="postgresql")
+        return PostgresListener(conninfo.render_as_string(hide_password=False))
 
 
 class _LoopConnection:

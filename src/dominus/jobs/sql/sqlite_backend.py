@@ -29,9 +29,11 @@ from dominus.db.errors import database_errors, is_busy_error, translated
 from dominus.db.schema import job_queue
 from dominus.db.sqlite_file import SqliteFileWatch
 from dominus.db.types import UTCDateTime
+from dominus.jobs.clock import Clock, utc_now
 from dominus.jobs.model import Claim, Completed, Job, NewJob
 from dominus.jobs.sql.metrics import Increments, shard_for
 from dominus.jobs.sql.rows import JOB_FIELDS, job_from_fields
+from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher, SqliteDataVersionWatcher
 
 _INSERT = (
     "INSERT INTO job_queue (job_type, payload, status, priority, attempts, max_attempts, "
@@ -97,8 +99,8 @@ class SqliteBackend:
 
     def __init__(self, engine: Engine) -> None:
         self._loop = _LoopConnection(engine)
-        path = sqlite_path(engine)
-        self._file = SqliteFileWatch(path) if path is not None else None
+        self._path = sqlite_path(engine)
+        self._file = SqliteFileWatch(self._path) if self._path is not None else None
 
     # --- statements in the caller's transaction ------------------------------------------
     def claim(
@@ -168,6 +170,15 @@ class SqliteBackend:
 
     def maintain(self) -> str | None:
         return None
+
+    def clock(self) -> Clock:
+        # One host writes a SQLite file: its own clock is the database's.
+        return utc_now
+
+    def change_watcher(self) -> ChangeWatcher:
+        if self._path is None:  # an in-memory database: no other process can commit to it
+            return NoChangeWatcher()
+        return SqliteDataVersionWatcher(self._path)
 
     def verify(self) -> None:
         if self._file is not None:
