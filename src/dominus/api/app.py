@@ -3,7 +3,7 @@ settings, when the app is created, never at import time."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI
+from fastapi import FastAPI
 
 from dominus import __version__
 from dominus.api.errors import install_error_handlers
@@ -55,7 +55,6 @@ def create_app(
         redoc_url=None,
     )
     app.state.services = ApiServices(runtime=runtime, queue=runtime.queue(registry))
-    api = APIRouter(prefix=API_PREFIX)
     for module in (
         jobs,
         runs,
@@ -69,8 +68,7 @@ def create_app(
         alerts,
         health,
     ):
-        api.include_router(module.router)
-    app.include_router(api)
+        app.include_router(module.router, prefix=API_PREFIX)
     install_error_handlers(app)
     install_openapi(app, registry)
     # The pages (ADR 0023): inside the limits and guards added below, so those apply to them.
