@@ -45,9 +45,10 @@ from tests.api.conftest import (
     runtime_of,
 )
 
-# Examples per operation in the fuzzing phase (the coverage phase adds its own): the whole file
-# stays well under a minute per backend.
-FUZZ_EXAMPLES = 40
+# Examples per operation in the fuzzing phase (the coverage phase adds its own): 20 in the
+# default run (92 operations and backends: the file's share of the suite stays a few minutes),
+# the profile's count under `--hypothesis-profile=long`.
+FUZZ_EXAMPLES = max(20, settings().max_examples)
 
 
 def openapi_document() -> dict[str, Any]:
