@@ -65,24 +65,45 @@ class Finished:
 
 
 class HandlerPool:
-    """A fixed set of daemon threads that run handlers.
+    """Up to `size` daemon threads that run sync handlers, started as they are needed: a worker
+    whose jobs are all `async def` (run on its event loop) starts none.
 
     Daemon threads, because Python cannot kill a thread: a handler that ignores its abort signal
     must not keep the process alive after a graceful shutdown has recorded its job as cancelled.
+    `submit` and `close` are called from the worker's loop thread only.
     """
 
     def __init__(self, size: int, execute: Callable[[RunningJob], None], name: str) -> None:
+        self._size = size
+        self._name = name
         self._inbox: queue.SimpleQueue[RunningJob | None] = queue.SimpleQueue()
         self._execute = execute
-        self._threads = [
-            threading.Thread(target=self._serve, name=f"{name}-handler-{index}", daemon=True)
-            for index in range(size)
-        ]
-        for thread in self._threads:
-            thread.start()
+        self._lock = threading.Lock()
+        # Started threads that are free for work and not yet promised a job.
+        self._idle = 0
+        self._threads: list[threading.Thread] = []
+
+    @property
+    def threads_started(self) -> int:
+        return len(self._threads)
+
+    @property
+    def idle_threads(self) -> int:
+        return self._idle
 
     def submit(self, running: RunningJob) -> None:
         self._inbox.put(running)
+        with self._lock:
+            if self._idle > 0:
+                self._idle -= 1
+                return  # a free thread takes it
+        if len(self._threads) >= self._size:
+            return  # the worker never submits more than `size`: one is about to be free
+        thread = threading.Thread(
+            target=self._serve, name=f"{self._name}-handler-{len(self._threads)}", daemon=True
+        )
+        self._threads.append(thread)
+        thread.start()
 
     def close(self) -> None:
         for _ in self._threads:
@@ -94,6 +115,8 @@ class HandlerPool:
             if running is None:
                 return
             self._execute(running)
+            with self._lock:
+                self._idle += 1
 
 
 def run_handler(running: RunningJob, clock: Callable[[], datetime]) -> Finished:

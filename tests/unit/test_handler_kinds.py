@@ -1,0 +1,59 @@
+"""The sync handler pool's threads, started only as they are needed."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, cast
+
+from dominus.jobs.execution import HandlerPool, RunningJob
+from tests.polling import wait_until
+
+
+def job(number: int) -> RunningJob:
+    return cast(RunningJob, number)  # the pool only hands it to `execute`
+
+
+def test_the_pool_starts_a_thread_only_when_no_started_one_is_free() -> None:
+    done = threading.Semaphore(0)
+    seen: list[Any] = []
+
+    def execute(running: RunningJob) -> None:
+        seen.append(running)
+        done.release()
+
+    pool = HandlerPool(8, execute, "test-pool")
+    try:
+        assert pool.threads_started == 0
+        for number in range(20):
+            pool.submit(job(number))
+            assert done.acquire(timeout=5)
+            wait_until(lambda: pool.idle_threads == 1)
+        # One after the other: the first thread, free again, took every job.
+        wait_until(lambda: len(seen) == 20)
+        assert pool.threads_started == 1
+    finally:
+        pool.close()
+
+
+def test_the_pool_grows_to_its_size_for_jobs_at_the_same_time_and_no_further() -> None:
+    gate = threading.Event()
+    started = threading.Semaphore(0)
+
+    def execute(_running: RunningJob) -> None:
+        started.release()
+        gate.wait(10)
+
+    pool = HandlerPool(3, execute, "test-pool")
+    try:
+        for number in range(3):
+            pool.submit(job(number))
+        for _ in range(3):
+            assert started.acquire(timeout=5)
+        assert pool.threads_started == 3
+        pool.submit(job(3))  # more than the size: it waits for a free thread
+        assert pool.threads_started == 3
+        gate.set()
+        assert started.acquire(timeout=5)
+    finally:
+        gate.set()
+        pool.close()
