@@ -1,12 +1,34 @@
-"""The sync handler pool's threads, started only as they are needed."""
+"""Sync and `async def` handlers: how the registry tells them apart, and the sync pool's threads
+started only as they are needed (a worker running async jobs only starts none)."""
 
 from __future__ import annotations
 
 import threading
 from typing import Any, cast
 
+from pydantic import BaseModel
+
+from dominus.jobs import HandlerRegistry, JobContext
 from dominus.jobs.execution import HandlerPool, RunningJob
 from tests.polling import wait_until
+
+
+class Empty(BaseModel):
+    pass
+
+
+def sync_handler(_payload: Empty, _context: JobContext) -> None:
+    return None
+
+
+async def async_handler(_payload: Empty, _context: JobContext) -> None:
+    return None
+
+
+def test_the_registry_tells_async_handlers_from_sync_ones() -> None:
+    registry = HandlerRegistry()
+    assert not registry.register("sync", sync_handler, Empty).is_async
+    assert registry.register("async", async_handler, Empty).is_async
 
 
 def job(number: int) -> RunningJob:

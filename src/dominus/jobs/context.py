@@ -3,6 +3,7 @@ a logger, and transactions fenced on its claim for its own writes."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
@@ -160,6 +161,13 @@ class JobContext:
         """Report progress, e.g. `ctx.progress(stage="dns", done=40, total=100)`. Persisted
         (throttled) and shown by `dominus jobs show` / `jobs wait`."""
         self.progress_reporter.report(fields)
+
+    async def aprogress(self, **fields: Any) -> None:
+        """`progress` for an `async def` handler: the (throttled, fenced) write runs on a thread
+        of the loop's executor, so the event loop never waits for the database. The other
+        database calls (`transaction`, `complete`) are synchronous too: an async handler makes
+        them in a function it runs with `await asyncio.to_thread(...)` (ADR 0029)."""
+        await asyncio.to_thread(self.progress_reporter.report, fields)
 
     def transaction(self) -> AbstractContextManager[Connection]:
         """`with ctx.transaction() as conn:` a write transaction on the job database for the

@@ -9,10 +9,21 @@
                                  {"failures_before_success": n}
 - diag.crash                     kills the worker process with SIGKILL, as a crash would
 - diag.ignore_abort {seconds}    sleeps without ever looking at its abort signal
+
+The same as `async def` handlers, run on the worker's event loop (ADR 0029):
+
+- diag.async_noop                returns {}
+- diag.async_sleep {seconds}     sleeps with asyncio, reporting progress; an abort cancels it
+- diag.async_fail {fail_times, message}
+                                 as diag.fail
+- diag.async_swallow_cancel {seconds}
+                                 sleeps; when cancelled, swallows the CancelledError and returns
+                                 {"swallowed": true}, as a careless handler would
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import time
@@ -81,10 +92,40 @@ def ignore_abort(payload: SleepPayload, _context: JobContext) -> dict[str, Any]:
     return {"slept_seconds": payload.seconds}
 
 
+async def async_noop(_payload: NoPayload, _context: JobContext) -> dict[str, Any]:
+    return {}
+
+
+async def async_sleep(payload: SleepPayload, context: JobContext) -> dict[str, Any]:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + payload.seconds
+    while (remaining := deadline - loop.time()) > 0:
+        await asyncio.sleep(min(remaining, SLEEP_PROGRESS_INTERVAL))
+        slept = payload.seconds - max(0.0, deadline - loop.time())
+        await context.aprogress(slept_seconds=round(slept, 3), total_seconds=payload.seconds)
+    return {"slept_seconds": payload.seconds}
+
+
+async def async_fail(payload: FailPayload, context: JobContext) -> dict[str, Any]:
+    return fail(payload, context)
+
+
+async def async_swallow_cancel(payload: SleepPayload, _context: JobContext) -> dict[str, Any]:
+    try:
+        await asyncio.sleep(payload.seconds)
+    except asyncio.CancelledError:
+        return {"swallowed": True}
+    return {"slept_seconds": payload.seconds}
+
+
 def register_diagnostic_jobs(registry: HandlerRegistry) -> HandlerRegistry:
     registry.register("diag.noop", noop, NoPayload)
     registry.register("diag.sleep", sleep, SleepPayload)
     registry.register("diag.fail", fail, FailPayload)
     registry.register("diag.crash", crash, NoPayload)
     registry.register("diag.ignore_abort", ignore_abort, SleepPayload)
+    registry.register("diag.async_noop", async_noop, NoPayload)
+    registry.register("diag.async_sleep", async_sleep, SleepPayload)
+    registry.register("diag.async_fail", async_fail, FailPayload)
+    registry.register("diag.async_swallow_cancel", async_swallow_cancel, SleepPayload)
     return registry

@@ -3,6 +3,7 @@ becomes an outcome for the store."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import queue
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from dominus.errors import PermanentJobError
+from dominus.errors import JobAbortedError, PermanentJobError
 from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.jobs.context import HandlerTransactions, JobContext, ProgressReporter, jsonable
 from dominus.jobs.model import (
@@ -120,38 +121,84 @@ class HandlerPool:
 
 
 def run_handler(running: RunningJob, clock: Callable[[], datetime]) -> Finished:
-    """Run one attempt in the calling (pool) thread. Never raises."""
+    """Run one attempt of a sync handler in the calling (pool) thread. Never raises."""
+    context = _context_for(running)
+    try:
+        payload = running.job_type.payload_model.model_validate(running.job.payload)
+        value = running.job_type.handler(payload, context)
+    except Exception as error:  # noqa: BLE001 - any handler error is the attempt's failure
+        return _raised(running, context, error, clock)
+    return _returned(running, context, value, clock)
+
+
+async def run_async_handler(running: RunningJob, clock: Callable[[], datetime]) -> Finished:
+    """Run one attempt of an `async def` handler on the calling event loop. Never raises.
+
+    The worker cancels the task when the attempt's abort signal is set (ADR 0029): the
+    CancelledError that ends the handler then stands for the abort, described as a sync
+    handler's `raise_if_set` would be, and the abort reason decides the outcome as for any
+    handler (`outcome_of`). A handler that swallows the cancellation and returns is treated as
+    one that ignored its abort signal and returned."""
+    context = _context_for(running)
+    try:
+        payload = running.job_type.payload_model.model_validate(running.job.payload)
+        value = await running.job_type.handler(payload, context)
+    except asyncio.CancelledError as cancelled:
+        reason = running.abort.reason
+        error: BaseException = cancelled
+        if reason is not None:
+            error = JobAbortedError(f"job aborted: {reason.value}")
+        return _raised(running, context, error, clock)
+    except Exception as error:  # noqa: BLE001 - any handler error is the attempt's failure
+        return _raised(running, context, error, clock)
+    return _returned(running, context, value, clock)
+
+
+def _context_for(running: RunningJob) -> JobContext:
     job = running.job
-    context = JobContext(
+    return JobContext(
         job=job,
         abort=running.abort,
         logger=logging.LoggerAdapter(_job_logger(job.job_type), {"job_id": job.id}),
         progress_reporter=running.reporter,
         transactions=running.transactions,
     )
+
+
+def _returned(
+    running: RunningJob, context: JobContext, value: Any, clock: Callable[[], datetime]
+) -> Finished:
+    if context.completed_in_transaction:
+        return Finished(running, finished_at=clock(), recorded=True)
     try:
-        payload = running.job_type.payload_model.model_validate(job.payload)
-        value = running.job_type.handler(payload, context)
-        if context.completed_in_transaction:
-            return Finished(running, finished_at=clock(), recorded=True)
-        return Finished(running, value=jsonable(value), finished_at=clock())
-    except Exception as error:  # noqa: BLE001 - any handler error is the attempt's failure
-        if context.completed_in_transaction:
-            # The job's completion was committed with the handler's own writes; what failed
-            # after it cannot undo that.
-            log.warning(
-                "job %d raised after completing in its transaction (ignored): %s",
-                job.id,
-                describe_exception(error),
-            )
-            return Finished(running, finished_at=clock(), recorded=True)
-        return Finished(
-            running,
-            error=describe_exception(error),
-            traceback=traceback.format_exc(),
-            finished_at=clock(),
-            permanent=isinstance(error, PermanentJobError),
+        result = jsonable(value)
+    except TypeError as error:
+        return _raised(running, context, error, clock)
+    return Finished(running, value=result, finished_at=clock())
+
+
+def _raised(
+    running: RunningJob,
+    context: JobContext,
+    error: BaseException,
+    clock: Callable[[], datetime],
+) -> Finished:
+    if context.completed_in_transaction:
+        # The job's completion was committed with the handler's own writes; what failed after
+        # it cannot undo that.
+        log.warning(
+            "job %d raised after completing in its transaction (ignored): %s",
+            running.job.id,
+            describe_exception(error),
         )
+        return Finished(running, finished_at=clock(), recorded=True)
+    return Finished(
+        running,
+        error=describe_exception(error),
+        traceback="".join(traceback.format_exception(error)),
+        finished_at=clock(),
+        permanent=isinstance(error, PermanentJobError),
+    )
 
 
 @functools.lru_cache(maxsize=256)

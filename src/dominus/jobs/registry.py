@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+import inspect
+from collections.abc import Callable, Coroutine, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -13,7 +14,11 @@ from dominus.jobs.context import JobContext
 from dominus.jobs.retry import RetryPolicy
 
 PayloadT = TypeVar("PayloadT", bound=BaseModel)
-Handler = Callable[[PayloadT, JobContext], Any]
+SyncHandler = Callable[[PayloadT, JobContext], Any]
+# An `async def` handler: the worker runs it on its event loop thread, not on a thread of its own
+# (ADR 0029).
+AsyncHandler = Callable[[PayloadT, JobContext], Coroutine[Any, Any, Any]]
+Handler = SyncHandler[PayloadT] | AsyncHandler[PayloadT]
 
 DEFAULT_MAX_ATTEMPTS = 3
 
@@ -35,6 +40,12 @@ class JobType(Generic[PayloadT]):
     # first, in the same transaction), so only that owner enqueues them, and this says what a
     # caller should use instead ("POST /api/v1/runs or `dominus run`").
     enqueue_via: str | None = None
+    # Whether `handler` is an `async def` function; worked out once, at registration.
+    is_async: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # object.__setattr__: the dataclass is frozen; this field is derived, never passed.
+        object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.handler))
 
     @property
     def public(self) -> bool:

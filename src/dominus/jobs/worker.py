@@ -2,8 +2,12 @@
 record outcomes, shut down gracefully.
 
 Everything the worker writes goes through its loop thread (`run_once`), except progress, which
-a handler's own thread writes (fenced, throttled). `run_once(now)` does one tick and never
-sleeps, so tests step the loop with any clock; `run()` is the loop around it.
+a handler writes (fenced, throttled). `run_once(now)` does one tick and never sleeps, so tests
+step the loop with any clock; `run()` is the loop around it.
+
+Sync handlers run on a pool of threads; `async def` handlers run as tasks on one event loop
+thread (event_loop.py, ADR 0029). Both kinds share the worker's concurrency, are aborted by the
+same signal and end through the same outcome path.
 
 When each duty is due is `DutySchedule`'s to say (duties.py); the graceful shutdown's steps and
 deadlines are `ShutdownSequence`'s (shutdown.py); the worker performs them.
@@ -27,11 +31,13 @@ from dominus.jobs.backoff import DatabaseBackoff
 from dominus.jobs.clock import utc_now
 from dominus.jobs.context import HandlerTransactions, ProgressReporter
 from dominus.jobs.duties import DutySchedule
+from dominus.jobs.event_loop import HandlerLoop
 from dominus.jobs.execution import (
     Finished,
     HandlerPool,
     RunningJob,
     outcome_of,
+    run_async_handler,
     run_handler,
 )
 from dominus.jobs.hooks import HookRunner
@@ -101,6 +107,7 @@ class Worker:
         self._unsettled: list[AttemptOutcome] = []
         self._wake = threading.Event()
         self._pool: HandlerPool | None = None
+        self._async_loop: HandlerLoop | None = None  # started with the first async job
         self._duties = DutySchedule(
             poll_seconds=self._config.poll_interval_seconds,
             heartbeat_seconds=self._config.heartbeat_interval_seconds,
@@ -453,20 +460,31 @@ class Worker:
         )
         self._running[claim] = running
         self._unfinished += 1
+        if running.job_type.is_async:
+            self._handler_loop().submit(running)
+            return
         assert self._pool is not None
         self._pool.submit(running)
 
+    def _handler_loop(self) -> HandlerLoop:
+        if self._async_loop is None:
+            self._async_loop = HandlerLoop(
+                self._execute_async,
+                "dominus",
+                close_grace_seconds=self._config.abort_grace_seconds,
+            )
+        return self._async_loop
+
     def _execute(self, running: RunningJob) -> None:
         """In a pool thread: run the handler, hand the result to the loop, wake it."""
-        job = running.job
-        log.info(
-            "job %d %s started (attempt %d/%d)",
-            job.id,
-            job.job_type,
-            job.attempts,
-            job.max_attempts,
-        )
+        _log_started(running.job)
         self._finished.put(run_handler(running, self._clock))
+        self._wake.set()
+
+    async def _execute_async(self, running: RunningJob) -> None:
+        """On the handler loop: the same as `_execute`, for an `async def` handler."""
+        _log_started(running.job)
+        self._finished.put(await run_async_handler(running, self._clock))
         self._wake.set()
 
     def _back_off(self, now: datetime, error: Exception) -> None:
@@ -556,8 +574,7 @@ class Worker:
                 self._store.mark_worker_stopped(self.id, self._clock())
         except DatabaseError as error:
             log.error("could not mark worker %s stopped: %s", self.id, error)
-        if self._pool is not None:
-            self._pool.close()
+        self._close_handlers()
         self._watcher.close()
         if self._dead_letter_hook is not None:
             self._dead_letter_hook.close(HOOK_DRAIN_SECONDS)
@@ -568,10 +585,17 @@ class Worker:
         database, which nobody will read again) and release the threads."""
         for running in self._running.values():
             running.abort.set(AbortReason.SHUTDOWN)
-        if self._pool is not None:
-            self._pool.close()
+        self._close_handlers()
         self._watcher.close()
         log.error("worker %s stopped: its database is gone", self.id)
+
+    def _close_handlers(self) -> None:
+        """Release the pool's threads and stop the handler loop (its tasks still running, which
+        the worker gave up on, are cancelled first)."""
+        if self._pool is not None:
+            self._pool.close()
+        if self._async_loop is not None:
+            self._async_loop.close()
 
     def _sleep(self, now: datetime) -> None:
         """Wait until the next duty is due, waking early for finished handlers, local enqueues,
@@ -616,6 +640,16 @@ class Worker:
         duties = self._duties.due_times(running=self.running_count, can_claim=can_claim)
         duties.append(self._reaper.next_due())
         return duties
+
+
+def _log_started(job: Job) -> None:
+    log.info(
+        "job %d %s started (attempt %d/%d)",
+        job.id,
+        job.job_type,
+        job.attempts,
+        job.max_attempts,
+    )
 
 
 def _failed_notice(job: Job, outcome: Failed, now: datetime) -> DeadLetteredJob:
