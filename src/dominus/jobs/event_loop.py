@@ -35,6 +35,9 @@ class HandlerLoop:
         self._close_grace = close_grace_seconds
         self._loop = asyncio.new_event_loop()
         self._closing = threading.Event()
+        # Attempts handed over and not yet started; one wake-up of the loop starts them all.
+        self._inbox: list[RunningJob] = []
+        self._inbox_lock = threading.Lock()
         # Touched on the loop's thread only.
         self._tasks: set[asyncio.Task[None]] = set()
         self._stop: asyncio.Event | None = None
@@ -47,7 +50,11 @@ class HandlerLoop:
         self._started.wait()
 
     def submit(self, running: RunningJob) -> None:
-        self._loop.call_soon_threadsafe(self._start, running)
+        with self._inbox_lock:
+            self._inbox.append(running)
+            if len(self._inbox) > 1:
+                return  # the loop has been woken for the first and takes this one too
+        self._loop.call_soon_threadsafe(self._start_handed_over)
 
     def close(self) -> None:
         """Cancel the tasks still running (handlers the worker gave up on), wait up to the grace
@@ -79,6 +86,12 @@ class HandlerLoop:
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=self._close_grace)
         await self._loop.shutdown_default_executor()
+
+    def _start_handed_over(self) -> None:
+        with self._inbox_lock:
+            handed_over, self._inbox = self._inbox, []
+        for running in handed_over:
+            self._start(running)
 
     def _start(self, running: RunningJob) -> None:
         """On the loop: start the attempt's task and cancel it when its abort is set."""
