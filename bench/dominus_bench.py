@@ -114,14 +114,14 @@ class DominusBench:
         names = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
         return f"journal_mode={journal}, synchronous={names.get(synchronous, synchronous)}"
 
-    def _fill(self, db: Path, jobs: int) -> int:
-        """Enqueue `jobs` diag.noop jobs (untimed); returns the highest id before them."""
+    def _fill(self, db: Path, jobs: int, job_type: str = NOOP) -> int:
+        """Enqueue `jobs` no-op jobs (untimed); returns the highest id before them."""
         base = int(_query(db, "SELECT coalesce(max(id), 0) FROM job_queue")[0][0])
         engine, queue = self._queue(db)
         try:
             for start in range(0, jobs, FILL_BATCH):
                 count = min(FILL_BATCH, jobs - start)
-                queue.enqueue_jobs([EnqueueRequest(NOOP)] * count)
+                queue.enqueue_jobs([EnqueueRequest(job_type)] * count)
         finally:
             engine.dispose()
         return base
@@ -158,11 +158,15 @@ class DominusBench:
         return (jobs // batch_size) * batch_size / elapsed
 
     # --- drain ---------------------------------------------------------------------------
-    def drain(self, jobs: int, concurrency: int, *, prefilled: bool = False) -> Drain:
+    def drain(
+        self, jobs: int, concurrency: int, *, prefilled: bool = False, job_type: str = NOOP
+    ) -> Drain:
+        """`jobs` jobs of `job_type` (diag.noop; diag.async_noop for the async handler's drain)
+        drained by one burst worker process."""
         db = self._fresh(self.prefilled if prefilled else None)
         log = self._log(f"drain-c{concurrency}")
         try:
-            base = self._fill(db, jobs)
+            base = self._fill(db, jobs, job_type)
             command = [
                 self.dominus,
                 "worker",
