@@ -4,15 +4,18 @@ and are cancelled by every abort (cancel request, timeout, shutdown) as sync han
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from dominus.jobs import (
     EventKind,
     HandlerRegistry,
+    JobContext,
     JobQueue,
     JobStatus,
     RetryPolicy,
@@ -122,6 +125,35 @@ def test_a_permanently_failing_async_job_ends_failed_after_its_last_attempt(
     wait_until(lambda: status_of(store, job_id) is JobStatus.FAILED, SAFETY_SECONDS)
     assert store.get_job(job_id).attempts == 2
     running.stop()
+
+
+class Note(BaseModel):
+    note: str
+
+
+async def complete_in_a_fenced_transaction(payload: Note, ctx: JobContext) -> str:
+    def write() -> None:
+        with ctx.transaction() as connection:
+            ctx.complete(connection, {"wrote": payload.note})
+
+    await asyncio.to_thread(write)  # the database call off the event loop (ADR 0029)
+    return "not recorded: the transaction completed the job"
+
+
+def test_an_async_handler_completes_its_job_in_a_fenced_transaction_off_the_loop(
+    backend: str,
+    store: SqlJobStore,
+    registry: HandlerRegistry,
+    live_queue: JobQueue,
+    start_worker: Callable[..., RunningWorker],
+) -> None:
+    registry.register("test.async_fenced", complete_in_a_fenced_transaction, Note)
+    running = start_worker()
+    job_id = live_queue.enqueue_job("test.async_fenced", {"note": "n1"}).job_id
+    wait_until(lambda: status_of(store, job_id) is JobStatus.COMPLETED, SAFETY_SECONDS)
+    assert store.get_job(job_id).result == {"wrote": "n1"}
+    running.stop()
+    assert EventKind.LOST not in [event.kind for event in store.job_events(job_id)]
 
 
 def test_concurrency_n_runs_n_async_handlers_at_once_without_a_thread_each(
