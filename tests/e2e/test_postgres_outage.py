@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 LISTEN_LOST = "LISTEN connection lost"
 LISTEN_BACK = "LISTEN connection re-established"
+CONCURRENCY = 4  # the worker's slots: at most that many claims in one transaction
 
 
 @pytest.fixture
@@ -60,6 +61,14 @@ def all_jobs(store: SqlJobStore, count: int) -> list[Job]:
     return store.list_jobs(limit=count + 100)
 
 
+def event_job_ids(store: SqlJobStore, kind: str) -> set[int]:
+    with store.engine.connect() as connection:
+        rows = connection.execute(
+            text("SELECT DISTINCT job_id FROM job_events WHERE kind = :kind"), {"kind": kind}
+        )
+        return {row.job_id for row in rows}
+
+
 def event_counts(store: SqlJobStore) -> dict[str, int]:
     with store.engine.connect() as connection:
         rows = connection.execute(text("SELECT kind, COUNT(*) AS n FROM job_events GROUP BY kind"))
@@ -79,7 +88,7 @@ def start_draining(
     until a tenth of them are completed."""
     procs.run("db", "upgrade")
     ids = [result.job_id for result in queue.enqueue_jobs([request] * jobs)]
-    worker = procs.start_worker("--concurrency", "4", env=env)
+    worker = procs.start_worker("--concurrency", str(CONCURRENCY), env=env)
     worker.worker_id()
     wait_until(
         lambda: len(completed_ids(store)) >= jobs // 10,
@@ -178,15 +187,23 @@ def test_worker_survives_a_10_second_postgres_outage_and_completes_every_job_onc
     stored = all_jobs(store, jobs)
     assert sorted(job.id for job in stored) == sorted(ids)
     assert Counter(job.status for job in stored) == {JobStatus.COMPLETED: jobs}
-    # Exactly once. attempts > 1 would mean a job was claimed again: reclaimed as stale
-    # (heartbeats stopped for longer than JOB_MAX_RUNNING_AGE_MS, which this outage does not
-    # reach), or its completion was lost with the server and liveness reran it (a fast shutdown
-    # loses no committed completion). A `lost` event would mean an outcome was refused: the
-    # commit of a completion landed although the worker saw the connection fail, or a claim it
-    # was told about did not.
-    assert Counter(job.attempts for job in stored) == {1: jobs}
     assert all(job.result == {"slept_seconds": 0.01} for job in stored)
-    assert event_counts(store) == {}, "no reclaimed/lost/failed events: the outage cost nothing"
+    # Every handler ran once. The counters allow for one transaction only: the one the stop may
+    # cut off after the server committed it but before the worker read its answer (seen twice
+    # in full-suite runs). Its completions landed: the worker's retry finds them done and
+    # writes a `lost` event, and the job stays completed at attempt 1. Its claims landed too:
+    # the worker never learnt of them, so they wait out the max running age and are reclaimed
+    # from this worker (`reclaimed`, attempt 2), never having started before. Outside that
+    # window, attempts > 1 would mean a job was claimed twice and any event an outcome refused.
+    reclaimed = event_job_ids(store, "reclaimed")
+    assert set(event_counts(store)) <= {"lost", "reclaimed"}, event_counts(store)
+    assert len(reclaimed) + len(event_job_ids(store, "lost")) <= 2 * CONCURRENCY
+    assert Counter(job.attempts for job in stored if job.id not in reclaimed) == {
+        1: jobs - len(reclaimed)
+    }
+    assert all(job.attempts == 2 for job in stored if job.id in reclaimed)
+    started = Counter(job_id for job_id, _, _ in worker.job_lines("started"))
+    assert [job_id for job_id, count in started.items() if count > 1] == []
     # The log agrees: no job completed twice.
     completed_lines = Counter(job_id for job_id, _, _ in worker.job_lines("completed"))
     assert [job_id for job_id, count in completed_lines.items() if count > 1] == []
