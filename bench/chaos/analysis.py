@@ -219,9 +219,11 @@ def _check_job(  # noqa: PLR0912
         earlier = first_of.get(run.attempt)
         if earlier is None:
             first_of[run.attempt] = run
-        elif any(earlier.start <= down and up <= run.start for down, up in server_crashes):
+        elif any(earlier.start <= down <= run.start for down, _ in server_crashes):
             # The server crashed between the two: the claim (and any outcome) committed
             # asynchronously before it was lost, and the job was claimed with that number again.
+            # Not `up <= run.start`: the server takes claims before the driver's start command
+            # returns (a rerun 0.1 s before "up" was seen).
             findings.duplicate_attempts_after_server_crash.append((job_id, run.attempt))
         else:
             findings.duplicate_attempts.append((job_id, run.attempt))

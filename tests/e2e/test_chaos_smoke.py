@@ -83,10 +83,13 @@ def test_an_attempt_started_again_after_a_server_crash_is_told_apart() -> None:
         run(job=1, attempt=1, pid=11, worker="b", start=5.0, end=6.0),  # after the crash
         run(job=2, attempt=1, pid=10, worker="a", start=3.0, end=3.5),
         run(job=2, attempt=1, pid=11, worker="b", start=5.0, end=6.0),  # no crash between
+        # Claimed again as the server came back, before the driver's start command returned.
+        run(job=3, attempt=1, pid=10, worker="a", start=1.9, end=2.5),
+        run(job=3, attempt=1, pid=10, worker="a", start=3.9, end=4.5),
     ]
-    statuses = {1: "completed", 2: "completed"}
-    findings = analysis.analyse([1, 2], statuses, executions, {}, [(2.0, 4.0)])
-    assert findings.duplicate_attempts_after_server_crash == [(1, 1)]
+    statuses = {1: "completed", 2: "completed", 3: "completed"}
+    findings = analysis.analyse([1, 2, 3], statuses, executions, {}, [(2.0, 4.0)])
+    assert findings.duplicate_attempts_after_server_crash == [(1, 1), (3, 1)]
     assert findings.duplicate_attempts == [(2, 1)]
 
 
