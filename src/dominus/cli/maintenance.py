@@ -12,13 +12,13 @@ from __future__ import annotations
 import signal
 import time
 from datetime import timedelta
-from types import FrameType
 
 import typer
 from rich.table import Table
 
 from dominus.cli.output import console, errors, print_json, short_time
 from dominus.cli.runtime import configure_logging, open_runtime
+from dominus.cli.signals import on_stop_signals
 from dominus.config import load_settings
 from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.maintenance.backup import BackupOptions, make_backup
@@ -187,14 +187,11 @@ def _abort_on_signals() -> AbortSignal:
     """An abort signal that Ctrl-C and SIGTERM set; a second signal stops the process."""
     abort = AbortSignal()
 
-    def handle(signum: int, _frame: FrameType | None) -> None:
-        if abort.is_set():
-            raise KeyboardInterrupt
-        errors.print(f"{signal.Signals(signum).name}: stopping at the next safe point")
+    def react(received: signal.Signals, _count: int) -> None:
+        errors.print(f"{received.name}: stopping at the next safe point")
         abort.set(AbortReason.CANCELLED)
 
-    signal.signal(signal.SIGINT, handle)
-    signal.signal(signal.SIGTERM, handle)
+    on_stop_signals(react, interrupt_on_repeat=True)
     return abort
 
 

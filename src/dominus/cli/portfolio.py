@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
 from datetime import date
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import typer
@@ -17,6 +15,7 @@ from dominus.cli.csv_file import write_text_file
 from dominus.cli.jobs import EXIT_FOR_STATUS, EXIT_TIMED_OUT
 from dominus.cli.output import clip, console, errors, print_json
 from dominus.cli.runtime import Runtime, open_runtime
+from dominus.cli.signals import on_stop_signals
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.handlers.portfolio_rescore import PORTFOLIO_RESCORE
 from dominus.pipeline.appraisal import appraiser
@@ -323,11 +322,7 @@ def rescore_dedupe_key(domain: str | None) -> str:
 def _rescore_here(runtime: Runtime, service: PortfolioService, name: str | None) -> dict[str, Any]:
     stop = threading.Event()
 
-    def handle(_signum: int, _frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGINT, handle)
-    signal.signal(signal.SIGTERM, handle)
+    on_stop_signals(lambda _received, _count: stop.set())
     dependencies = HandlerDependencies(runtime.settings, runtime.engine, runtime.clock)
     today = dependencies.clock().date()
     with appraiser(runtime.settings, PipelineStore(runtime.engine), today, stop=stop) as names:

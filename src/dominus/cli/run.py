@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import signal
 import threading
 from pathlib import Path
-from types import FrameType
 
 import typer
 from pydantic import ValidationError
@@ -20,6 +18,7 @@ from dominus.cli.pipeline_output import (
     wait_for_run,
 )
 from dominus.cli.runtime import open_runtime
+from dominus.cli.signals import on_stop_signals
 from dominus.errors import DominusError
 from dominus.pipeline.closeout_csv import read_closeout_csv
 from dominus.pipeline.documents import job_of_run
@@ -126,8 +125,4 @@ def _split(values: str | None) -> list[str]:
 def _stop_on_signals(stop: threading.Event) -> None:
     """Ctrl-C / SIGTERM stop the in-process run at the next safe point (the run is cancelled)."""
 
-    def handle(_signum: int, _frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGINT, handle)
-    signal.signal(signal.SIGTERM, handle)
+    on_stop_signals(lambda _received, _count: stop.set())

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 import os
 import signal
-from types import FrameType
 
 import typer
 
 from dominus.cli.runtime import open_runtime
+from dominus.cli.signals import on_stop_signals
 from dominus.jobs.scheduling import Scheduler
 from dominus.scheduling.service import ScheduleService
 
@@ -33,16 +33,13 @@ def scheduler(
 
 
 def _install_signal_handlers(the_scheduler: Scheduler) -> None:
-    received: list[int] = []
-
-    def handle(signum: int, _frame: FrameType | None) -> None:
-        name = signal.Signals(signum).name
-        if received:
-            log.warning("%s again: exiting at once", name)
-            os._exit(128 + signum)
-        received.append(signum)
-        log.info("%s received: stopping after this tick (send it again to exit at once)", name)
+    def react(received: signal.Signals, count: int) -> None:
+        if count > 1:
+            log.warning("%s again: exiting at once", received.name)
+            os._exit(128 + received)
+        log.info(
+            "%s received: stopping after this tick (send it again to exit at once)", received.name
+        )
         the_scheduler.request_shutdown()
 
-    signal.signal(signal.SIGTERM, handle)
-    signal.signal(signal.SIGINT, handle)
+    on_stop_signals(react)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 import os
 import signal
-from types import FrameType
 
 import typer
 
 from dominus.cli.embedded_scheduler import warn_if_no_scheduler
 from dominus.cli.runtime import Runtime, open_runtime
+from dominus.cli.signals import on_stop_signals
 from dominus.errors import UnknownJobTypeError
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.worker import Worker
@@ -67,16 +67,13 @@ def _registry(runtime: Runtime, diagnostic_jobs: bool, types: str | None) -> Han
 
 
 def _install_signal_handlers(the_worker: Worker) -> None:
-    received: list[int] = []
-
-    def handle(signum: int, _frame: FrameType | None) -> None:
-        name = signal.Signals(signum).name
-        if received:
-            log.warning("%s again: exiting at once; running jobs will be reclaimed", name)
-            os._exit(128 + signum)
-        received.append(signum)
-        log.info("%s received: shutting down gracefully (send it again to exit at once)", name)
+    def react(received: signal.Signals, count: int) -> None:
+        if count > 1:
+            log.warning("%s again: exiting at once; running jobs will be reclaimed", received.name)
+            os._exit(128 + received)
+        log.info(
+            "%s received: shutting down gracefully (send it again to exit at once)", received.name
+        )
         the_worker.request_shutdown()
 
-    signal.signal(signal.SIGTERM, handle)
-    signal.signal(signal.SIGINT, handle)
+    on_stop_signals(react)
