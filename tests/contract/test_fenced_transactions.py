@@ -193,10 +193,13 @@ def test_completing_in_the_transaction_completes_the_job_with_the_handlers_write
     assert rows(engine) == [(job.id, 1, "result")]
     assert store.job_events(job.id) == []
     assert store.metric_totals().counter("completed", "diag.noop") == 1.0
-    # The worker's own completion of the same attempt would now be refused (the row is done).
+    # The same attempt's completion sent again finds it recorded and changes nothing: settling
+    # is idempotent per claim (ADR 0030).
     later = clock.advance(1)
-    accepted, _ = store.settle([Completed(job.claim)], later)
-    assert accepted == [False]
+    accepted, _ = store.settle([Completed(job.claim, result={"other": 2})], later)
+    assert accepted == [True]
+    assert store.get_job(job.id) == done
+    assert store.job_events(job.id) == []
 
 
 def test_a_completion_that_rolls_back_leaves_the_job_running(

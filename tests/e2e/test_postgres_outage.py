@@ -188,20 +188,14 @@ def test_worker_survives_a_10_second_postgres_outage_and_completes_every_job_onc
     assert sorted(job.id for job in stored) == sorted(ids)
     assert Counter(job.status for job in stored) == {JobStatus.COMPLETED: jobs}
     assert all(job.result == {"slept_seconds": 0.01} for job in stored)
-    # Every handler ran once. The counters allow for one transaction only: the one the stop may
-    # cut off after the server committed it but before the worker read its answer (seen twice
-    # in full-suite runs). Its completions landed: the worker's retry finds them done and
-    # writes a `lost` event, and the job stays completed at attempt 1. Its claims landed too:
-    # the worker never learnt of them, so they wait out the max running age and are reclaimed
-    # from this worker (`reclaimed`, attempt 2), never having started before. Outside that
-    # window, attempts > 1 would mean a job was claimed twice and any event an outcome refused.
-    reclaimed = event_job_ids(store, "reclaimed")
-    assert set(event_counts(store)) <= {"lost", "reclaimed"}, event_counts(store)
-    assert len(reclaimed) + len(event_job_ids(store, "lost")) <= 2 * CONCURRENCY
-    assert Counter(job.attempts for job in stored if job.id not in reclaimed) == {
-        1: jobs - len(reclaimed)
-    }
-    assert all(job.attempts == 2 for job in stored if job.id in reclaimed)
+    # Every handler ran once, at attempt 1. The stop may cut a transaction off after the server
+    # committed it but before the worker read the answer (seen in full-suite runs; ADR 0030):
+    # its completions are found landed when the worker settles them again, and its claims,
+    # which the worker never saw, are released (attempt not spent) and claimed again. Any other
+    # event would mean an outcome refused or a job reclaimed.
+    assert set(event_counts(store)) <= {"released"}, event_counts(store)
+    assert len(event_job_ids(store, "released")) <= CONCURRENCY
+    assert Counter(job.attempts for job in stored) == {1: jobs}
     started = Counter(job_id for job_id, _, _ in worker.job_lines("started"))
     assert [job_id for job_id, count in started.items() if count > 1] == []
     # The log agrees: no job completed twice.
@@ -270,8 +264,10 @@ def test_after_a_postgres_crash_every_job_still_completes(
     stored = all_jobs(store, jobs)
     assert sorted(job.id for job in stored) == sorted(ids)
     assert Counter(job.status for job in stored) == {JobStatus.COMPLETED: jobs}
-    # Reruns are allowed (a lost claim or completion costs an extra run), failures are not.
-    assert set(event_counts(store)) <= {"lost", "reclaimed", "retry_scheduled"}
+    # Reruns are allowed (a lost claim or completion costs an extra run), failures are not. A
+    # row the worker holds no longer (its completion lost with the server, or a claim it never
+    # saw commit) is released at its next successful tick (ADR 0030), or else reclaimed.
+    assert set(event_counts(store)) <= {"lost", "reclaimed", "released", "retry_scheduled"}
     assert max(job.attempts for job in stored) <= 2
     assert all(job.result == {} for job in stored)
     assert worker.is_running()

@@ -11,6 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from dominus.db.engine import create_database_engine
+from dominus.errors import DatabaseError
 from dominus.jobs import (
     EventKind,
     HandlerRegistry,
@@ -327,3 +328,43 @@ def test_the_loop_does_not_spin_while_backing_off_or_past_a_timeout(
     assert wait_until_idle(worker, 10)
     worker.run_once(clock())
     engine.dispose()
+
+
+def test_a_settle_that_committed_while_the_worker_saw_an_error_loses_nothing(
+    store: SqlJobStore,
+    queue: JobQueue,
+    registry: HandlerRegistry,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The connection dies after the server committed the tick's transaction: its completions
+    landed and its claims were made, but the worker saw an error. The next tick settles the same
+    completions again (they count as landed, not lost) and gives back the claims it never saw
+    (not left to go stale and be reclaimed as a crash, with an attempt spent)."""
+    first = [queue.enqueue_job("diag.noop").job_id for _ in range(2)]
+    worker = make_worker(store, registry, clock, concurrency=2)
+    worker.run_once(clock())
+    assert wait_until_idle(worker, 10)
+    later = [queue.enqueue_job("diag.noop").job_id for _ in range(2)]
+    original = store.settle
+
+    def committed_then_cut_off(*args: Any, **kwargs: Any) -> Any:
+        original(*args, **kwargs)
+        raise DatabaseError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(store, "settle", committed_then_cut_off)
+    assert worker.run_once(clock()).failed
+    assert [store.get_job(job_id).status for job_id in first + later] == [
+        JobStatus.COMPLETED
+    ] * 2 + [JobStatus.RUNNING] * 2
+    monkeypatch.setattr(store, "settle", original)
+    clock.advance(60)
+
+    assert drain(worker, clock=clock) == 2
+    for job_id in first + later:
+        job = store.get_job(job_id)
+        assert (job.status, job.attempts) == (JobStatus.COMPLETED, 1)
+    for job_id in first:
+        assert store.job_events(job_id) == []
+    for job_id in later:
+        assert [event.kind for event in store.job_events(job_id)] == [EventKind.RELEASED]

@@ -158,6 +158,14 @@ class JobStore(Protocol):
         reclaimed, instead of being kept alive forever."""
         ...
 
+    def release_unseen_claims(
+        self, worker_id: str, known: Sequence[Claim], now: datetime
+    ) -> list[int]:
+        """Return to pending, without spending the attempt, the running jobs locked by
+        `worker_id` other than `known`: a `settle` that raised may still have committed its
+        claims on the server, and the worker never saw them. Returns their ids."""
+        ...
+
     def cancel_requests(self, worker_id: str) -> list[Claim]:
         """Running jobs of this worker with a pending cancel request."""
         ...

@@ -128,6 +128,8 @@ class Worker:
         )
         # When the current run of failed ticks began (None while the database answers).
         self._trouble_since: datetime | None = None
+        # A settle that claimed raised: its claims may have committed all the same.
+        self._claims_in_doubt = False
 
     # --- control from other threads ----------------------------------------------------
     def wake(self) -> None:
@@ -276,6 +278,7 @@ class Worker:
 
     def _perform_duties(self, now: datetime) -> None:
         self._register(now)
+        self._release_claims_in_doubt(now)
         # Heartbeat before the reaper runs: every claim this worker holds is fresh when its own
         # reaper looks, so it can never reclaim a job whose result it is about to record.
         self._maybe_heartbeat(now)
@@ -345,6 +348,21 @@ class Worker:
                     running.job.timeout_seconds,
                 )
 
+    def _release_claims_in_doubt(self, now: datetime) -> None:
+        """After a failed claim, give back what it claimed unseen, before the claims would go
+        stale and be reclaimed as if this worker had crashed (an attempt spent for nothing)."""
+        if not self._claims_in_doubt:
+            return
+        released = self._store.release_unseen_claims(self.id, list(self._running), now)
+        self._claims_in_doubt = False
+        if released:
+            log.warning(
+                "returned %d job(s) to pending that a failed claim had taken unseen: %s",
+                len(released),
+                ", ".join(map(str, released)),
+            )
+            self._duties.claim_soon()
+
     def _maybe_heartbeat(self, now: datetime) -> None:
         if not self._duties.heartbeat_due(now):
             return
@@ -401,6 +419,7 @@ class Worker:
         try:
             accepted, claimed = self._store.settle(outcomes, now, claim_for=claim_for)
         except Exception:
+            self._claims_in_doubt = self._claims_in_doubt or claim_for is not None
             if requested:
                 self.wake()  # keep the request for the tick after the backoff
             raise
@@ -569,6 +588,10 @@ class Worker:
             for outcome, was_accepted in zip(self._unsettled, accepted, strict=True):
                 self._after_settle(outcome, was_accepted)
             self._unsettled.clear()
+        try:
+            self._release_claims_in_doubt(self._clock())
+        except DatabaseError as error:
+            log.error("could not return the jobs of a failed claim: %s", error)
         try:
             if self._duties.registered:
                 self._store.mark_worker_stopped(self.id, self._clock())

@@ -13,7 +13,13 @@ from dominus.jobs.model import Claim, EventKind, Job, ReclaimedJob
 from dominus.jobs.sql.backend import Backend
 from dominus.jobs.sql.failures import FailedAttempt, record_failed_attempt
 from dominus.jobs.sql.predicates import IS_RUNNING, fenced
+from dominus.jobs.sql.settling import release_claim
 from dominus.jobs.store import RetryDelay
+
+UNSEEN_CLAIM_RELEASED = (
+    "returned to pending by its worker, which was not running it (a claim whose commit the worker "
+    "did not see, or a completion the database lost)"
+)
 
 
 def claim_jobs(
@@ -50,6 +56,31 @@ def heartbeat(
     return [
         (Claim(row.id, worker_id, row.attempts), row.cancel_requested_at is not None)
         for row in rows
+    ]
+
+
+def release_unseen_claims(
+    backend: Backend,
+    connection: Connection,
+    worker_id: str,
+    known: Sequence[Claim],
+    now: datetime,
+) -> list[int]:
+    """Return to pending the jobs claimed by `worker_id` that it does not know it holds: claimed
+    in a transaction that committed on the server while the worker saw an error. Returns their
+    ids."""
+    rows = connection.execute(
+        select(job_queue.c.id, job_queue.c.attempts).where(
+            job_queue.c.locked_by == worker_id, IS_RUNNING
+        )
+    )
+    held = set(known)
+    unseen = [Claim(row.id, worker_id, row.attempts) for row in rows]
+    return [
+        claim.job_id
+        for claim in unseen
+        if claim not in held
+        and release_claim(backend, connection, claim, now, UNSEEN_CLAIM_RELEASED)
     ]
 
 

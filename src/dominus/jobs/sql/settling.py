@@ -8,7 +8,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, func, literal, select, update
 
-from dominus.db.schema import Document, job_queue
+from dominus.db.schema import Document, job_events, job_queue
 from dominus.jobs.model import (
     AttemptOutcome,
     Cancelled,
@@ -47,9 +47,8 @@ def settle_outcomes(
                 )
             case Interrupted():
                 accepted[outcome.claim] = _interrupt(backend, connection, outcome, now)
-    record_lost(
-        connection, [outcome.claim for outcome in outcomes if not accepted[outcome.claim]], now
-    )
+    unlanded = [outcome for outcome in outcomes if not accepted[outcome.claim]]
+    accepted.update(dict.fromkeys(settle_unlanded(connection, unlanded, now), True))
     _count_cancellations(
         backend, connection, [outcome for outcome in outcomes if accepted[outcome.claim]]
     )
@@ -121,10 +120,19 @@ def _interrupt(
 ) -> bool:
     if not outcome.requeue:
         return _cancel(connection, outcome, now, "interrupted by worker shutdown")
-    # Back to pending without spending the attempt: the handler did not fail, it was stopped.
+    # The handler did not fail, it was stopped.
+    return release_claim(
+        backend, connection, outcome.claim, now, "returned to pending at worker shutdown"
+    )
+
+
+def release_claim(
+    backend: Backend, connection: Connection, claim: Claim, now: datetime, why: str
+) -> bool:
+    """Back to pending without spending the attempt (fenced on the claim)."""
     updated = connection.execute(
         update(job_queue)
-        .where(fenced(outcome.claim))
+        .where(fenced(claim))
         .values(
             status="pending",
             attempts=job_queue.c.attempts - 1,
@@ -139,20 +147,66 @@ def _interrupt(
     backend.notify_new_jobs(connection)
     record_event(
         connection,
-        outcome.claim.job_id,
+        claim.job_id,
         EventKind.RELEASED,
         now,
-        attempt=outcome.claim.attempt,
-        worker_id=outcome.claim.worker_id,
-        message="returned to pending at worker shutdown; the attempt was not counted",
+        attempt=claim.attempt,
+        worker_id=claim.worker_id,
+        message=f"{why}; the attempt was not counted",
     )
     return True
 
 
-def record_lost(connection: Connection, claims: Sequence[Claim], now: datetime) -> None:
-    """Say in each job's events that an attempt finished after its claim was lost."""
-    for claim in claims:
-        _record_lost(connection, claim, now)
+def settle_unlanded(
+    connection: Connection, outcomes: Sequence[AttemptOutcome], now: datetime
+) -> list[Claim]:
+    """For outcomes whose fenced write matched no row: the ones this very claim had already
+    recorded are returned (they landed); the others are lost, and each job's events say so.
+
+    An outcome lands twice over when a settle committed on the server but its worker saw an
+    error (the connection cut after COMMIT) and settled the same outcomes again at its next
+    tick: the claim no longer holds because its own earlier write ended it."""
+    earlier = _landed_earlier(connection, outcomes)
+    for outcome in outcomes:
+        if outcome.claim not in earlier:
+            _record_lost(connection, outcome.claim, now)
+    return [outcome.claim for outcome in outcomes if outcome.claim in earlier]
+
+
+def _landed_earlier(connection: Connection, outcomes: Sequence[AttemptOutcome]) -> set[Claim]:
+    if not outcomes:
+        return set()
+    job_ids = [outcome.claim.job_id for outcome in outcomes]
+    # A completion or a cancel leaves its claim's worker and attempt on the row; a failure or a
+    # release leaves an event naming them.
+    ended = connection.execute(
+        select(job_queue.c.id, job_queue.c.locked_by, job_queue.c.attempts, job_queue.c.status)
+        .where(job_queue.c.id.in_(job_ids))
+        .where(job_queue.c.status.in_(["completed", "cancelled"]))
+    )
+    found = {(Claim(row.id, row.locked_by, row.attempts), row.status) for row in ended}
+    recorded = connection.execute(
+        select(job_events.c.job_id, job_events.c.worker_id, job_events.c.attempt, job_events.c.kind)
+        .where(job_events.c.job_id.in_(job_ids))
+        .where(job_events.c.kind.in_([EventKind.FAILED.value, EventKind.RELEASED.value]))
+    )
+    found.update((Claim(row.job_id, row.worker_id, row.attempt), row.kind) for row in recorded)
+    return {outcome.claim for outcome in outcomes if (outcome.claim, _trace(outcome)) in found}
+
+
+def _trace(outcome: AttemptOutcome) -> str:
+    """What recording `outcome` leaves behind: the row's status or the event's kind."""
+    match outcome:
+        case Completed():
+            return "completed"
+        case Cancelled():
+            return "cancelled"
+        case Interrupted(requeue=True):
+            return EventKind.RELEASED.value
+        case Interrupted():
+            return "cancelled"
+        case Failed():
+            return EventKind.FAILED.value
 
 
 def _record_lost(connection: Connection, claim: Claim, now: datetime) -> None:

@@ -168,10 +168,7 @@ class SqlJobStore:
             settled = self._backend.settle_completed(completed, now, claim_for)
             if settled is not None:
                 accepted, claimed = settled
-                lost = [o.claim for o, ok in zip(completed, accepted, strict=True) if not ok]
-                if lost:
-                    self._write(lambda conn: settling.record_lost(conn, lost, now))
-                return accepted, claimed
+                return self._settle_unlanded(completed, accepted, now), claimed
 
         def work(connection: Connection) -> tuple[list[bool], list[Job]]:
             accepted = (
@@ -189,10 +186,26 @@ class SqlJobStore:
 
         return self._write(work)
 
+    def _settle_unlanded(
+        self, outcomes: Sequence[Completed], accepted: list[bool], now: datetime
+    ) -> list[bool]:
+        unlanded = [outcome for outcome, ok in zip(outcomes, accepted, strict=True) if not ok]
+        if not unlanded:
+            return accepted
+        earlier = set(self._write(lambda conn: settling.settle_unlanded(conn, unlanded, now)))
+        return [ok or o.claim in earlier for o, ok in zip(outcomes, accepted, strict=True)]
+
     def heartbeat(
         self, worker_id: str, claims: Sequence[Claim], now: datetime
     ) -> list[tuple[Claim, bool]]:
         return self._write(lambda conn: claiming.heartbeat(conn, worker_id, claims, now))
+
+    def release_unseen_claims(
+        self, worker_id: str, known: Sequence[Claim], now: datetime
+    ) -> list[int]:
+        return self._write(
+            lambda conn: claiming.release_unseen_claims(self._backend, conn, worker_id, known, now)
+        )
 
     def cancel_requests(self, worker_id: str) -> list[Claim]:
         return self._read(lambda conn: claiming.cancel_requests(conn, worker_id))
