@@ -79,3 +79,35 @@ def test_the_pool_grows_to_its_size_for_jobs_at_the_same_time_and_no_further() -
     finally:
         gate.set()
         pool.close()
+
+
+def test_a_job_submitted_as_soon_as_a_result_is_handed_back_is_not_counted_twice() -> None:
+    """The worker may dispatch the next job the moment a handler's result reaches it, before the
+    pool thread that returned it is free again: the pool must not count that thread free twice
+    (once for the job it then takes from the inbox, once more afterwards)."""
+    gate = threading.Event()
+    started = threading.Semaphore(0)
+    pool: HandlerPool
+
+    def execute(running: RunningJob) -> None:
+        started.release()
+        if running == job(0):
+            pool.submit(job(2))  # the loop dispatching into the slot job 0 just left
+            return
+        gate.wait(10)
+
+    pool = HandlerPool(2, execute, "test-pool")
+    try:
+        pool.submit(job(1))
+        assert started.acquire(timeout=5)
+        pool.submit(job(0))
+        for _ in range(2):
+            assert started.acquire(timeout=5)
+        # Jobs 1 and 2 hold both threads; job 0's thread has returned.
+        wait_until(lambda: pool.idle_threads == 0)
+        assert pool.threads_started == 2
+        gate.set()
+        wait_until(lambda: pool.idle_threads == 2)
+    finally:
+        gate.set()
+        pool.close()

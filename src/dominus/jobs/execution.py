@@ -80,8 +80,11 @@ class HandlerPool:
         self._inbox: queue.SimpleQueue[RunningJob | None] = queue.SimpleQueue()
         self._execute = execute
         self._lock = threading.Lock()
-        # Started threads that are free for work and not yet promised a job.
-        self._idle = 0
+        # Jobs submitted and not yet returned by a thread (in the inbox or running). Counted
+        # down after the handler's result was handed back: a count that lags is safe (at worst
+        # one thread more is started, up to `size`), a count of free threads that ran ahead was
+        # not (a job could wait in the inbox while a thread could have been started for it).
+        self._outstanding = 0
         self._threads: list[threading.Thread] = []
 
     @property
@@ -90,16 +93,16 @@ class HandlerPool:
 
     @property
     def idle_threads(self) -> int:
-        return self._idle
+        with self._lock:
+            return max(0, len(self._threads) - self._outstanding)
 
     def submit(self, running: RunningJob) -> None:
-        self._inbox.put(running)
         with self._lock:
-            if self._idle > 0:
-                self._idle -= 1
-                return  # a free thread takes it
-        if len(self._threads) >= self._size:
-            return  # the worker never submits more than `size`: one is about to be free
+            self._outstanding += 1
+            enough = self._outstanding <= len(self._threads)
+        self._inbox.put(running)
+        if enough or len(self._threads) >= self._size:
+            return  # a free thread takes it, or one is about to be free
         thread = threading.Thread(
             target=self._serve, name=f"{self._name}-handler-{len(self._threads)}", daemon=True
         )
@@ -117,7 +120,7 @@ class HandlerPool:
                 return
             self._execute(running)
             with self._lock:
-                self._idle += 1
+                self._outstanding -= 1
 
 
 def run_handler(running: RunningJob, clock: Callable[[], datetime]) -> Finished:
