@@ -17,7 +17,7 @@ from tests.contract.test_transitions import claimed_job, fail, kinds
 
 OUTCOMES = {
     "completed": lambda claim: Completed(claim, result={"n": 1}),
-    "failed": lambda claim: fail(claim),
+    "failed": fail,
     "cancelled": lambda claim: Cancelled(claim, job_type="diag.noop"),
     "interrupted": lambda claim: Interrupted(claim, requeue=False, job_type="diag.noop"),
     "released": lambda claim: Interrupted(claim, requeue=True, job_type="diag.noop"),

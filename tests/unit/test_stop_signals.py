@@ -27,7 +27,7 @@ def _restore_handlers() -> Iterator[None]:
 def _signal_while_holding(event: threading.Event, stop_signal: signal.Signals) -> None:
     """Deliver `stop_signal` to this process while the main thread holds `event`'s lock, as it
     does for an instant inside every `wait` and `clear`."""
-    with event._cond:  # noqa: SLF001 - the very lock the hang was about
+    with event._cond:  # the very lock the hang was about
         os.kill(os.getpid(), stop_signal)
         # The handler runs here, between two bytecodes, with the lock held.
         for _ in range(1000):
