@@ -8,13 +8,13 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, select, update
 
-from dominus.db.schema import job_queue, schedule_fires, schedulers, schedules
 from dominus.jobs.scheduling.model import (
     FireRecord,
     Schedule,
     SchedulerInfo,
     ScheduleRow,
 )
+from dominus.jobs.sql.tables import job_queue, schedule_fires, schedulers, schedules
 
 ROW_COLUMNS = (*schedules.c, job_queue.c.status.label("last_job_status"))
 ROWS_WITH_LAST_JOB = schedules.outerjoin(job_queue, job_queue.c.id == schedules.c.last_job_id)

@@ -18,7 +18,6 @@ from sqlalchemy import Connection, Engine, delete, func, insert, literal_column,
 
 from dominus.db.engine import read_only
 from dominus.db.errors import database_errors
-from dominus.db.schema import job_queue, schedule_fires, schedulers, schedules
 from dominus.jobs.model import EnqueueResult
 from dominus.jobs.scheduling import rows
 from dominus.jobs.scheduling.model import (
@@ -32,6 +31,7 @@ from dominus.jobs.scheduling.model import (
 )
 from dominus.jobs.scheduling.planning import FirePlan
 from dominus.jobs.sql.backend import Backend, backend_for
+from dominus.jobs.sql.tables import job_queue, schedule_fires, schedulers, schedules
 
 T = TypeVar("T")
 # Enqueue the schedule's job inside the given transaction, with the given dedupe key.

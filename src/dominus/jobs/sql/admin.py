@@ -8,7 +8,6 @@ from datetime import datetime
 from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from dominus.db.schema import MAX_ID, dead_letter_jobs, job_events, job_queue, workers
 from dominus.errors import InvalidTransitionError, JobNotFoundError
 from dominus.jobs.model import (
     DeadLetterEntry,
@@ -33,6 +32,7 @@ from dominus.jobs.sql.rows import (
     job_from_row,
     worker_from_row,
 )
+from dominus.jobs.sql.tables import MAX_ID, dead_letter_jobs, job_events, job_queue, workers
 
 
 def get_job(connection: Connection, job_id: int, *, for_update: bool = False) -> Job:

@@ -8,12 +8,12 @@ from typing import Any
 
 from sqlalchemy import Connection, select, tuple_, update
 
-from dominus.db.schema import job_queue, workers
 from dominus.jobs.model import Claim, EventKind, Job, ReclaimedJob
 from dominus.jobs.sql.backend import Backend
 from dominus.jobs.sql.failures import FailedAttempt, record_failed_attempt
 from dominus.jobs.sql.predicates import IS_RUNNING, fenced
 from dominus.jobs.sql.settling import release_claim
+from dominus.jobs.sql.tables import job_queue, workers
 from dominus.jobs.store import RetryDelay
 
 UNSEEN_CLAIM_RELEASED = (

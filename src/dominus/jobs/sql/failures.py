@@ -12,13 +12,13 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, case, func, literal, true, update
 
-from dominus.db.schema import Document, job_queue
 from dominus.db.types import UTCDateTime
 from dominus.jobs.model import Claim, EventKind
 from dominus.jobs.sql import metrics
 from dominus.jobs.sql.backend import Backend
 from dominus.jobs.sql.history import dead_letter, record_event, record_retry_scheduled
 from dominus.jobs.sql.predicates import fenced
+from dominus.jobs.sql.tables import Document, job_queue
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,11 @@ from datetime import datetime
 from sqlalchemy import Connection, Engine, select
 
 from dominus.db.errors import database_errors
-from dominus.db.schema import job_queue
 from dominus.errors import ClaimLostError
 from dominus.jobs.model import Claim, Completed
 from dominus.jobs.sql.backend import Backend
 from dominus.jobs.sql.predicates import fenced
+from dominus.jobs.sql.tables import job_queue
 
 
 def claim_holds(backend: Backend, connection: Connection, claim: Claim, *, lock: bool) -> bool:

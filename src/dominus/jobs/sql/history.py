@@ -7,8 +7,8 @@ from typing import Any
 
 from sqlalchemy import Connection, func, insert, select
 
-from dominus.db.schema import dead_letter_jobs, job_events
 from dominus.jobs.model import ATTEMPT_ERROR_EVENTS, ROUND_START_EVENTS, EventKind
+from dominus.jobs.sql.tables import dead_letter_jobs, job_events
 
 _insert_event = insert(job_events)
 

@@ -8,11 +8,11 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select, text
 
-from dominus.db.schema import job_queue
 from dominus.errors import QueueFullError
 from dominus.jobs.model import ACTIVE_STATUSES, EnqueueResult, NewJob
 from dominus.jobs.sql import metrics
 from dominus.jobs.sql.backend import Backend
+from dominus.jobs.sql.tables import job_queue
 
 ACTIVE_DEDUPE_PREDICATE = text("dedupe_key IS NOT NULL AND status IN ('pending', 'running')")
 ACTIVE = [status.value for status in ACTIVE_STATUSES]

@@ -16,7 +16,6 @@ from collections.abc import Iterable, Mapping
 
 from sqlalchemy import Connection, func, select
 
-from dominus.db.schema import job_metrics
 from dominus.jobs.metrics_model import (
     CANCELLED,
     COMPLETED,
@@ -32,6 +31,7 @@ from dominus.jobs.metrics_model import (
     MetricTotals,
 )
 from dominus.jobs.model import AttemptOutcome, Completed
+from dominus.jobs.sql.tables import job_metrics
 
 __all__ = [
     "BUCKET_LABELS",

@@ -7,8 +7,8 @@ from typing import Any
 
 from sqlalchemy import and_, literal_column
 
-from dominus.db.schema import job_queue
 from dominus.jobs.model import Claim
+from dominus.jobs.sql.tables import job_queue
 
 IS_PENDING = job_queue.c.status == literal_column("'pending'")
 IS_RUNNING = job_queue.c.status == literal_column("'running'")

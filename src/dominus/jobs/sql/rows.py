@@ -8,7 +8,6 @@ from typing import Any
 
 from sqlalchemy import Row
 
-from dominus.db.schema import dead_letter_jobs, job_events, job_queue
 from dominus.jobs.model import (
     AttemptError,
     DeadLetterEntry,
@@ -18,6 +17,7 @@ from dominus.jobs.model import (
     JobStatus,
     WorkerInfo,
 )
+from dominus.jobs.sql.tables import dead_letter_jobs, job_events, job_queue
 
 JOB_COLUMNS = tuple(job_queue.c)
 # The job row's columns in table order: every statement that returns a whole job row lists them

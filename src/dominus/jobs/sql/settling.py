@@ -8,7 +8,6 @@ from datetime import datetime
 
 from sqlalchemy import Connection, func, literal, select, update
 
-from dominus.db.schema import Document, job_events, job_queue
 from dominus.jobs.model import (
     AttemptOutcome,
     Cancelled,
@@ -23,6 +22,7 @@ from dominus.jobs.sql.backend import Backend
 from dominus.jobs.sql.failures import FailedAttempt, record_failed_attempt
 from dominus.jobs.sql.history import record_event
 from dominus.jobs.sql.predicates import fenced
+from dominus.jobs.sql.tables import Document, job_events, job_queue
 
 
 def settle_outcomes(

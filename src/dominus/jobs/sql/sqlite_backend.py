@@ -26,13 +26,13 @@ from sqlalchemy.sql.dml import Insert
 
 from dominus.db.engine import sqlite_path
 from dominus.db.errors import database_errors, is_busy_error, translated
-from dominus.db.schema import job_queue
 from dominus.db.sqlite_file import SqliteFileWatch
 from dominus.db.types import UTCDateTime
 from dominus.jobs.clock import Clock, utc_now
 from dominus.jobs.model import Claim, Completed, Job, NewJob
 from dominus.jobs.sql.metrics import Increments, shard_for
 from dominus.jobs.sql.rows import JOB_FIELDS, job_from_fields
+from dominus.jobs.sql.tables import job_queue
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher, SqliteDataVersionWatcher
 
 _INSERT = (

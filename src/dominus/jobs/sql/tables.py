@@ -1,0 +1,225 @@
+"""The job engine's tables, as SQLAlchemy Core objects: the queue, its events and dead letters,
+metrics, workers and the scheduler's. `dominus.jobs` reads and writes these only, so it needs
+nothing of the domain.
+
+The domain's tables (`dominus.db.schema`) are defined on the same `metadata`: one database, one
+Alembic history (ADR 0031). The newest migration and these definitions must agree, which
+`tests/integration/test_migrations.py` checks."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    SmallInteger,
+    String,
+    Table,
+    Text,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+
+from dominus.db.types import UTCDateTime
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+# BIGINT on PostgreSQL, INTEGER PRIMARY KEY (the rowid alias) on SQLite.
+Identifier = BigInteger().with_variant(Integer(), "sqlite")
+# The largest Identifier: a larger number names no row (and would overflow the driver).
+MAX_ID = 2**63 - 1
+# SQL NULL (not the JSON text 'null') for Python None, on both backends.
+Document = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+
+job_queue = Table(
+    "job_queue",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column("job_type", String(200), nullable=False),
+    Column("payload", Document, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("priority", Integer, nullable=False, server_default=text("0")),
+    Column("attempts", Integer, nullable=False, server_default=text("0")),
+    Column("max_attempts", Integer, nullable=False, server_default=text("3")),
+    # Failed attempts over the job's whole life; unlike `attempts` it survives a DLQ requeue.
+    Column("failure_count", Integer, nullable=False, server_default=text("0")),
+    Column("run_at", UTCDateTime, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("started_at", UTCDateTime),
+    Column("finished_at", UTCDateTime),
+    Column("heartbeat_at", UTCDateTime),
+    Column("cancel_requested_at", UTCDateTime),
+    Column("locked_by", String(200)),
+    Column("result", Document),
+    Column("last_error", Text),
+    Column("progress", Document),
+    Column("dedupe_key", String(300)),
+    Column("timeout_seconds", Float),
+    CheckConstraint(
+        "status IN ('pending', 'running', 'completed', 'failed', 'cancelled')", name="status"
+    ),
+    CheckConstraint("max_attempts >= 1", name="max_attempts"),
+)
+
+# The claim query walks this index in order and stops after LIMIT rows; finished jobs are not in
+# it, so a table full of history does not slow claiming down.
+Index(
+    "ix_job_queue_claim",
+    job_queue.c.priority.desc(),
+    job_queue.c.run_at,
+    job_queue.c.id,
+    sqlite_where=job_queue.c.status == "pending",
+    postgresql_where=job_queue.c.status == "pending",
+)
+Index(
+    "ix_job_queue_running",
+    job_queue.c.locked_by,
+    job_queue.c.heartbeat_at,
+    sqlite_where=job_queue.c.status == "running",
+    postgresql_where=job_queue.c.status == "running",
+)
+# Dedupe is enforced by the database: one active (pending or running) job per key.
+Index(
+    "ux_job_queue_dedupe_key",
+    job_queue.c.dedupe_key,
+    unique=True,
+    sqlite_where=text("dedupe_key IS NOT NULL AND status IN ('pending', 'running')"),
+    postgresql_where=text("dedupe_key IS NOT NULL AND status IN ('pending', 'running')"),
+)
+
+job_events = Table(
+    "job_events",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column("job_id", Identifier, ForeignKey("job_queue.id", ondelete="CASCADE"), nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    Column("attempt", Integer),
+    Column("worker_id", String(200)),
+    Column("message", Text),
+    Column("details", Document),
+)
+Index("ix_job_events_job_id", job_events.c.job_id, job_events.c.id)
+
+dead_letter_jobs = Table(
+    "dead_letter_jobs",
+    metadata,
+    Column("id", Identifier, primary_key=True, autoincrement=True),
+    Column("job_id", Identifier, ForeignKey("job_queue.id", ondelete="CASCADE"), nullable=False),
+    Column("job_type", String(200), nullable=False),
+    Column("payload", Document, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("errors", Document, nullable=False),
+    Column("last_error", Text),
+    Column("failed_at", UTCDateTime, nullable=False),
+    Column("requeued_at", UTCDateTime),
+)
+Index("ix_dead_letter_jobs_job_id", dead_letter_jobs.c.job_id)
+Index("ix_dead_letter_jobs_failed_at", dead_letter_jobs.c.failed_at)
+
+# Monotonic counters and histogram buckets, sharded (see migration 0003). `bucket` is the
+# histogram bucket's upper bound ("+Inf" for the last) or "" for plain counters.
+job_metrics = Table(
+    "job_metrics",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("job_type", String(200), primary_key=True),
+    Column("bucket", String(16), primary_key=True),
+    Column("shard", SmallInteger, primary_key=True),
+    Column("value", Float, nullable=False),
+)
+
+workers = Table(
+    "workers",
+    metadata,
+    Column("id", String(200), primary_key=True),
+    Column("hostname", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("concurrency", Integer, nullable=False),
+    Column("job_types", Document, nullable=False),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("last_seen_at", UTCDateTime, nullable=False),
+    Column("stopped_at", UTCDateTime),
+)
+
+# --- the scheduler (migration 0005) -----------------------------------------------------------
+# A schedule's row: the configuration its last scheduler started with, the user's enabled flag
+# (which survives restarts), and the fire cursor every scheduler advances with a compare-and-set.
+schedules = Table(
+    "schedules",
+    metadata,
+    Column("name", String(100), primary_key=True),
+    Column("cron", String(200), nullable=False),
+    Column("timezone", String(64), nullable=False),
+    Column("job_type", String(200), nullable=False),
+    Column("payload", Document, nullable=False),
+    Column("enabled", Boolean, nullable=False, server_default=text("true")),
+    # The earliest fire no scheduler has handled yet; NULL while disabled.
+    Column("next_fire_at", UTCDateTime),
+    Column("last_fire_at", UTCDateTime),
+    # No foreign key: finished jobs are pruned, schedules are kept.
+    Column("last_job_id", BigInteger),
+    Column("skipped_count", BigInteger, nullable=False, server_default=text("0")),
+    Column("last_skipped_at", UTCDateTime),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# One row per enqueued fire. Its primary key is what makes a fire enqueue one job however many
+# schedulers race on it, and keeps it so after the job has finished (the job_queue dedupe index
+# covers active jobs only). Rows older than the fire retention are pruned (ADR 0019).
+schedule_fires = Table(
+    "schedule_fires",
+    metadata,
+    Column(
+        "schedule_name",
+        String(100),
+        ForeignKey("schedules.name", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("fire_at", UTCDateTime, primary_key=True),
+    Column("job_id", BigInteger),
+    Column("catch_up", Boolean, nullable=False),
+    Column("scheduler_id", String(200), nullable=False),
+    Column("recorded_at", UTCDateTime, nullable=False),
+)
+Index("ix_schedule_fires_fire_at", schedule_fires.c.fire_at)
+
+schedulers = Table(
+    "schedulers",
+    metadata,
+    Column("id", String(200), primary_key=True),
+    Column("hostname", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("last_tick_at", UTCDateTime, nullable=False),
+    Column("stopped_at", UTCDateTime),
+)
+
+# Every table of the engine, parents first (as `metadata.create_all(tables=...)` wants them).
+ENGINE_TABLES = (
+    job_queue,
+    job_events,
+    dead_letter_jobs,
+    job_metrics,
+    workers,
+    schedules,
+    schedule_fires,
+    schedulers,
+)
