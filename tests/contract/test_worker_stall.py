@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from dominus.jobs import (
     WorkerConfig,
 )
 from dominus.jobs.diagnostic import register_diagnostic_jobs
+from dominus.jobs.worker_config import TickReport
 from tests.conftest import FakeClock
 from tests.draining import wait_until_idle
 
@@ -38,6 +40,14 @@ def stall_config(**overrides: Any) -> WorkerConfig:
         "max_running_age_seconds": MAX_AGE,
     }
     return WorkerConfig(**(values | overrides))
+
+
+def tick(worker: Worker, now: datetime) -> TickReport:
+    """One tick of the loop, then the maintenance thread's reclaim duty at the same instant
+    (ADR 0032: reclaim runs beside the loop, not in the tick)."""
+    report = worker.run_once(now)
+    worker.reclaim(now)
+    return report
 
 
 def assert_completed_once(store: SqlJobStore, ids: list[int]) -> None:
@@ -127,33 +137,33 @@ def test_a_worker_back_from_an_outage_does_not_reclaim_jobs_of_workers_cut_off_w
     owner_jobs = [queue.enqueue_job("gated", max_attempts=1).job_id for _ in range(2)]
     owner_store, reaper_store = SqlJobStore(engine), SqlJobStore(engine)
     owner = Worker(owner_store, registry, stall_config(concurrency=2), clock=clock)
-    assert owner.run_once(clock()).claimed == 2
+    assert tick(owner, clock()).claimed == 2
     dead_job = queue.enqueue_job("diag.noop", max_attempts=2).job_id
     [claimed] = store.claim("dead-host:1:abc", ["diag.noop"], 1, clock())
     assert claimed.id == dead_job
     reaper = Worker(reaper_store, registry, stall_config(concurrency=1), clock=clock)
-    assert reaper.run_once(clock()).claimed == 0  # registered, nothing to take
+    assert tick(reaper, clock()).claimed == 0  # registered, nothing to take
 
     # The outage begins: both workers' ticks fail.
     monkeypatch.setattr(owner_store, "heartbeat", failing(1, owner_store.heartbeat))
     monkeypatch.setattr(reaper_store, "heartbeat", failing(1, reaper_store.heartbeat))
     clock.advance(HEARTBEAT)
-    assert owner.run_once(clock()).failed
-    assert reaper.run_once(clock()).failed
+    assert tick(owner, clock()).failed
+    assert tick(reaper, clock()).failed
 
     clock.advance(MAX_AGE * 3)  # neither worker reached the database meanwhile
-    assert not reaper.run_once(clock()).failed  # the reaper is back first...
+    assert not tick(reaper, clock()).failed  # the reaper is back first...
     assert store.get_job(dead_job).status is JobStatus.RUNNING  # ...and judges nobody yet
     for job_id in owner_jobs:
         assert store.get_job(job_id).status is JobStatus.RUNNING
 
     clock.advance(HEARTBEAT)
-    assert not owner.run_once(clock()).failed  # the owner heartbeats its claims
+    assert not tick(owner, clock()).failed  # the owner heartbeats its claims
     gate.set()
     assert wait_until_idle(owner, 10)
     clock.advance(MAX_AGE)  # a max age of good contact later, silence is evidence again
-    owner.run_once(clock())
-    reaper.run_once(clock())
+    tick(owner, clock())
+    tick(reaper, clock())
     assert_completed_once(store, owner_jobs)
     events = [event.kind.value for event in store.job_events(dead_job)]
     assert events == ["reclaimed", "retry_scheduled"]
@@ -197,7 +207,7 @@ def test_recurring_trouble_delays_a_dead_workers_reclaim_only_by_the_troubles_le
     live_job = queue.enqueue_job("gated", max_attempts=1).job_id
     owner_store, reaper_store = SqlJobStore(engine), SqlJobStore(engine)
     owner = Worker(owner_store, registry, stall_config(concurrency=1), clock=clock)
-    assert owner.run_once(clock()).claimed == 1
+    assert tick(owner, clock()).claimed == 1
     dead_job = queue.enqueue_job("diag.noop", max_attempts=2).job_id
     [claimed] = store.claim("dead-host:1:abc", ["diag.noop"], 1, clock())
     assert claimed.id == dead_job
@@ -205,19 +215,19 @@ def test_recurring_trouble_delays_a_dead_workers_reclaim_only_by_the_troubles_le
     # The reaper is busy too (as workers under load are), so it retries within a heartbeat.
     reaper_job = queue.enqueue_job("gated", max_attempts=1).job_id
     reaper = Worker(reaper_store, registry, stall_config(concurrency=1), clock=clock)
-    assert reaper.run_once(clock()).claimed == 1
+    assert tick(reaper, clock()).claimed == 1
     reclaimed_at = None
     for _cycle in range(8):
         # One failed tick each (a busy or unreachable database), then 2 s of good contact.
         monkeypatch.setattr(owner_store, "heartbeat", failing(1, owner_store.heartbeat))
         monkeypatch.setattr(reaper_store, "heartbeat", failing(1, reaper_store.heartbeat))
         clock.advance(HEARTBEAT)
-        assert owner.run_once(clock()).failed
-        assert reaper.run_once(clock()).failed
+        assert tick(owner, clock()).failed
+        assert tick(reaper, clock()).failed
         for _tick in range(4):
             clock.advance(HEARTBEAT)
-            assert not owner.run_once(clock()).failed
-            assert not reaper.run_once(clock()).failed
+            assert not tick(owner, clock()).failed
+            assert not tick(reaper, clock()).failed
             if reclaimed_at is None and store.get_job(dead_job).status is JobStatus.PENDING:
                 reclaimed_at = clock()
         for job_id in (live_job, reaper_job):
@@ -230,3 +240,27 @@ def test_recurring_trouble_delays_a_dead_workers_reclaim_only_by_the_troubles_le
         assert wait_until_idle(worker, 10)
         worker.run_once(clock())
     assert_completed_once(store, [live_job, reaper_job])
+
+
+def test_a_reclaim_pass_never_takes_its_own_workers_claims_while_its_loop_is_stuck(
+    store: SqlJobStore, clock: FakeClock
+) -> None:
+    """Reclaim runs on the maintenance thread, beside the loop (ADR 0032). While the loop is
+    stuck (in a tick that does not return: a stalled database call, or a long GIL hold) its
+    claims go unheartbeated: a pass must not take them for a dead worker's. It runs only while
+    the worker's own last heartbeat is younger than the silence it judges by."""
+    gate = threading.Event()
+    registry = gated_registry(gate)
+    job_id = JobQueue(store, registry, clock=clock).enqueue_job("gated", max_attempts=2).job_id
+    worker = Worker(store, registry, stall_config(concurrency=1), clock=clock)
+    assert worker.run_once(clock()).claimed == 1
+
+    # The loop does not tick for twice the max age; the maintenance thread carries on.
+    assert worker.reclaim(clock.advance(MAX_AGE * 2)) == []
+    assert store.get_job(job_id).status is JobStatus.RUNNING
+
+    gate.set()
+    assert wait_until_idle(worker, 10)
+    worker.run_once(clock.advance(HEARTBEAT))  # the loop is back: heartbeat, then settle
+    worker.run_once(clock())
+    assert_completed_once(store, [job_id])

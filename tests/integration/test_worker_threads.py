@@ -21,6 +21,7 @@ from dominus.jobs import (
     Worker,
     WorkerConfig,
 )
+from dominus.jobs.clock import utc_now
 from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.wakeup import ChangeWatcher, SqliteDataVersionWatcher
 from tests.polling import wait_until
@@ -215,3 +216,20 @@ def test_a_cancel_request_reaches_the_running_worker(
     wait_until(lambda: status_of(store, job_id) is JobStatus.CANCELLED, timeout=10)
     assert time.monotonic() - started < 5
     running.stop()
+
+
+def test_the_maintenance_thread_reclaims_a_silent_workers_job_while_the_loop_sleeps(
+    store: SqlJobStore, live_queue: JobQueue, start_worker: Callable[..., RunningWorker]
+) -> None:
+    """Reclaim is a duty of the maintenance thread (ADR 0032): it runs while the loop sleeps
+    out a 60 s poll, and the job it brings back wakes the loop to claim it."""
+    job_id = live_queue.enqueue_job("diag.noop", max_attempts=2).job_id
+    [ghost] = store.claim("ghost:1:dead", ["diag.noop"], 1, utc_now())  # never heartbeats
+    assert ghost.id == job_id
+    running = start_worker()
+    wait_until(lambda: status_of(store, job_id) is JobStatus.COMPLETED, timeout=15)
+    running.stop()
+    job = store.get_job(job_id)
+    assert (job.attempts, job.locked_by) == (2, running.worker.id)
+    kinds = [event.kind for event in store.job_events(job_id)]
+    assert kinds[0] is EventKind.RECLAIMED

@@ -234,6 +234,7 @@ class ReclaimedJob:
     from_worker: str | None
     attempt: int
     dead_lettered: bool
+    retry_at: datetime  # when it is due again (unless dead-lettered)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,13 +15,18 @@ heartbeat interval, at most the max age) count as one. Once a max age (plus the 
 has passed after the trouble, every live worker has heartbeated since, and the plain max age
 applies again.
 
-Its own claims are never at risk from its own reaper: the worker heartbeats every claim it holds,
-finished-but-unrecorded ones included, before the reaper runs in the same tick (see `Worker`).
+The reaper runs on the worker's maintenance thread, beside the loop (ADR 0032). Its own worker's
+claims are never at risk from it: every claim the worker holds (finished-but-unrecorded ones
+included) carries a heartbeat no older than the worker's last heartbeat, which the loop publishes
+(`own_claims_fresh_since`); a pass runs only while that heartbeat is younger than the silence it
+judges by, and is skipped otherwise (the worker's own loop is then in trouble, and the database
+probably with it).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import datetime, timedelta
 
 from dominus.jobs.clock import EARLIEST
@@ -32,7 +37,8 @@ log = logging.getLogger("dominus.worker")
 
 
 class StaleJobReaper:
-    """Owned by the worker's loop thread (all methods are called from it)."""
+    """Trouble is reported from the worker's loop thread; passes run on its maintenance thread.
+    A lock keeps the two consistent."""
 
     def __init__(
         self,
@@ -49,9 +55,12 @@ class StaleJobReaper:
         self._retry_delay = retry_delay
         # A healthy gap shorter than this may not have let a live worker heartbeat.
         self._merge_gap = min(self._max_age, timedelta(seconds=2 * heartbeat_interval_seconds))
+        self._lock = threading.Lock()
         self._next_at = EARLIEST
         # The latest stretch of database trouble this worker saw: (start, end), or None.
         self._trouble: tuple[datetime, datetime] | None = None
+        # When the trouble the loop is in now began (None while the database answers it).
+        self._ongoing_since: datetime | None = None
 
     @property
     def stall_seconds(self) -> float:
@@ -59,20 +68,46 @@ class StaleJobReaper:
         may have stayed silent for close to the max running age."""
         return self._max_age.total_seconds() / 2
 
+    @property
+    def interval_seconds(self) -> float:
+        return self._interval.total_seconds()
+
+    def trouble_began(self, start: datetime) -> None:
+        """The loop's ticks fail from `start` on; until `database_trouble` reports the end, the
+        trouble counts as lasting until the moment of each pass."""
+        with self._lock:
+            if self._ongoing_since is None:
+                self._ongoing_since = start
+
     def database_trouble(self, start: datetime, end: datetime) -> None:
-        """The database failed or stalled for this worker from `start` to `end`."""
+        """The database failed or stalled for this worker from `start` to `end` (and answers
+        again)."""
+        with self._lock:
+            self._ongoing_since = None
+            merged = self._merged(start, end)
+            if merged == (start, end) and end - start > timedelta(0):
+                log.info(
+                    "database trouble for %.1f s: other workers' silence is judged that much "
+                    "longer",
+                    (end - start).total_seconds(),
+                )
+            self._trouble = merged
+
+    def _merged(self, start: datetime, end: datetime) -> tuple[datetime, datetime]:
         previous = self._trouble
         if previous is not None and start - previous[1] <= self._merge_gap:
-            start, end = min(start, previous[0]), max(end, previous[1])
-        elif end - start > timedelta(0):
-            log.info(
-                "database trouble for %.1f s: other workers' silence is judged that much longer",
-                (end - start).total_seconds(),
-            )
-        self._trouble = (start, end)
+            return min(start, previous[0]), max(end, previous[1])
+        return start, end
 
     def stale_after(self, now: datetime) -> timedelta:
         """The heartbeat age from which a running job is taken to be abandoned, at `now`."""
+        with self._lock:
+            return self._stale_after(now)
+
+    def _stale_after(self, now: datetime) -> timedelta:
+        if self._ongoing_since is not None:
+            start, end = self._merged(self._ongoing_since, now)
+            return self._max_age + max(end - start, timedelta(0))
         if self._trouble is None:
             return self._max_age
         start, end = self._trouble
@@ -82,16 +117,23 @@ class StaleJobReaper:
             return self._max_age
         return self._max_age + length
 
-    def next_due(self) -> datetime:
-        return self._next_at
-
-    def maybe_reclaim(self, now: datetime) -> list[ReclaimedJob]:
-        """Reclaim stale jobs if a pass is due; returns them."""
-        if now < self._next_at:
+    def maybe_reclaim(self, now: datetime, own_claims_fresh_since: datetime) -> list[ReclaimedJob]:
+        """Reclaim stale jobs if a pass is due and safe for this worker's own claims (whose
+        heartbeats are all at least `own_claims_fresh_since`); returns them."""
+        with self._lock:
+            if now < self._next_at:
+                return []
+            stale_after = self._stale_after(now)
+            self._next_at = now + self._interval
+        if own_claims_fresh_since < now - stale_after:
+            log.warning(
+                "no reclaim pass: this worker's own heartbeat is %.1f s old, beyond the %.1f s "
+                "of silence a pass would judge by",
+                (now - own_claims_fresh_since).total_seconds(),
+                stale_after.total_seconds(),
+            )
             return []
-        stale_after = self.stale_after(now).total_seconds()
-        reclaimed = self._store.reclaim_stale(now, stale_after, self._retry_delay)
-        self._next_at = now + self._interval
+        reclaimed = self._store.reclaim_stale(now, stale_after.total_seconds(), self._retry_delay)
         for job in reclaimed:
             log.warning(
                 "job %d %s reclaimed from silent worker %s (attempt %d)%s",

@@ -22,8 +22,9 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from dominus.errors import DatabaseBusyError, DatabaseError, DatabaseGoneError
 from dominus.jobs.abort import AbortReason, AbortSignal
@@ -41,7 +42,7 @@ from dominus.jobs.execution import (
     run_handler,
 )
 from dominus.jobs.hooks import HookRunner
-from dominus.jobs.maintenance import MaintenanceThread
+from dominus.jobs.maintenance import MaintenanceThread, PeriodicDuty, housekeeping
 from dominus.jobs.model import (
     AttemptOutcome,
     Claim,
@@ -61,6 +62,8 @@ from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher
 from dominus.jobs.worker_config import TickReport, WorkerConfig
 
 log = logging.getLogger("dominus.worker")
+
+T = TypeVar("T")
 
 # How many times the final settle at shutdown is tried before the rows are left to liveness.
 FINAL_SETTLE_TRIES = 3
@@ -130,6 +133,11 @@ class Worker:
         self._trouble_since: datetime | None = None
         # A settle that claimed raised: its claims may have committed all the same.
         self._claims_in_doubt = False
+        # Every claim this worker holds has a heartbeat at least this recent (its last
+        # heartbeat, or its first tick): what makes a reclaim pass safe for it (ADR 0032).
+        self._own_claims_fresh_since: datetime | None = None
+        # When jobs the maintenance thread reclaimed fall due: the loop looks again then.
+        self._reclaimed_due: queue.SimpleQueue[datetime] = queue.SimpleQueue()
 
     # --- control from other threads ----------------------------------------------------
     def wake(self) -> None:
@@ -181,8 +189,16 @@ class Worker:
         )
         self._watcher.start(self.wake, self._check_cancels_soon, self.id)
         maintenance = MaintenanceThread(
-            self._store.maintain,
-            self._config.maintenance_interval_seconds,
+            [
+                PeriodicDuty(
+                    "reclaim", self._reaper.interval_seconds, lambda: self.reclaim(self._clock())
+                ),
+                PeriodicDuty(
+                    "queue maintenance",
+                    self._config.maintenance_interval_seconds,
+                    housekeeping(self._store.maintain),
+                ),
+            ],
             verify=self._store.verify,
             on_gone=self._stop_for_good,
         )
@@ -264,28 +280,27 @@ class Worker:
 
     def _collect(self, now: datetime) -> None:
         self._collect_finished()
+        self._collect_reclaimed()
         self._enforce_timeouts(now)
         self._advance_shutdown(now)
 
     def _database_due(self, now: datetime) -> bool:
-        """False while backing off after a failed tick. When the backoff is over, the reaper
-        hears of the trouble first (ADR 0026): the other workers were probably cut off too."""
-        if self._backoff_until is not None and now < self._backoff_until:
-            return False
-        if self._trouble_since is not None:
-            self._reaper.database_trouble(self._trouble_since, now)
-        return True
+        """False while backing off after a failed tick."""
+        return self._backoff_until is None or now >= self._backoff_until
 
     def _perform_duties(self, now: datetime) -> None:
+        if self._own_claims_fresh_since is None:
+            self._own_claims_fresh_since = now  # before its first claim
         self._register(now)
         self._release_claims_in_doubt(now)
-        # Heartbeat before the reaper runs: every claim this worker holds is fresh when its own
-        # reaper looks, so it can never reclaim a job whose result it is about to record.
         self._maybe_heartbeat(now)
         self._maybe_check_cancels(now)
-        self._maybe_reclaim(now)
 
     def _database_answered(self, now: datetime, seconds: float) -> None:
+        """The tick reached the database. A failure streak or a stall it ends is told to the
+        reaper (ADR 0026): the other workers were probably cut off too."""
+        if self._trouble_since is not None:
+            self._reaper.database_trouble(self._trouble_since, now)
         if seconds > self._reaper.stall_seconds:
             self._reaper.database_trouble(now, self._clock())  # a stall: others were blocked too
         self._trouble_since = None
@@ -293,11 +308,7 @@ class Worker:
         self._backoff_until = None
 
     def _collect_finished(self) -> None:
-        while True:
-            try:
-                finished = self._finished.get_nowait()
-            except queue.Empty:
-                return
+        for finished in _taken(self._finished):
             if finished.running.finished:
                 continue  # given up on at shutdown and already recorded as interrupted
             finished.running.finished = True
@@ -312,6 +323,11 @@ class Worker:
                     retry_at=self._retry_at,
                 )
             )
+
+    def _collect_reclaimed(self) -> None:
+        """Jobs the maintenance thread put back to pending: claim when each falls due."""
+        for due in _taken(self._reclaimed_due):
+            self._duties.expect_retry_at(due)
 
     def _completed_by_handler(self, running: RunningJob) -> None:
         """The handler completed its job in its own fenced transaction (ADR 0024): the store
@@ -371,6 +387,7 @@ class Worker:
         # claim left to go stale would be reclaimed and its result thrown away.
         held = dict(self._store.heartbeat(self.id, list(self._running), now))
         self._duties.heartbeat_done(now)
+        self._own_claims_fresh_since = now
         for claim, running in self._running.items():
             if running.finished or running.completed_in_transaction:
                 continue
@@ -399,13 +416,22 @@ class Worker:
         if running.abort.set(AbortReason.CANCELLED):
             log.info("job %d %s: cancel requested; aborting", running.job.id, running.job.job_type)
 
-    def _maybe_reclaim(self, now: datetime) -> None:
-        reclaimed = self._reaper.maybe_reclaim(now)
-        if reclaimed:
-            self._duties.claim_soon()
+    def reclaim(self, now: datetime) -> list[ReclaimedJob]:
+        """Reclaim the jobs of silent workers across the cluster, if a pass is due. A duty of
+        the maintenance thread (ADR 0032), kept out of the tick so that a slow scan never holds
+        up claiming; tests that step the loop call it between ticks."""
+        fresh_since = self._own_claims_fresh_since
+        if fresh_since is None:
+            return []  # before the first tick: this worker's claims are not known yet
+        reclaimed = self._reaper.maybe_reclaim(now, fresh_since)
         for job in reclaimed:
             if job.dead_lettered:
                 self._tell_dead_lettered(_reclaimed_notice(job, now))
+            else:
+                self._reclaimed_due.put(job.retry_at)
+        if reclaimed:
+            self._wake.set()
+        return reclaimed
 
     def _settle_and_claim(self, now: datetime) -> tuple[TickReport, list[Job]]:
         outcomes = list(self._unsettled)
@@ -510,6 +536,7 @@ class Worker:
         delay = self._backoff.failed()
         if self._trouble_since is None:
             self._trouble_since = now
+            self._reaper.trouble_began(now)
         if self._running:
             # Claims expire if they are not heartbeated: while holding any, try at least once
             # per heartbeat interval, however long the database has been failing.
@@ -660,9 +687,16 @@ class Worker:
 
     def _database_duties(self) -> list[datetime]:
         can_claim = self._accepting and self.running_count < self._config.concurrency
-        duties = self._duties.due_times(running=self.running_count, can_claim=can_claim)
-        duties.append(self._reaper.next_due())
-        return duties
+        return self._duties.due_times(running=self.running_count, can_claim=can_claim)
+
+
+def _taken(handed_over: queue.SimpleQueue[T]) -> Iterator[T]:
+    """What other threads have put on `handed_over` so far, taken off it."""
+    while True:
+        try:
+            yield handed_over.get_nowait()
+        except queue.Empty:
+            return
 
 
 def _log_started(job: Job) -> None:

@@ -71,8 +71,11 @@ def make_worker(
 
 
 def step(worker: Worker, clock: FakeClock, seconds: float = 0) -> None:
+    """Two ticks around the handlers' return, with the maintenance thread's reclaim duty at the
+    same instant as the first."""
     clock.advance(seconds)
     worker.run_once(clock())
+    worker.reclaim(clock())
     assert wait_until_idle(worker, 10)
     worker.run_once(clock())
     assert worker.wait_for_hooks(10)

@@ -171,4 +171,5 @@ def _reclaim_one(
         from_worker=claim.worker_id,
         attempt=claim.attempt,
         dead_lettered=recorded.dead_lettered,
+        retry_at=retry_at,
     )
