@@ -14,9 +14,9 @@ from datetime import UTC, datetime, time
 from typing import Any
 
 from sqlalchemy import Connection, select
-from sqlalchemy.dialects import postgresql, sqlite
 
 from dominus.backtest.samples import Sample, confidence_bucket
+from dominus.db.dialects import dialect_insert
 from dominus.db.schema import backtest_signals, outcomes, scoring_runs
 from dominus.portfolio.store import Outcome, outcome_of
 from dominus.scoring.config import ScoringConfig
@@ -133,10 +133,9 @@ def build_snapshot(connection: Connection, config: ScoringConfig, now: datetime)
             continue
         rows.append(signal_row(outcome, score, now))
     result.signals_built = len(rows)
-    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
     for row in rows:
         inserted = connection.execute(
-            dialect.insert(backtest_signals)
+            dialect_insert(connection, backtest_signals)
             .values(**row)
             .on_conflict_do_nothing(index_elements=["outcome_id", "scoring_id"])
             .returning(backtest_signals.c.id)

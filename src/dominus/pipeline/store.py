@@ -29,8 +29,8 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 
+from dominus.db.dialects import JsonArrayLength, dialect_insert
 from dominus.db.errors import database_errors
 from dominus.db.schema import (
     MAX_ID,
@@ -148,10 +148,7 @@ class PipelineStore:
     def list_runs(self, *, limit: int = 50, before_id: int | None = None) -> list[RunRecord]:
         """Newest first, without their inputs (`input` None): the database counts each list."""
         with database_errors(), self.engine.connect() as connection:
-            counts = [
-                _input_count(connection.dialect.name, name).label(f"input_{name}")
-                for name in INPUT_LISTS
-            ]
+            counts = [_input_count(name).label(f"input_{name}") for name in INPUT_LISTS]
             columns = [column for column in pipeline_runs.c if column.name != "input"]
             query = select(*columns, *counts).order_by(pipeline_runs.c.id.desc()).limit(limit)
             if before_id is not None:
@@ -415,13 +412,9 @@ def _one_run(connection: Connection, run_id: int) -> Any:
     return row._mapping
 
 
-def _input_count(dialect: str, name: str) -> ColumnElement[int]:
-    """The length of one list of a run's input, computed by the database."""
-    if dialect == "postgresql":
-        length = func.jsonb_array_length(pipeline_runs.c.input.op("->")(name), type_=Integer)
-    else:
-        length = func.json_array_length(pipeline_runs.c.input, f"$.{name}", type_=Integer)
-    return func.coalesce(length, 0, type_=Integer)
+def _input_count(name: str) -> ColumnElement[int]:
+    """The length of one list of a run's input, computed by the database (0 when absent)."""
+    return func.coalesce(JsonArrayLength(pipeline_runs.c.input, name), 0, type_=Integer)
 
 
 def _run_of(row: Any) -> RunRecord:
@@ -461,8 +454,7 @@ def _upsert_candidates(
     rows = [
         row | {"first_seen_at": now, "last_seen_at": now, "last_run_id": run_id} for row in batch
     ]
-    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-    statement = dialect.insert(candidates)
+    statement = dialect_insert(connection, candidates)
     refreshed = {
         name: statement.excluded[name]
         for name in (

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
+from dominus.db.dialects import dialect_insert
 from dominus.db.errors import database_errors
 from dominus.db.schema import watchlist_entries
 from dominus.errors import DominusError
@@ -72,9 +72,8 @@ class WatchlistStore:
     def add(self, domain: str, notes: str | None, now: datetime) -> WatchEntry:
         """WatchlistEntryExistsError if the domain is already watched (nothing is changed)."""
         with database_errors(), self.engine.begin() as connection:
-            dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
             statement = (
-                dialect.insert(watchlist_entries)
+                dialect_insert(connection, watchlist_entries)
                 .values(domain=domain, notes=notes, notified=False, created_at=now)
                 .on_conflict_do_nothing(index_elements=["domain"])
                 .returning(watchlist_entries.c.id)
