@@ -104,20 +104,16 @@ def make_backup(
     """Back up the engine's database, verify the copy, apply the retention."""
     started = time.monotonic()
     directory = prepare_directory(options.directory)
-    database = sqlite_path(engine)
-    job_rows: int | None = None
-    if database is not None:
-        path, job_rows = _backup_sqlite(database, directory, now, options.compress, abort, on_step)
-    elif engine.dialect.name == "postgresql":
-        path = _backup_postgres(engine, directory, now, abort, on_step)
-    else:  # pragma: no cover - the engine factory accepts no other backend
-        raise MaintenanceError(f"cannot back up a {engine.dialect.name} database")
+    write = _BACKUP_WRITERS.get(engine.dialect.name)
+    if write is None:  # pragma: no cover - the engine factory accepts no other backend
+        raise _cannot_back_up(engine)
+    path, job_rows = write(engine, directory, now, options.compress, abort, on_step)
     log.info("backup written and verified: %s", path)
     on_step("retention")
     pruned = apply_retention(directory, now, options, keep=path)
     return BackupResult(
         path=path,
-        backend="sqlite" if database is not None else "postgresql",
+        backend=engine.dialect.name,
         size_bytes=path.stat().st_size,
         duration_seconds=time.monotonic() - started,
         verified=True,
@@ -149,13 +145,16 @@ def apply_retention(
 
 
 def _backup_sqlite(
-    database: Path,
+    engine: Engine,
     directory: Path,
     now: datetime,
     compress: Compression,
     abort: AbortSignal,
     on_step: StepReporter,
-) -> tuple[Path, int]:
+) -> tuple[Path, int | None]:
+    database = sqlite_path(engine)
+    if database is None:  # pragma: no cover - the engine factory refuses in-memory SQLite
+        raise _cannot_back_up(engine)
     final, copy = _reserve(directory, now, ".db.gz" if compress == "gzip" else ".db")
     packed = partial_path(final)
     try:
@@ -178,8 +177,13 @@ def _backup_sqlite(
 
 
 def _backup_postgres(
-    engine: Engine, directory: Path, now: datetime, abort: AbortSignal, on_step: StepReporter
-) -> Path:
+    engine: Engine,
+    directory: Path,
+    now: datetime,
+    _compress: Compression,  # a custom-format dump is compressed already
+    abort: AbortSignal,
+    on_step: StepReporter,
+) -> tuple[Path, int | None]:
     server_major = pg_tools.server_major_version(engine)
     pg_tools.checked_tool(pg_tools.PG_DUMP, server_major)  # before any file is made
     final, partial = _reserve(directory, now, ".dump")
@@ -192,7 +196,22 @@ def _backup_postgres(
     except BaseException:
         remove_quietly(partial)
         raise
-    return final
+    return final, None
+
+
+# Each backend's copy of the database into the backup directory: the verified file and the
+# copy's job count (None for a dump, which is not opened to count).
+BackupWriter = Callable[
+    [Engine, Path, datetime, Compression, AbortSignal, StepReporter], tuple[Path, int | None]
+]
+_BACKUP_WRITERS: dict[str, BackupWriter] = {
+    "sqlite": _backup_sqlite,
+    "postgresql": _backup_postgres,
+}
+
+
+def _cannot_back_up(engine: Engine) -> MaintenanceError:
+    return MaintenanceError(f"cannot back up a {engine.dialect.name} database")
 
 
 def _reserve(directory: Path, now: datetime, suffix: str) -> tuple[Path, Path]:

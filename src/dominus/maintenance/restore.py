@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -92,11 +93,8 @@ def restore_backup(
         )
     if not force:
         refuse_live_workers(engine, now - live_after)
-    database = sqlite_path(engine)
-    if database is not None:
-        pre_restore = _restore_sqlite(database, path, abort)
-    else:
-        pre_restore = _restore_postgres(engine, directory, path, now, abort)
+    # A known backend: it is the backup's kind, checked above.
+    pre_restore = _RESTORERS[backend](engine, directory, path, now, abort)
     engine.dispose()  # pooled connections may hold the old schema's state
     return RestoreResult(
         restored=path,
@@ -121,7 +119,11 @@ def refuse_live_workers(engine: Engine, alive_since: datetime) -> None:
         )
 
 
-def _restore_sqlite(database: Path, backup: Path, abort: AbortSignal) -> Path | None:
+def _restore_sqlite(
+    engine: Engine, _directory: Path, backup: Path, _now: datetime, abort: AbortSignal
+) -> Path | None:
+    database = sqlite_path(engine)
+    assert database is not None  # the engine factory refuses in-memory SQLite
     if not backup.name.endswith(".gz"):
         verify_copy(backup, abort)
         pre_restore = _keep_current(database, abort)
@@ -189,3 +191,12 @@ def _restore_postgres(
     kept = make_backup(engine, BackupOptions(directory, retention_days=0), now, abort)
     pg_tools.restore(engine, dump, abort)
     return kept.path
+
+
+# Each backend's restore of a backup file (verified, the current database kept, then replaced):
+# where the database as it was is kept, None when there was no SQLite file yet.
+Restorer = Callable[[Engine, Path, Path, datetime, AbortSignal], Path | None]
+_RESTORERS: dict[str, Restorer] = {
+    "sqlite": _restore_sqlite,
+    "postgresql": _restore_postgres,
+}
