@@ -90,3 +90,19 @@ def test_claims_a_worker_never_saw_go_back_to_pending_with_the_attempt_unspent(
     assert store.get_job(seen.id).status is JobStatus.RUNNING
     assert store.get_job(theirs.id).locked_by == "w2" and other.job_id == theirs.id
     assert store.release_unseen_claims("w1", [seen.claim], T0) == []
+
+
+def test_an_older_rounds_trace_does_not_vouch_for_the_same_claim_held_again(
+    store: JobStore,
+) -> None:
+    """A release does not spend the attempt, so the same worker can claim the same attempt
+    again (found by the store's state-machine test). If that second hold is reclaimed, the
+    worker's late release of it is lost: the first round's `released` event is not its trace."""
+    job = claimed_job(store)
+    release = Interrupted(job.claim, requeue=True, job_type="diag.noop")
+    assert store.settle([release], T0)[0] == [True]
+    [again] = store.claim("w1", ["diag.noop"], 1, T0)
+    assert again.claim == job.claim
+    store.reclaim_stale(T0 + timedelta(hours=1), 60, lambda _type, _attempt: 0.0)
+    assert store.settle([release], T0 + timedelta(hours=1))[0] == [False]
+    assert kinds(store, job.id)[-1] is EventKind.LOST

@@ -178,20 +178,30 @@ def _landed_earlier(connection: Connection, outcomes: Sequence[AttemptOutcome]) 
         return set()
     job_ids = [outcome.claim.job_id for outcome in outcomes]
     # A completion or a cancel leaves its claim's worker and attempt on the row; a failure or a
-    # release leaves an event naming them.
+    # release leaves an event naming them, and it must be the job's latest: the same worker can
+    # hold the same (job, attempt) again after a release or a retry, and an older round's event
+    # must not vouch for this one.
     ended = connection.execute(
         select(job_queue.c.id, job_queue.c.locked_by, job_queue.c.attempts, job_queue.c.status)
         .where(job_queue.c.id.in_(job_ids))
         .where(job_queue.c.status.in_(["completed", "cancelled"]))
     )
     found = {(Claim(row.id, row.locked_by, row.attempts), row.status) for row in ended}
-    recorded = connection.execute(
+    events = connection.execute(
         select(job_events.c.job_id, job_events.c.worker_id, job_events.c.attempt, job_events.c.kind)
         .where(job_events.c.job_id.in_(job_ids))
-        .where(job_events.c.kind.in_([EventKind.FAILED.value, EventKind.RELEASED.value]))
+        .where(job_events.c.kind.not_in(_WRITTEN_WITH_A_FAILURE))
+        .order_by(job_events.c.id)
     )
-    found.update((Claim(row.job_id, row.worker_id, row.attempt), row.kind) for row in recorded)
+    latest = {row.job_id: row for row in events}
+    found.update(
+        (Claim(row.job_id, row.worker_id, row.attempt), row.kind) for row in latest.values()
+    )
     return {outcome.claim for outcome in outcomes if (outcome.claim, _trace(outcome)) in found}
+
+
+# Events that recording a failure writes after its `failed` event.
+_WRITTEN_WITH_A_FAILURE = [EventKind.RETRY_SCHEDULED.value, EventKind.DEAD_LETTERED.value]
 
 
 def _trace(outcome: AttemptOutcome) -> str:
