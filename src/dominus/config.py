@@ -64,6 +64,8 @@ class Settings(
     JOB_HEARTBEAT_INTERVAL_MS: int = Field(default=15_000, ge=100, le=3_600_000)
     WORKER_GRACEFUL_SHUTDOWN_TIMEOUT_MS: int = Field(default=30_000, ge=0, le=86_400_000)
     WORKER_SHUTDOWN_REQUEUE: bool = False
+    # Jobs a worker may claim beyond its free slots when its handlers are quick (ADR 0033).
+    WORKER_MAX_PREFETCH: int = Field(default=64, ge=0, le=10_000)
     JOB_QUEUE_MAX_DEPTH: int = Field(default=0, ge=0, le=1_000_000_000)
     JOB_RETRY_BASE_MS: int = Field(default=1000, ge=0, le=86_400_000)
     JOB_RETRY_MAX_MS: int = Field(default=600_000, ge=0, le=7 * 86_400_000)

@@ -86,6 +86,7 @@ class Runtime:
             heartbeat_interval_seconds=settings.JOB_HEARTBEAT_INTERVAL_MS / 1000,
             graceful_shutdown_timeout_seconds=settings.WORKER_GRACEFUL_SHUTDOWN_TIMEOUT_MS / 1000,
             shutdown_requeue=settings.WORKER_SHUTDOWN_REQUEUE,
+            max_prefetch=settings.WORKER_MAX_PREFETCH,
             retry_policy=RetryPolicy(
                 base_seconds=settings.JOB_RETRY_BASE_MS / 1000,
                 max_seconds=settings.JOB_RETRY_MAX_MS / 1000,

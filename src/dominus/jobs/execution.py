@@ -11,7 +11,8 @@ import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
+from enum import Enum
 from typing import Any
 
 from dominus.errors import JobAbortedError, PermanentJobError
@@ -31,24 +32,57 @@ from dominus.jobs.registry import JobType
 log = logging.getLogger("dominus.worker")
 
 
+class Start(Enum):
+    """Where a claimed attempt stands before its handler runs (ADR 0033)."""
+
+    WAITING = "waiting"  # handed to the pool, behind other jobs (prefetched)
+    STARTED = "started"  # its handler was called
+    WITHHELD = "withheld"  # taken back by the worker before it started (cancel, shutdown)
+
+
 @dataclass
 class RunningJob:
-    """One attempt this worker is running (or has finished but not yet recorded)."""
+    """One attempt this worker holds: waiting for a handler thread (prefetched), running, or
+    finished but not yet recorded."""
 
     job: Job
     claim: Claim  # job.claim, built once: it is looked up on every tick
     job_type: JobType[Any]
     abort: AbortSignal
     reporter: ProgressReporter
-    started_at: datetime
-    deadline: datetime | None
+    claimed_at: datetime
     finished: bool = False
     # The handler's fenced transactions; `transactions.completed` once one completed the job.
     transactions: HandlerTransactions | None = None
+    # Set when the handler starts: a prefetched job's time waiting is not its run time.
+    started_at: datetime | None = None
+    deadline: datetime | None = None
+    start: Start = Start.WAITING
+    _start_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def completed_in_transaction(self) -> bool:
         return self.transactions is not None and self.transactions.completed
+
+    def begin(self, now: datetime) -> bool:
+        """From the thread about to run the handler: start the attempt at `now` (its timeout
+        counts from here), unless the worker withheld it first."""
+        with self._start_lock:
+            if self.start is not Start.WAITING:
+                return False
+            self.started_at = now
+            if self.job.timeout_seconds:
+                self.deadline = now + timedelta(seconds=self.job.timeout_seconds)
+            self.start = Start.STARTED
+            return True
+
+    def withhold(self) -> bool:
+        """From the worker's loop: take the attempt back if its handler has not started."""
+        with self._start_lock:
+            if self.start is not Start.WAITING:
+                return False
+            self.start = Start.WITHHELD
+            return True
 
 
 @dataclass(frozen=True)
@@ -71,7 +105,8 @@ class HandlerPool:
 
     Daemon threads, because Python cannot kill a thread: a handler that ignores its abort signal
     must not keep the process alive after a graceful shutdown has recorded its job as cancelled.
-    `submit` and `close` are called from the worker's loop thread only.
+    `submit` and `close` are called from the worker's loop thread only. Jobs submitted beyond
+    the free threads (prefetched, ADR 0033) wait in the inbox, in order.
     """
 
     def __init__(self, size: int, execute: Callable[[RunningJob], None], name: str) -> None:
@@ -85,7 +120,13 @@ class HandlerPool:
         # one thread more is started, up to `size`), a count of free threads that ran ahead was
         # not (a job could wait in the inbox while a thread could have been started for it).
         self._outstanding = 0
+        # Jobs submitted and not yet taken by a thread.
+        self._waiting = 0
         self._threads: list[threading.Thread] = []
+
+    @property
+    def waiting(self) -> int:
+        return self._waiting
 
     @property
     def threads_started(self) -> int:
@@ -99,6 +140,7 @@ class HandlerPool:
     def submit(self, running: RunningJob) -> None:
         with self._lock:
             self._outstanding += 1
+            self._waiting += 1
             enough = self._outstanding <= len(self._threads)
         self._inbox.put(running)
         if enough or len(self._threads) >= self._size:
@@ -118,6 +160,8 @@ class HandlerPool:
             running = self._inbox.get()
             if running is None:
                 return
+            with self._lock:
+                self._waiting -= 1
             self._execute(running)
             with self._lock:
                 self._outstanding -= 1
@@ -229,8 +273,8 @@ def outcome_of(
     claim = running.claim
     reason = running.abort.reason
     duration = None
-    if finished.finished_at is not None and running.job.started_at is not None:
-        duration = (finished.finished_at - running.job.started_at).total_seconds()
+    if finished.finished_at is not None and running.started_at is not None:
+        duration = (finished.finished_at - running.started_at).total_seconds()
     about: dict[str, Any] = {
         "job_type": running.job.job_type,
         "progress": running.reporter.unwritten(),

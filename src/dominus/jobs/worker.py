@@ -22,6 +22,7 @@ import secrets
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import TypeVar
@@ -37,6 +38,7 @@ from dominus.jobs.execution import (
     Finished,
     HandlerPool,
     RunningJob,
+    Start,
     outcome_of,
     run_async_handler,
     run_handler,
@@ -45,6 +47,7 @@ from dominus.jobs.hooks import HookRunner
 from dominus.jobs.maintenance import MaintenanceThread, PeriodicDuty, housekeeping
 from dominus.jobs.model import (
     AttemptOutcome,
+    Cancelled,
     Claim,
     DeadLetteredJob,
     Failed,
@@ -54,6 +57,7 @@ from dominus.jobs.model import (
     WorkerInfo,
 )
 from dominus.jobs.outcome_log import dead_lettered, log_settled, scheduled_retry
+from dominus.jobs.prefetch import PrefetchBudget, StartGate
 from dominus.jobs.reaper import StaleJobReaper
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.shutdown import ShutdownSequence, ShutdownStep
@@ -104,6 +108,13 @@ class Worker:
             None if on_dead_letter is None else HookRunner("dead-letter", on_dead_letter)
         )
         self._backoff = DatabaseBackoff(self._config.poll_interval_seconds)
+        self._prefetch = PrefetchBudget(
+            self._config.max_prefetch, self._config.prefetch_window_seconds
+        )
+        # Handlers started at once, both kinds: the concurrency, whatever was claimed ahead.
+        self._gate = StartGate(self._config.concurrency)
+        # Async jobs claimed and not yet handed to the event loop (waiting for the gate).
+        self._async_waiting: deque[RunningJob] = deque()
         self._running: dict[Claim, RunningJob] = {}
         self._unfinished = 0
         self._finished: queue.SimpleQueue[Finished] = queue.SimpleQueue()
@@ -246,6 +257,7 @@ class Worker:
             report, claimed = self._settle_and_claim(now)
             for job in claimed:
                 self._dispatch(job, now)
+            self._start_waiting_async()
         except Exception as error:  # noqa: BLE001 - the loop survives anything, and logs it
             self._back_off(now, error)
             return TickReport(failed=True)
@@ -281,6 +293,7 @@ class Worker:
     def _collect(self, now: datetime) -> None:
         self._collect_finished()
         self._collect_reclaimed()
+        self._start_waiting_async()
         self._enforce_timeouts(now)
         self._advance_shutdown(now)
 
@@ -388,6 +401,7 @@ class Worker:
         held = dict(self._store.heartbeat(self.id, list(self._running), now))
         self._duties.heartbeat_done(now)
         self._own_claims_fresh_since = now
+        lost: list[Claim] = []
         for claim, running in self._running.items():
             if running.finished or running.completed_in_transaction:
                 continue
@@ -397,8 +411,12 @@ class Worker:
                         "job %d: this worker lost its claim (reclaimed elsewhere); aborting",
                         claim.job_id,
                     )
+                if self._take_back(running):
+                    lost.append(claim)  # never started: nothing to record
             elif held[claim]:
                 self._abort_cancelled(running)
+        for claim in lost:
+            del self._running[claim]
 
     def _maybe_check_cancels(self, now: datetime) -> None:
         if not self._duties.take_cancel_check(now, self.running_count):
@@ -413,8 +431,22 @@ class Worker:
         abort.set(AbortReason.LOST)
 
     def _abort_cancelled(self, running: RunningJob) -> None:
-        if running.abort.set(AbortReason.CANCELLED):
-            log.info("job %d %s: cancel requested; aborting", running.job.id, running.job.job_type)
+        if not running.abort.set(AbortReason.CANCELLED):
+            return
+        if self._take_back(running):
+            log.info("job %d %s: cancelled before it started", running.job.id, running.job.job_type)
+            self._unsettled.append(Cancelled(running.claim, job_type=running.job.job_type))
+            return
+        log.info("job %d %s: cancel requested; aborting", running.job.id, running.job.job_type)
+
+    def _take_back(self, running: RunningJob) -> bool:
+        """Withhold a prefetched job whose handler has not started (ADR 0033): it counts as
+        finished here, and the caller says what to record for it."""
+        if not running.withhold():
+            return False
+        running.finished = True
+        self._unfinished -= 1
+        return True
 
     def reclaim(self, now: datetime) -> list[ReclaimedJob]:
         """Reclaim the jobs of silent workers across the cluster, if a pass is due. A duty of
@@ -435,7 +467,7 @@ class Worker:
 
     def _settle_and_claim(self, now: datetime) -> tuple[TickReport, list[Job]]:
         outcomes = list(self._unsettled)
-        free = self._config.concurrency - self.running_count
+        free = self._config.concurrency + self._prefetch.jobs - self.running_count
         can_claim = self._accepting and free > 0
         requested = can_claim and self._duties.take_poll_request(now)
         want_claim = can_claim and (requested or self._duties.claim_due(now))
@@ -485,7 +517,6 @@ class Worker:
             log.warning("job %d claimed again while still running here; not run twice", job.id)
             return
         abort = AbortSignal()
-        deadline = now + timedelta(seconds=job.timeout_seconds) if job.timeout_seconds else None
         reporter = ProgressReporter(
             claim,
             self._store.record_progress,
@@ -499,17 +530,29 @@ class Worker:
             job_type=self._registry.get(job.job_type),
             abort=abort,
             reporter=reporter,
-            started_at=now,
-            deadline=deadline,
+            claimed_at=now,
             transactions=HandlerTransactions(self._store, job, self._clock, abort, reporter),
         )
         self._running[claim] = running
         self._unfinished += 1
         if running.job_type.is_async:
-            self._handler_loop().submit(running)
+            self._async_waiting.append(running)
             return
         assert self._pool is not None
         self._pool.submit(running)
+
+    def _start_waiting_async(self) -> None:
+        """Hand waiting async jobs to the event loop while the gate has room (withheld ones are
+        dropped: they are recorded already)."""
+        while self._async_waiting:
+            running = self._async_waiting[0]
+            if running.start is not Start.WAITING:
+                self._async_waiting.popleft()
+                continue
+            if not self._gate.try_enter():
+                return
+            self._async_waiting.popleft()
+            self._handler_loop().submit(running)
 
     def _handler_loop(self) -> HandlerLoop:
         if self._async_loop is None:
@@ -521,16 +564,42 @@ class Worker:
         return self._async_loop
 
     def _execute(self, running: RunningJob) -> None:
-        """In a pool thread: run the handler, hand the result to the loop, wake it."""
-        _log_started(running.job)
-        self._finished.put(run_handler(running, self._clock))
-        self._wake.set()
+        """In a pool thread: wait at the gate, run the handler, hand the result to the loop.
+        The loop is woken at once unless enough prefetched jobs still wait (ADR 0033): then it
+        collects at its next flush, or when the pool runs low."""
+        if running.start is not Start.WAITING:
+            return  # withheld while it waited: the loop has recorded it
+        self._gate.enter()
+        try:
+            if not running.begin(self._clock()):
+                return
+            _log_started(running.job)
+            finished = run_handler(running, self._clock)
+        finally:
+            self._gate.leave()
+        self._finished.put(finished)
+        self._observe(finished)
+        assert self._pool is not None
+        if self._pool.waiting < self._prefetch.refill_below or self._async_waiting:
+            self._wake.set()
 
     async def _execute_async(self, running: RunningJob) -> None:
-        """On the handler loop: the same as `_execute`, for an `async def` handler."""
-        _log_started(running.job)
-        self._finished.put(await run_async_handler(running, self._clock))
+        """On the handler loop, the gate entered for it: the same as `_execute`."""
+        try:
+            if not running.begin(self._clock()):
+                return
+            _log_started(running.job)
+            finished = await run_async_handler(running, self._clock)
+        finally:
+            self._gate.leave()
+        self._finished.put(finished)
+        self._observe(finished)
         self._wake.set()
+
+    def _observe(self, finished: Finished) -> None:
+        started = finished.running.started_at
+        if finished.finished_at is not None and started is not None:
+            self._prefetch.observe((finished.finished_at - started).total_seconds())
 
     def _back_off(self, now: datetime, error: Exception) -> None:
         delay = self._backoff.failed()
@@ -559,13 +628,23 @@ class Worker:
         for step in self._shutdown.advance(now, self.running_count):
             match step:
                 case ShutdownStep.DRAIN:
-                    pass  # `_accepting` is now False: nothing more is claimed
+                    # `_accepting` is now False: nothing more is claimed.
+                    self._return_waiting_jobs()
                 case ShutdownStep.ABORT:
                     for running in self._running.values():
                         if not running.finished:
                             running.abort.set(AbortReason.SHUTDOWN)
                 case ShutdownStep.GIVE_UP:
                     self._give_up_on_running()
+
+    def _return_waiting_jobs(self) -> None:
+        """Prefetched jobs whose handlers have not started go back to pending at once, their
+        attempts not spent, for other workers to run (ADR 0033)."""
+        for running in self._running.values():
+            if not running.finished and self._take_back(running):
+                self._unsettled.append(
+                    Interrupted(running.claim, requeue=True, job_type=running.job.job_type)
+                )
 
     def _give_up_on_running(self) -> None:
         """Handlers that ignored the abort: record their jobs as interrupted without waiting."""
@@ -683,10 +762,14 @@ class Worker:
         shutdown_deadline = self._shutdown.next_deadline(self.running_count)
         if shutdown_deadline is not None:
             duties.append(shutdown_deadline)
+        if self._pool is not None and self._pool.waiting:
+            # Finished handlers do not wake the loop while prefetched jobs wait (ADR 0033).
+            duties.append(now + timedelta(seconds=self._config.settle_flush_seconds))
         return max(now, min(duties))
 
     def _database_duties(self) -> list[datetime]:
-        can_claim = self._accepting and self.running_count < self._config.concurrency
+        slots = self._config.concurrency + self._prefetch.jobs
+        can_claim = self._accepting and self.running_count < slots
         return self._duties.due_times(running=self.running_count, can_claim=can_claim)
 
 

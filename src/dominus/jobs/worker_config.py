@@ -27,6 +27,13 @@ class WorkerConfig:
     # a cheap statistics query unless there is work to do).
     maintenance_interval_seconds: float = 5.0
     burst: bool = False
+    # Claiming ahead of free slots (ADR 0033): at most this many jobs beyond the handler threads,
+    # and only about `prefetch_window_seconds` of work at the handlers' recent run times. Sync
+    # handlers only: a worker with `async def` job types does not claim ahead. 0 turns it off.
+    max_prefetch: int = 0
+    prefetch_window_seconds: float = 0.02
+    # While prefetched jobs wait, the loop records finished ones at least this often.
+    settle_flush_seconds: float = 0.02
 
     @property
     def reclaim_interval_seconds(self) -> float:

@@ -1,0 +1,80 @@
+"""How many jobs a worker claims beyond its free slots (ADR 0033).
+
+A worker that claims only for free slots pays one database transaction, and two thread hand-offs
+through its loop, per job: for jobs that take microseconds that is nearly all the time a job
+costs. Claiming ahead lets a handler thread take its next job straight from the pool's inbox and
+lets the loop record completions in batches. Claiming ahead also takes jobs away from other
+workers, which matters for jobs that take long: so the budget follows the handlers' recent run
+times and claims ahead only about `window_seconds` of work, and nothing once a job takes longer
+than that.
+
+The budget is measured in the handler threads and read by the loop: a float, written whole, so
+no lock. Jobs claimed ahead wait: sync ones in the pool's inbox, async ones in the worker until
+the `StartGate` lets them start; the gate keeps the concurrency over both kinds.
+"""
+
+from __future__ import annotations
+
+import threading
+
+# How much the newest run time weighs against those before it.
+SMOOTHING = 0.2
+
+
+class PrefetchBudget:
+    def __init__(self, max_jobs: int, window_seconds: float) -> None:
+        self._max_jobs = max_jobs
+        self._window = window_seconds
+        self._typical_seconds: float | None = None
+
+    def observe(self, seconds: float) -> None:
+        """A handler ran for `seconds`."""
+        typical = self._typical_seconds
+        seconds = max(seconds, 0.0)
+        self._typical_seconds = (
+            seconds if typical is None else typical + SMOOTHING * (seconds - typical)
+        )
+
+    @property
+    def jobs(self) -> int:
+        """How many jobs to hold beyond the handler threads: about a window's worth of work."""
+        typical = self._typical_seconds
+        if self._max_jobs <= 0 or typical is None:
+            return 0
+        if typical <= 0:
+            return self._max_jobs
+        return min(self._max_jobs, int(self._window / typical))
+
+    @property
+    def refill_below(self) -> int:
+        """Wake the loop to claim more when fewer than this many jobs wait in the pool."""
+        return max(1, self.jobs // 2)
+
+
+class StartGate:
+    """At most `capacity` handlers started at once, sync and async together (the worker's
+    concurrency). A pool thread waits at the gate with its next job; the worker's loop hands an
+    async job to the event loop only when the gate lets it in without waiting."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._inside = 0
+        self._changed = threading.Condition()
+
+    def enter(self) -> None:
+        with self._changed:
+            while self._inside >= self._capacity:
+                self._changed.wait()
+            self._inside += 1
+
+    def try_enter(self) -> bool:
+        with self._changed:
+            if self._inside >= self._capacity:
+                return False
+            self._inside += 1
+            return True
+
+    def leave(self) -> None:
+        with self._changed:
+            self._inside -= 1
+            self._changed.notify()
