@@ -11,7 +11,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from sqlalchemy import Engine, event, make_url, text
+from sqlalchemy import Engine, make_url, text
 
 from dominus.cli.runtime import open_runtime
 from dominus.jobs import DatabaseClock, JobQueue, SqlJobStore
@@ -150,19 +150,20 @@ def test_jobs_enqueued_through_the_database_clock_are_due_for_workers_on_it(
 
 
 def test_a_batch_enqueue_is_one_statement_whatever_its_size(
-    store: SqlJobStore, engine: Engine
+    store: SqlJobStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     statements: list[str] = []
+    execute = psycopg.Cursor.execute
 
-    def record(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
-        statements.append(statement)
+    def record(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        # At the driver: the common enqueue goes straight to a psycopg connection.
+        statements.append(str(query))
+        return execute(cursor, query, *args, **kwargs)
 
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        batch = [NewJob("diag.noop", {"n": n}, n % 7, 3, datetime.now(UTC)) for n in range(20_000)]
-        results = store.enqueue(batch, datetime.now(UTC))
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
+    monkeypatch.setattr(psycopg.Cursor, "execute", record)
+    batch = [NewJob("diag.noop", {"n": n}, n % 7, 3, datetime.now(UTC)) for n in range(20_000)]
+    results = store.enqueue(batch, datetime.now(UTC))
+    monkeypatch.undo()
     inserts = [sql for sql in statements if "INSERT INTO job_queue" in " ".join(sql.split())]
     assert len(inserts) == 1
     ids = [result.job_id for result in results]

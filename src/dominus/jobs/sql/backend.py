@@ -101,6 +101,12 @@ class Backend(Protocol):
         jobs claimed; None when nothing was written and the general path must run instead."""
         ...
 
+    def enqueue_plain(self, jobs: Sequence[NewJob], now: datetime) -> list[int]:
+        """The common enqueue (no dedupe key, no depth limit, no caller's transaction) in one
+        transaction of its own on a pooled driver connection: insert, count, notify, commit.
+        Their ids, in order."""
+        ...
+
     def maintain(self) -> str | None:
         """Housekeeping the database needs; what was done, or None."""
         ...

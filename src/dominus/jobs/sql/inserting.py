@@ -40,11 +40,12 @@ def insert_jobs(
         if job.dedupe_key is not None:
             results[index] = _insert_deduplicated(backend, connection, job, now)
     backend.notify_new_jobs(connection)
-    increments = metrics.Increments()
-    for job, result in zip(jobs, results, strict=True):
-        if result is not None and result.created:
-            increments.add(metrics.ENQUEUED, job.job_type)
-    backend.add_metrics(connection, increments, metrics.shard_for())
+    created = [
+        job.job_type
+        for job, result in zip(jobs, results, strict=True)
+        if result is not None and result.created
+    ]
+    backend.add_metrics(connection, metrics.Increments().enqueued(created), metrics.shard_for())
     return [result for result in results if result is not None]
 
 

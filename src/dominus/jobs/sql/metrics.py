@@ -70,6 +70,11 @@ class Increments:
             self.add(DURATION_SUM, job_type, duration)
             self.add(DURATION_COUNT, job_type)
 
+    def enqueued(self, job_types: Iterable[str]) -> Increments:
+        for job_type in job_types:
+            self.add(ENQUEUED, job_type)
+        return self
+
     def completions(self, outcomes: Iterable[AttemptOutcome]) -> Increments:
         for outcome in outcomes:
             if isinstance(outcome, Completed):

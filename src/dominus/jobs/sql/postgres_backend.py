@@ -24,12 +24,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
-from sqlalchemy import Connection, Engine, Select, Table, bindparam, text
+from sqlalchemy import Connection, Engine, Select, Table, text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.sql.dml import Insert
 
 from dominus.db.errors import database_errors, translated
-from dominus.db.types import UTCDateTime
 from dominus.jobs.clock import Clock, DatabaseClock
 from dominus.jobs.metrics_model import DURATION_BUCKETS
 from dominus.jobs.model import Completed, Job, NewJob
@@ -108,35 +107,30 @@ _COMPLETE = """
 # One round trip for a whole batch, however large: every column travels as one array parameter
 # (no limit on the number of bind parameters), unnested in order. Ids come from the sequence in
 # that order, so sorting them restores the batch order.
-_INSERT_MANY = text(
-    """
+_INSERT_MANY = """
     INSERT INTO job_queue (job_type, payload, status, priority, attempts, max_attempts,
                            failure_count, run_at, created_at, updated_at, timeout_seconds)
-    SELECT job_type, payload, 'pending', priority, 0, max_attempts, 0, run_at, :now, :now,
+    SELECT job_type, payload, 'pending', priority, 0, max_attempts, 0, run_at, %(now)s, %(now)s,
            timeout_seconds
-      FROM unnest(CAST(:job_types AS text[]), CAST(:payloads AS jsonb[]),
-                  CAST(:priorities AS integer[]), CAST(:max_attempts AS integer[]),
-                  CAST(:run_ats AS timestamptz[]), CAST(:timeouts AS double precision[]))
+      FROM unnest(%(job_types)s::text[], %(payloads)s::jsonb[], %(priorities)s::integer[],
+                  %(max_attempts)s::integer[], %(run_ats)s::timestamptz[],
+                  %(timeouts)s::double precision[])
            WITH ORDINALITY
            AS batch(job_type, payload, priority, max_attempts, run_at, timeout_seconds, position)
      ORDER BY position
     RETURNING id
-    """
-).bindparams(bindparam("now", type_=UTCDateTime))
+"""
 
 # The whole batch in one statement (keys are unique within a batch by construction).
-_UPSERT_METRICS = text(
-    """
+_UPSERT_METRICS = """
     INSERT INTO job_metrics (name, job_type, bucket, shard, value)
-    SELECT * FROM unnest(CAST(:names AS text[]), CAST(:types AS text[]),
-                         CAST(:buckets AS text[]), CAST(:shards AS smallint[]),
-                         CAST(:values AS double precision[]))
+    SELECT * FROM unnest(%(names)s::text[], %(types)s::text[], %(buckets)s::text[],
+                         %(shards)s::smallint[], %(values)s::double precision[])
     ON CONFLICT (name, job_type, bucket, shard)
     DO UPDATE SET value = job_metrics.value + EXCLUDED.value
-    """
-)
+"""
 
-_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
+_NOTIFY = "SELECT pg_notify(%(channel)s, %(payload)s)"
 
 QUEUE_TABLES = ("job_queue", "job_events", "dead_letter_jobs")
 # One worker at a time: a session-level advisory lock, keyed by a fixed name.
@@ -175,19 +169,8 @@ class PostgresBackend:
     def insert_plain(
         self, connection: Connection, jobs: Sequence[NewJob], now: datetime
     ) -> list[int]:
-        ids = connection.execute(
-            _INSERT_MANY,
-            {
-                "now": now,
-                "job_types": [job.job_type for job in jobs],
-                "payloads": [json.dumps(job.payload) for job in jobs],
-                "priorities": [job.priority for job in jobs],
-                "max_attempts": [job.max_attempts for job in jobs],
-                "run_ats": [job.run_at for job in jobs],
-                "timeouts": [job.timeout_seconds for job in jobs],
-            },
-        ).scalars()
-        return sorted(ids)
+        rows = connection.exec_driver_sql(_INSERT_MANY, _insert_parameters(jobs, now))
+        return sorted(row[0] for row in rows)
 
     def insert_or_ignore(
         self,
@@ -213,17 +196,7 @@ class PostgresBackend:
     def add_metrics(self, connection: Connection, increments: Increments, shard: int) -> None:
         if not increments:
             return
-        rows = increments.rows(shard)
-        connection.execute(
-            _UPSERT_METRICS,
-            {
-                "names": [row[0] for row in rows],
-                "types": [row[1] for row in rows],
-                "buckets": [row[2] for row in rows],
-                "shards": [row[3] for row in rows],
-                "values": [row[4] for row in rows],
-            },
-        )
+        connection.exec_driver_sql(_UPSERT_METRICS, _metric_parameters(increments, shard))
 
     def lock_row(self, query: Select[Any]) -> Select[Any]:
         # FOR NO KEY UPDATE: the lock every UPDATE of the row needs (a reclaim, a heartbeat, a
@@ -232,10 +205,10 @@ class PostgresBackend:
 
     def notify_new_jobs(self, connection: Connection) -> None:
         # No payload: a listener wakes its loop whatever became pending; the claim picks types.
-        connection.execute(_NOTIFY, {"channel": JOBS_CHANNEL, "payload": ""})
+        connection.exec_driver_sql(_NOTIFY, {"channel": JOBS_CHANNEL, "payload": ""})
 
     def notify_cancel(self, connection: Connection, worker_id: str) -> None:
-        connection.execute(_NOTIFY, {"channel": CANCEL_CHANNEL, "payload": worker_id})
+        connection.exec_driver_sql(_NOTIFY, {"channel": CANCEL_CHANNEL, "payload": worker_id})
 
     # --- the worker loop's own connection, housekeeping ----------------------------------
     def settle_completed(
@@ -245,6 +218,28 @@ class PostgresBackend:
         claim_for: tuple[str, Sequence[str], int] | None,
     ) -> tuple[list[bool], list[Job]]:
         return self._loop.settle_completed(outcomes, now, claim_for)
+
+    def enqueue_plain(self, jobs: Sequence[NewJob], now: datetime) -> list[int]:
+        # One pipeline: a single round trip for insert, count, notify and (synchronous) COMMIT.
+        increments = Increments().enqueued(job.job_type for job in jobs)
+        with database_errors():
+            pooled = self._engine.raw_connection()
+        try:
+            raw = pooled.driver_connection
+            assert isinstance(raw, psycopg.Connection)
+            try:
+                with raw.pipeline():
+                    inserted = raw.execute(_INSERT_MANY, _insert_parameters(jobs, now))
+                    raw.execute(_UPSERT_METRICS, _metric_parameters(increments, shard_for()))
+                    raw.execute(_NOTIFY, {"channel": JOBS_CHANNEL, "payload": ""})
+                    raw.commit()
+                ids = sorted(row[0] for row in inserted.fetchall())
+            except psycopg.Error as error:
+                _roll_back_or_drop(pooled, raw, error)
+                raise translated(error) from error
+        finally:
+            pooled.close()
+        return ids
 
     def maintain(self) -> str | None:
         """When the server's autovacuum is off, VACUUM (ANALYZE) the queue tables once job_queue
@@ -333,16 +328,45 @@ class _LoopConnection:
         return raw
 
     def _recover(self, raw: psycopg.Connection[Any], error: psycopg.Error) -> None:
-        pooled = self._local.pooled
-        if raw.closed or isinstance(error, psycopg.OperationalError):
-            self._local.pooled = None
-            pooled.invalidate()  # a broken connection: the next tick gets a fresh one
-            return
+        if _roll_back_or_drop(self._local.pooled, raw, error):
+            self._local.pooled = None  # a broken connection: the next tick gets a fresh one
+
+
+def _insert_parameters(jobs: Sequence[NewJob], now: datetime) -> dict[str, Any]:
+    return {
+        "now": now,
+        "job_types": [job.job_type for job in jobs],
+        "payloads": [json.dumps(job.payload) for job in jobs],
+        "priorities": [job.priority for job in jobs],
+        "max_attempts": [job.max_attempts for job in jobs],
+        "run_ats": [job.run_at for job in jobs],
+        "timeouts": [job.timeout_seconds for job in jobs],
+    }
+
+
+def _metric_parameters(increments: Increments, shard: int) -> dict[str, Any]:
+    rows = increments.rows(shard)
+    return {
+        "names": [row[0] for row in rows],
+        "types": [row[1] for row in rows],
+        "buckets": [row[2] for row in rows],
+        "shards": [row[3] for row in rows],
+        "values": [row[4] for row in rows],
+    }
+
+
+def _roll_back_or_drop(pooled: Any, raw: psycopg.Connection[Any], error: psycopg.Error) -> bool:
+    """After a failed transaction on a pooled driver connection: roll back, or, if the
+    connection is broken, take it out of the pool (True)."""
+    if not raw.closed and not isinstance(error, psycopg.OperationalError):
         try:
             raw.rollback()
         except psycopg.Error:
-            self._local.pooled = None
-            pooled.invalidate()
+            pass
+        else:
+            return False
+    pooled.invalidate()
+    return True
 
 
 def _completion_parameters(outcomes: Sequence[Completed], now: datetime) -> dict[str, Any]:

@@ -76,6 +76,9 @@ class SqlJobStore:
     ) -> list[EnqueueResult]:
         if not jobs:
             return []
+        if connection is None and max_depth <= 0 and all(job.dedupe_key is None for job in jobs):
+            ids = self._backend.enqueue_plain(jobs, now)  # the common case, on a driver connection
+            return [EnqueueResult(job_id=job_id, created=True) for job_id in ids]
         if connection is not None:
             with database_errors():
                 return inserting.insert_jobs(self._backend, connection, jobs, now, max_depth)
