@@ -217,6 +217,8 @@ def test_sigterm_past_graceful_timeout_interrupts_the_running_job(
         },
     )
     wait_running_on(store, job_id, worker)
+    # Started, not only claimed: a job whose handler has not started is returned at once.
+    wait_until(lambda: f"job {job_id} diag.sleep started" in worker.stderr(), 10)
 
     signalled = time.monotonic()
     worker.send(signal.SIGTERM)

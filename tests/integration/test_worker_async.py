@@ -277,6 +277,8 @@ def test_async_jobs_still_running_after_the_graceful_timeout_are_cancelled_or_re
     running = start_worker(graceful_shutdown_timeout_seconds=0.2, shutdown_requeue=requeue)
     job_id = live_queue.enqueue_job(job_type, {"seconds": 60}).job_id
     wait_until(lambda: status_of(store, job_id) is JobStatus.RUNNING, SAFETY_SECONDS)
+    # Started, not only claimed: a job whose handler has not started is returned at once.
+    wait_until(lambda: running.worker.handlers_started == 1, SAFETY_SECONDS)
     running.stop()
     job = store.get_job(job_id)
     if requeue:

@@ -90,6 +90,8 @@ def prefetching_worker(
         "poll_interval_seconds": 5,
         "heartbeat_interval_seconds": 15,
         "max_running_age_seconds": 300,
+        # The steps below move the clock by seconds: the jobs claimed ahead keep waiting.
+        "prefetch_max_wait_seconds": 3600,
     }
     worker = Worker(store, jobs.registry, WorkerConfig(**(settings | overrides)), clock=clock)
     worker._prefetch.observe(0.0001)  # handlers have been quick: claim ahead
@@ -227,3 +229,34 @@ def test_sync_and_async_jobs_claimed_ahead_never_run_beyond_the_concurrency(
     worker.run()  # burst: returns once the queue is drained
     assert jobs.most_at_once == 3
     assert {store.get_job(job_id).status for job_id in ids} == {JobStatus.COMPLETED}
+
+
+def test_a_job_claimed_ahead_goes_back_after_waiting_too_long_and_is_not_claimed_again(
+    store: SqlJobStore, jobs: Jobs, clock: FakeClock
+) -> None:
+    """Claiming ahead bets that the jobs ahead are quick. When one is not, the jobs behind it
+    go back to pending after `prefetch_max_wait_seconds` (attempt unspent) for a worker with a
+    free slot, and the worker claims nothing ahead while a handler runs longer than the
+    window."""
+    gated, *waiting = gated_then_noted(store, jobs, clock, 2)
+    worker = prefetching_worker(store, jobs, clock, prefetch_max_wait_seconds=1.0)
+    worker.run_once(clock())
+    assert jobs.gated_started.wait(5)
+    worker.run_once(clock.advance(0.5))
+    assert {store.get_job(job_id).status for job_id in waiting} == {JobStatus.RUNNING}
+    worker.run_once(clock.advance(0.6))  # waited 1.1 s: returned
+    for job_id in waiting:
+        job = store.get_job(job_id)
+        assert (job.status, job.attempts, job.locked_by) == (JobStatus.PENDING, 0, None)
+        [event] = store.job_events(job_id)
+        assert event.kind is EventKind.RELEASED and "waited too long" in (event.message or "")
+    worker.wake()
+    assert worker.run_once(clock.advance(5)).claimed == 0  # the gated job still runs
+    other = Worker(store, jobs.registry, WorkerConfig(concurrency=2), clock=clock)
+    assert other.run_once(clock()).claimed == 2
+    assert wait_until_idle(other, 10)
+    other.run_once(clock())
+    jobs.gate.set()
+    drain(worker, clock=clock)
+    assert sorted(jobs.ran) == ["n0", "n1"]
+    assert store.get_job(gated).status is JobStatus.COMPLETED

@@ -139,6 +139,8 @@ def test_jobs_still_running_after_the_graceful_timeout_are_cancelled_or_requeued
     live_queue.subscribe(running.worker.wake)
     job_id = live_queue.enqueue_job("diag.sleep", {"seconds": 60}).job_id
     wait_until(lambda: status_of(store, job_id) is JobStatus.RUNNING)
+    # Started, not only claimed: a job whose handler has not started is returned at once.
+    wait_until(lambda: running.worker.handlers_started == 1)
     running.stop()
     job = store.get_job(job_id)
     if requeue:
@@ -156,6 +158,8 @@ def test_a_handler_that_ignores_the_shutdown_abort_is_recorded_anyway(
     live_queue.subscribe(running.worker.wake)
     job_id = live_queue.enqueue_job("diag.ignore_abort", {"seconds": 60}).job_id
     wait_until(lambda: status_of(store, job_id) is JobStatus.RUNNING)
+    # Started, not only claimed: a job whose handler has not started is returned at once.
+    wait_until(lambda: running.worker.handlers_started == 1)
     started = time.monotonic()
     running.stop(timeout=5)
     assert time.monotonic() - started < 5

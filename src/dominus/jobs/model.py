@@ -223,8 +223,17 @@ class Interrupted(OutcomeBase):
     requeue: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Returned(OutcomeBase):
+    """A job claimed ahead of free slots, handed back before its handler started (ADR 0033): at
+    shutdown, or after waiting too long behind slow handlers. Back to pending; the attempt is
+    not spent. `why` goes into the job's events."""
+
+    why: str
+
+
 # How one attempt ended, as the owning worker reports it to the store.
-AttemptOutcome = Completed | Failed | Cancelled | Interrupted
+AttemptOutcome = Completed | Failed | Cancelled | Interrupted | Returned
 
 
 @dataclass(frozen=True, slots=True)

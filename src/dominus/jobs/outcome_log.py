@@ -6,7 +6,15 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from dominus.jobs.model import AttemptOutcome, Cancelled, Completed, Failed, Interrupted, Job
+from dominus.jobs.model import (
+    AttemptOutcome,
+    Cancelled,
+    Completed,
+    Failed,
+    Interrupted,
+    Job,
+    Returned,
+)
 
 log = logging.getLogger("dominus.worker")
 
@@ -38,6 +46,8 @@ def log_settled(job: Job, outcome: AttemptOutcome, accepted: bool) -> None:
         case Interrupted():
             verb = "returned to pending" if outcome.requeue else "cancelled"
             log.info("job %d %s interrupted by shutdown: %s", job.id, job.job_type, verb)
+        case Returned():
+            log.info("job %d %s %s", job.id, job.job_type, outcome.why)
 
 
 def _log_failure(job: Job, outcome: Failed, attempt: str) -> None:

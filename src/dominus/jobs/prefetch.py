@@ -38,9 +38,15 @@ class PrefetchBudget:
     @property
     def jobs(self) -> int:
         """How many jobs to hold beyond the handler threads: about a window's worth of work."""
+        return self.jobs_while(0.0)
+
+    def jobs_while(self, longest_running_seconds: float) -> int:
+        """The same, while a handler has been running for `longest_running_seconds`: a job
+        running longer than the window says the jobs are not all quick, whatever came before."""
         typical = self._typical_seconds
         if self._max_jobs <= 0 or typical is None:
             return 0
+        typical = max(typical, longest_running_seconds)
         if typical <= 0:
             return self._max_jobs
         return min(self._max_jobs, int(self._window / typical))

@@ -54,6 +54,7 @@ from dominus.jobs.model import (
     Interrupted,
     Job,
     ReclaimedJob,
+    Returned,
     WorkerInfo,
 )
 from dominus.jobs.outcome_log import dead_lettered, log_settled, scheduled_retry
@@ -186,6 +187,13 @@ class Worker:
         # max: the late result of a handler given up on at shutdown still passes the queue.
         return max(0, self._unfinished - self._finished.qsize())
 
+    @property
+    def handlers_started(self) -> int:
+        """Handlers whose call has begun and whose job is not yet recorded here (a job claimed
+        ahead counts once its handler starts, ADR 0033). From any thread: a snapshot."""
+        held = list(self._running.values())
+        return sum(1 for running in held if running.start is Start.STARTED and not running.finished)
+
     # --- the loop ------------------------------------------------------------------------
     def run(self) -> None:
         """Run until shut down (or, in burst mode, until nothing is due). Never raises for
@@ -293,6 +301,7 @@ class Worker:
     def _collect(self, now: datetime) -> None:
         self._collect_finished()
         self._collect_reclaimed()
+        self._return_jobs_waiting_too_long(now)
         self._start_waiting_async()
         self._enforce_timeouts(now)
         self._advance_shutdown(now)
@@ -467,7 +476,7 @@ class Worker:
 
     def _settle_and_claim(self, now: datetime) -> tuple[TickReport, list[Job]]:
         outcomes = list(self._unsettled)
-        free = self._config.concurrency + self._prefetch.jobs - self.running_count
+        free = self._config.concurrency + self._claim_ahead(now) - self.running_count
         can_claim = self._accepting and free > 0
         requested = can_claim and self._duties.take_poll_request(now)
         want_claim = can_claim and (requested or self._duties.claim_due(now))
@@ -637,14 +646,43 @@ class Worker:
                 case ShutdownStep.GIVE_UP:
                     self._give_up_on_running()
 
+    @property
+    def _jobs_waiting(self) -> bool:
+        """Jobs claimed ahead wait for a handler thread or for the gate."""
+        return bool(self._async_waiting) or (self._pool is not None and self._pool.waiting > 0)
+
+    def _claim_ahead(self, now: datetime) -> int:
+        """How many jobs to claim beyond the handler threads: the budget, unless a handler now
+        running has already taken longer than the window (the jobs ahead are not all quick)."""
+        longest = max(
+            (
+                (now - running.started_at).total_seconds()
+                for running in self._running.values()
+                if running.started_at is not None and not running.finished
+            ),
+            default=0.0,
+        )
+        return self._prefetch.jobs_while(longest)
+
     def _return_waiting_jobs(self) -> None:
         """Prefetched jobs whose handlers have not started go back to pending at once, their
         attempts not spent, for other workers to run (ADR 0033)."""
         for running in self._running.values():
             if not running.finished and self._take_back(running):
-                self._unsettled.append(
-                    Interrupted(running.claim, requeue=True, job_type=running.job.job_type)
-                )
+                self._unsettled.append(_returned(running, RETURNED_AT_SHUTDOWN))
+
+    def _return_jobs_waiting_too_long(self, now: datetime) -> None:
+        """A job claimed ahead that has waited `max_wait` behind slow handlers goes back to
+        pending for a worker with a free slot (ADR 0033): claiming ahead bets that the jobs
+        ahead are quick, and must not hold a job up when they were not."""
+        if not self._jobs_waiting:
+            return
+        oldest_allowed = now - timedelta(seconds=self._config.prefetch_max_wait_seconds)
+        for running in self._running.values():
+            if running.finished or running.claimed_at > oldest_allowed:
+                continue
+            if self._take_back(running):
+                self._unsettled.append(_returned(running, RETURNED_AFTER_WAITING))
 
     def _give_up_on_running(self) -> None:
         """Handlers that ignored the abort: record their jobs as interrupted without waiting."""
@@ -762,13 +800,13 @@ class Worker:
         shutdown_deadline = self._shutdown.next_deadline(self.running_count)
         if shutdown_deadline is not None:
             duties.append(shutdown_deadline)
-        if self._pool is not None and self._pool.waiting:
+        if self._jobs_waiting:
             # Finished handlers do not wake the loop while prefetched jobs wait (ADR 0033).
             duties.append(now + timedelta(seconds=self._config.settle_flush_seconds))
         return max(now, min(duties))
 
     def _database_duties(self) -> list[datetime]:
-        slots = self._config.concurrency + self._prefetch.jobs
+        slots = self._config.concurrency + self._prefetch.jobs_while(0.0)
         can_claim = self._accepting and self.running_count < slots
         return self._duties.due_times(running=self.running_count, can_claim=can_claim)
 
@@ -780,6 +818,14 @@ def _taken(handed_over: queue.SimpleQueue[T]) -> Iterator[T]:
             yield handed_over.get_nowait()
         except queue.Empty:
             return
+
+
+RETURNED_AT_SHUTDOWN = "returned to pending unstarted at worker shutdown (claimed ahead)"
+RETURNED_AFTER_WAITING = "returned to pending unstarted: it waited too long behind slower jobs"
+
+
+def _returned(running: RunningJob, why: str) -> Returned:
+    return Returned(running.claim, why=why, job_type=running.job.job_type)
 
 
 def _log_started(job: Job) -> None:

@@ -32,6 +32,8 @@ class WorkerConfig:
     # handlers only: a worker with `async def` job types does not claim ahead. 0 turns it off.
     max_prefetch: int = 0
     prefetch_window_seconds: float = 0.02
+    # A job claimed ahead that waits longer than this goes back to pending for another worker.
+    prefetch_max_wait_seconds: float = 1.0
     # While prefetched jobs wait, the loop records finished ones at least this often.
     settle_flush_seconds: float = 0.02
 

@@ -16,6 +16,7 @@ from dominus.jobs.model import (
     EventKind,
     Failed,
     Interrupted,
+    Returned,
 )
 from dominus.jobs.sql import metrics
 from dominus.jobs.sql.backend import Backend
@@ -47,6 +48,10 @@ def settle_outcomes(
                 )
             case Interrupted():
                 accepted[outcome.claim] = _interrupt(backend, connection, outcome, now)
+            case Returned():
+                accepted[outcome.claim] = release_claim(
+                    backend, connection, outcome.claim, now, outcome.why
+                )
     unlanded = [outcome for outcome in outcomes if not accepted[outcome.claim]]
     accepted.update(dict.fromkeys(settle_unlanded(connection, unlanded, now), True))
     _count_cancellations(
@@ -211,7 +216,7 @@ def _trace(outcome: AttemptOutcome) -> str:
             return "completed"
         case Cancelled():
             return "cancelled"
-        case Interrupted(requeue=True):
+        case Interrupted(requeue=True) | Returned():
             return EventKind.RELEASED.value
         case Interrupted():
             return "cancelled"
