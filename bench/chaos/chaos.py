@@ -515,6 +515,14 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f} s"
 
 
+def _seconds_range(text: str) -> tuple[float, float]:
+    low, _, high = text.partition(",")
+    bounds = float(low), float(high or low)
+    if not 0 <= bounds[0] <= bounds[1]:
+        raise argparse.ArgumentTypeError(f"expected LOW,HIGH with 0 <= LOW <= HIGH, got {text!r}")
+    return bounds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", choices=("sqlite", "postgresql"), required=True)
@@ -525,8 +533,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--log-level", help="the workers' log level (default WARNING)")
+    parser.add_argument(
+        "--job-seconds",
+        type=_seconds_range,
+        help="LOW,HIGH: how long each job runs (default 0.05,0.25); a few milliseconds makes "
+        "the workers claim ahead of their free slots (ADR 0033)",
+    )
     args = parser.parse_args()
     config = smoke_config(args.backend) if args.smoke else Config(backend=args.backend)
+    if args.job_seconds is not None:
+        config.job_seconds = args.job_seconds
     for name in ("jobs", "workers", "chaos_seconds", "seed", "out", "log_level"):
         value = getattr(args, name)
         if value is not None:
