@@ -141,8 +141,12 @@ def _stat(pid: int) -> list[str] | None:
 def postmaster_pid(server: PgServer) -> int | None:
     """The PID of the server's postmaster, if it runs on this machine (the parent of our own
     backend); None otherwise."""
-    rows = server.query("postgres", "SELECT pg_backend_pid()")
-    fields = _stat(int(rows[0][0]))
+    # Read the backend's parent while its connection is open: once it closes, the backend
+    # exits, and reading it afterwards raced that exit (the CPU tables of earlier runs came out
+    # empty: the PID was cached as unknown).
+    with server.connect("postgres") as connection:
+        row = connection.execute("SELECT pg_backend_pid()").fetchone()
+        fields = _stat(int(row[0])) if row else None
     if fields is None:
         return None
     parent = int(fields[1])
