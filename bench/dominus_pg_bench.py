@@ -12,6 +12,7 @@ import subprocess
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Protocol
 
 from sqlalchemy import Engine
 
@@ -50,6 +51,17 @@ _PREFILL = """
       FROM (SELECT now() - interval '30 days' + (interval '30 days' / %(rows)s) * i AS t
               FROM generate_series(0, %(rows)s - 1) AS i) AS series
 """
+
+
+class DrainObserver(Protocol):
+    """Watches a warm drain (`bench/pg_profile.py`): `begin` just before the commit that makes
+    the jobs due, `tick` every poll until none is pending or running, `end` right after."""
+
+    def begin(self, database: str) -> None: ...
+
+    def tick(self) -> None: ...
+
+    def end(self) -> None: ...
 
 
 class DominusPgBench:
@@ -194,7 +206,13 @@ class DominusPgBench:
         )[0]
         return float(row[0]), float(row[1])
 
-    def drain_warm(self, jobs: int, concurrency: int, processes: int) -> Drain:
+    def drain_warm(
+        self,
+        jobs: int,
+        concurrency: int,
+        processes: int,
+        observer: DrainObserver | None = None,
+    ) -> Drain:
         """`processes` workers (not in burst mode) are started first and left idle; the jobs,
         enqueued beforehand with a run_at a day ahead and vacuumed, then become due at once
         (one transaction: UPDATE run_at = created_at, and NOTIFY as an enqueue sends). So the
@@ -227,6 +245,8 @@ class DominusPgBench:
             with self.server.connect(database) as connection:
                 worker_cpu = sum(process_cpu_seconds(worker.pid) for worker in workers)
                 db_cpu = self.server.cpu_seconds()
+                if observer is not None:
+                    observer.begin(database)
                 started = time.perf_counter()
                 with connection.transaction():
                     connection.execute(
@@ -236,6 +256,8 @@ class DominusPgBench:
 
                 def drained() -> bool:
                     check_running()
+                    if observer is not None:
+                        observer.tick()
                     row = connection.execute(
                         "SELECT EXISTS (SELECT FROM job_queue WHERE status IN "
                         "('pending', 'running') AND id > %s)",
@@ -247,6 +269,8 @@ class DominusPgBench:
                 wall = time.perf_counter() - started
                 worker_cpu = sum(process_cpu_seconds(w.pid) for w in workers) - worker_cpu
                 db_cpu = self.server.cpu_since(db_cpu)
+                if observer is not None:
+                    observer.end()
             codes = [stop_process(worker) for worker in workers]
             if any(codes):
                 raise RuntimeError(

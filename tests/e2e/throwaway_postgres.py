@@ -38,6 +38,7 @@ class ThrowawayPostgres:
         self.server_log = self.base / "server.log"
         self.command_log = self.base / "commands.log"
         self.port = free_port()
+        self.settings: dict[str, str] = {}  # extra server settings (-c name=value) at start
 
     # --- commands ------------------------------------------------------------------------
     def _run(self, *command: str, timeout: float = 60) -> None:
@@ -78,6 +79,7 @@ class ThrowawayPostgres:
             f"-c listen_addresses=127.0.0.1 -c port={self.port} "
             f"-c unix_socket_directories={self.base}"
         )
+        options += "".join(f" -c {name}={value}" for name, value in self.settings.items())
         self._run(
             "pg_ctl", "start", "-D", str(self.data), "-l", str(self.server_log), "-w", "-t", "60",
             "-o", options,
