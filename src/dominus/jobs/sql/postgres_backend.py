@@ -66,6 +66,11 @@ _CLAIM = f"""
 # Completes the batch (fenced on each claim) and adds the landed completions to the metrics in
 # the same statement, so a tick stays one round trip. Each duration falls in the first bucket
 # whose upper bound is not below it, or "+Inf".
+# Never run as a prepared statement (`prepare=False`): the generic plan PostgreSQL settles on
+# after a few executions guesses 10 rows for the batch and one for `running`, and joins by
+# unnesting the whole batch again for every running row of every worker; that cost grew with
+# running rows × batch size (23 ms for 127 completions with 4 workers, bench/pg_profile.py).
+# Planned with the batch at hand, it is a hash join: about 1 ms for 100.
 _COMPLETE = """
     WITH done AS (
         UPDATE job_queue AS job
@@ -190,7 +195,9 @@ class PostgresBackend:
     def complete(
         self, connection: Connection, outcomes: Sequence[Completed], now: datetime
     ) -> list[bool]:
-        rows = connection.exec_driver_sql(_COMPLETE, _completion_parameters(outcomes, now))
+        raw = connection.connection.driver_connection
+        assert isinstance(raw, psycopg.Connection)
+        rows = raw.execute(_COMPLETE, _completion_parameters(outcomes, now), prepare=False)
         return _landed(outcomes, rows.fetchall())
 
     def add_metrics(self, connection: Connection, increments: Increments, shard: int) -> None:
@@ -308,7 +315,8 @@ class _LoopConnection:
         try:
             with raw.pipeline():
                 raw.execute("SET LOCAL synchronous_commit = off")
-                completed = raw.execute(_COMPLETE, _completion_parameters(outcomes, now))
+                parameters = _completion_parameters(outcomes, now)
+                completed = raw.execute(_COMPLETE, parameters, prepare=False)
                 claimed = raw.execute(_CLAIM, _claim_parameters(claim_for, now))
                 raw.commit()
             landed = _landed(outcomes, completed.fetchall())
