@@ -16,10 +16,11 @@ leaves it `pending`. Enqueues, cancels, failures and dead-lettering keep the ser
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -137,6 +138,18 @@ _UPSERT_METRICS = """
 
 _NOTIFY = "SELECT pg_notify(%(channel)s, %(payload)s)"
 
+# The common enqueue as one statement, run in autocommit mode: insert, count and notify in one
+# implicit transaction (all or nothing; the NOTIFY goes out on its commit), one message, one
+# round trip. The same work as three statements in an explicit transaction, even pipelined,
+# took about twice as long per job (BEGIN and COMMIT travel and are answered on their own).
+# `notified` calls a volatile function, so PostgreSQL evaluates it once, not inlined per row.
+_ENQUEUE = f"""
+    WITH inserted AS ({_INSERT_MANY}),
+    counted AS ({_UPSERT_METRICS}),
+    notified AS (SELECT pg_notify(%(channel)s, %(payload)s))
+    SELECT inserted.id FROM inserted CROSS JOIN notified
+"""
+
 QUEUE_TABLES = ("job_queue", "job_events", "dead_letter_jobs")
 # One worker at a time: a session-level advisory lock, keyed by a fixed name.
 _LOCK = "SELECT pg_try_advisory_lock(hashtext('dominus.queue-maintenance'))"
@@ -227,26 +240,28 @@ class PostgresBackend:
         return self._loop.settle_completed(outcomes, now, claim_for)
 
     def enqueue_plain(self, jobs: Sequence[NewJob], now: datetime) -> list[int]:
-        # One pipeline: a single round trip for insert, count, notify and (synchronous) COMMIT.
         increments = Increments().enqueued(job.job_type for job in jobs)
+        parameters = {
+            **_insert_parameters(jobs, now),
+            **_metric_parameters(increments, shard_for()),
+            "channel": JOBS_CHANNEL,
+            "payload": "",
+        }
         with database_errors():
             pooled = self._engine.raw_connection()
         try:
             raw = pooled.driver_connection
             assert isinstance(raw, psycopg.Connection)
             try:
-                with raw.pipeline():
-                    inserted = raw.execute(_INSERT_MANY, _insert_parameters(jobs, now))
-                    raw.execute(_UPSERT_METRICS, _metric_parameters(increments, shard_for()))
-                    raw.execute(_NOTIFY, {"channel": JOBS_CHANNEL, "payload": ""})
-                    raw.commit()
-                ids = sorted(row[0] for row in inserted.fetchall())
+                with _autocommit(pooled, raw):
+                    rows = raw.execute(_ENQUEUE, parameters).fetchall()
             except psycopg.Error as error:
-                _roll_back_or_drop(pooled, raw, error)
+                if pooled.is_valid:  # not already dropped by _autocommit
+                    _roll_back_or_drop(pooled, raw, error)
                 raise translated(error) from error
         finally:
             pooled.close()
-        return ids
+        return sorted(row[0] for row in rows)
 
     def maintain(self) -> str | None:
         """When the server's autovacuum is off, VACUUM (ANALYZE) the queue tables once job_queue
@@ -361,6 +376,22 @@ def _metric_parameters(increments: Increments, shard: int) -> dict[str, Any]:
         "shards": [row[3] for row in rows],
         "values": [row[4] for row in rows],
     }
+
+
+@contextlib.contextmanager
+def _autocommit(pooled: Any, raw: psycopg.Connection[Any]) -> Iterator[None]:
+    """`raw` in autocommit mode for the block. A connection goes back to the pool only in
+    transaction mode, which every other user of the pool relies on: if that cannot be restored
+    (the connection broke), it is taken out of the pool."""
+    raw.autocommit = True
+    try:
+        yield
+    finally:
+        try:
+            raw.autocommit = False
+        except psycopg.Error:
+            pooled.invalidate()
+            raise
 
 
 def _roll_back_or_drop(pooled: Any, raw: psycopg.Connection[Any], error: psycopg.Error) -> bool:
