@@ -47,6 +47,9 @@ class Jobs:
         self.registry.register("noted", self.noted, Note)
         self.registry.register("sync_busy", self.sync_busy, Note)
         self.registry.register("async_busy", self.async_busy, Note)
+        self.registry.register("async_noted", self.async_noted, Note)
+        self.all_async_ran = threading.Event()
+        self.async_expected = 0
 
     def gated(self, _payload: Note, context: JobContext) -> None:
         self.gated_started.set()
@@ -69,6 +72,11 @@ class Jobs:
         self._enter()
         self.gate.wait(0.005)
         self._leave()
+
+    async def async_noted(self, payload: Note, _context: JobContext) -> None:
+        self.ran.append(payload.name)
+        if len(self.ran) == self.async_expected:
+            self.all_async_ran.set()
 
     async def async_busy(self, _payload: Note, _context: JobContext) -> None:
         self._enter()
@@ -260,3 +268,20 @@ def test_a_job_claimed_ahead_goes_back_after_waiting_too_long_and_is_not_claimed
     drain(worker, clock=clock)
     assert sorted(jobs.ran) == ["n0", "n1"]
     assert store.get_job(gated).status is JobStatus.COMPLETED
+
+
+def test_async_jobs_claimed_ahead_start_one_after_another_without_the_workers_loop(
+    store: SqlJobStore, jobs: Jobs, clock: FakeClock
+) -> None:
+    """As a pool thread takes its next sync job itself, the event loop starts the next async
+    job claimed ahead when one ends: one tick of the worker's loop claims them, and they all
+    run before the next tick."""
+    queue = JobQueue(store, jobs.registry, clock=clock)
+    ids = [queue.enqueue_job("async_noted", {"name": f"a{i}"}).job_id for i in range(6)]
+    jobs.async_expected = len(ids)
+    worker = prefetching_worker(store, jobs, clock)
+    assert worker.run_once(clock()).claimed == 6  # one slot + five ahead (budget 8)
+    assert jobs.all_async_ran.wait(10), f"only {jobs.ran} ran without another tick"
+    assert jobs.ran == [f"a{i}" for i in range(6)]  # one at a time, in claim order
+    drain(worker, clock=clock)
+    assert {store.get_job(job_id).status for job_id in ids} == {JobStatus.COMPLETED}

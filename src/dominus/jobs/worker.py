@@ -114,8 +114,10 @@ class Worker:
         )
         # Handlers started at once, both kinds: the concurrency, whatever was claimed ahead.
         self._gate = StartGate(self._config.concurrency)
-        # Async jobs claimed and not yet handed to the event loop (waiting for the gate).
+        # Async jobs claimed and not yet handed to the event loop (waiting for the gate). Taken
+        # from by the loop thread and by the event loop's thread as a handler ends, under the lock.
         self._async_waiting: deque[RunningJob] = deque()
+        self._async_waiting_lock = threading.Lock()
         self._running: dict[Claim, RunningJob] = {}
         self._unfinished = 0
         self._finished: queue.SimpleQueue[Finished] = queue.SimpleQueue()
@@ -545,7 +547,8 @@ class Worker:
         self._running[claim] = running
         self._unfinished += 1
         if running.job_type.is_async:
-            self._async_waiting.append(running)
+            with self._async_waiting_lock:
+                self._async_waiting.append(running)
             return
         assert self._pool is not None
         self._pool.submit(running)
@@ -553,15 +556,16 @@ class Worker:
     def _start_waiting_async(self) -> None:
         """Hand waiting async jobs to the event loop while the gate has room (withheld ones are
         dropped: they are recorded already)."""
-        while self._async_waiting:
-            running = self._async_waiting[0]
-            if running.start is not Start.WAITING:
+        with self._async_waiting_lock:
+            while self._async_waiting:
+                running = self._async_waiting[0]
+                if running.start is not Start.WAITING:
+                    self._async_waiting.popleft()
+                    continue
+                if not self._gate.try_enter():
+                    return
                 self._async_waiting.popleft()
-                continue
-            if not self._gate.try_enter():
-                return
-            self._async_waiting.popleft()
-            self._handler_loop().submit(running)
+                self._handler_loop().submit(running)
 
     def _handler_loop(self) -> HandlerLoop:
         if self._async_loop is None:
@@ -603,7 +607,13 @@ class Worker:
             self._gate.leave()
         self._finished.put(finished)
         self._observe(finished)
-        self._wake.set()
+        if self._accepting:
+            # Start the next job claimed ahead from here, as a pool thread takes its next one,
+            # instead of a round through the worker's loop per job (ADR 0033). While shutting
+            # down, only the loop starts (or returns) what waits.
+            self._start_waiting_async()
+        if len(self._async_waiting) < self._prefetch.refill_below:
+            self._wake.set()
 
     def _observe(self, finished: Finished) -> None:
         started = finished.running.started_at
