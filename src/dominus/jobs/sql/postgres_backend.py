@@ -3,7 +3,8 @@
 The claim and the batch completion are plain psycopg SQL, sent as they are both from a
 SQLAlchemy transaction (`exec_driver_sql`) and from the worker loop's own connection, so each is
 written once. The loop's hot transaction (the commit-mode setting, the batch completion, the
-claim, COMMIT) goes in one pipeline: one network round trip instead of four.
+claim, COMMIT) goes in one pipeline: one network round trip instead of four. The common
+enqueue is one statement in autocommit mode (ADR 0034).
 
 `synchronous_commit = off` for that transaction only: its commit does not wait for the WAL to
 reach disk. That is the same promise SQLite makes with `synchronous=NORMAL`: a committed
