@@ -65,7 +65,7 @@ class Increments:
         if duration_seconds is not None:
             duration = max(0.0, duration_seconds)
             index = bisect.bisect_left(DURATION_BUCKETS, duration)
-            bucket = INFINITY if index == len(DURATION_BUCKETS) else _label(DURATION_BUCKETS[index])
+            bucket = INFINITY if index == len(DURATION_BUCKETS) else BUCKET_LABELS[index]
             self.add(DURATION_BUCKET, job_type, bucket=bucket)
             self.add(DURATION_SUM, job_type, duration)
             self.add(DURATION_COUNT, job_type)
