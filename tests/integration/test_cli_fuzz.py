@@ -13,8 +13,9 @@
   and a refusal (exit 2) writes nothing.
 
 Commands that run until stopped or go to the internet are not invoked (`worker`, `serve`,
-`scheduler`, `demo`, `rdap refresh`); `run` is invoked without `--wait`/`--sync`, and `jobs wait`
-/ `runs wait` with a short timeout. Few examples by default; `--hypothesis-profile=long` for more.
+`scheduler`, `demo`, `rdap refresh`); `run` is invoked without `--wait`/`--sync`; `jobs wait`,
+`runs wait` and any other command given `--wait` (`portfolio rescore`) with a short timeout.
+Few examples by default; `--hypothesis-profile=long` for more.
 """
 
 from __future__ import annotations
@@ -322,6 +323,10 @@ VALUES = st.one_of(
 IDS = st.one_of(st.sampled_from(["1", "2", "3", "0", "-1", "999999"]), VALUES)
 
 
+def _options_of(command: str) -> set[str]:
+    return {opt for param in COMMANDS[command] for opt in param.opts}
+
+
 @st.composite
 def argument_vectors(draw: st.DrawFn) -> list[str]:
     """Mostly well-formed: a real command, its arguments (sometimes missing), some of its
@@ -346,7 +351,8 @@ def argument_vectors(draw: st.DrawFn) -> list[str]:
         stray = draw(st.one_of(VALUES, st.sampled_from(OPTIONS)))
         tokens.insert(draw(st.integers(0, len(tokens))), stray)
     tokens = [token for token in tokens if token not in STRIPPED.get(command, set())]
-    if command in WAITS:
+    if command in WAITS or ("--wait" in tokens and "--wait" in _options_of(command)):
+        # No worker runs here: a wait would never end. The last --timeout given wins.
         tokens += ["--timeout", "0.05"]
     return [*command.split(), *tokens]
 
