@@ -4,12 +4,12 @@ else that checks it out relies on BEGIN ... COMMIT; and the statement is all or 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
 
 import psycopg
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, create_engine, text
 
 from dominus.errors import DatabaseError
 from dominus.jobs import SqlJobStore
@@ -26,11 +26,9 @@ def backend() -> str:
 
 
 @pytest.fixture
-def one_connection_engine(database_url: str) -> Any:
+def one_connection_engine(database_url: str) -> Iterator[Engine]:
     """An engine whose pool holds one connection, so that the next checkout gets the one the
     enqueue used."""
-    from sqlalchemy import create_engine  # noqa: PLC0415 - this fixture's own engine
-
     engine = create_engine(database_url, pool_size=1, max_overflow=0)
     yield engine
     engine.dispose()
