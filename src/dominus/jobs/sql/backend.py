@@ -103,8 +103,8 @@ class Backend(Protocol):
 
     def enqueue_plain(self, jobs: Sequence[NewJob], now: datetime) -> list[int]:
         """The common enqueue (no dedupe key, no depth limit, no caller's transaction) in one
-        transaction of its own on a pooled driver connection: insert, count, notify, commit.
-        Their ids, in order."""
+        transaction of its own, on a driver connection the backend keeps for it
+        (`DriverConnections`, ADR 0035): insert, count, notify, commit. Their ids, in order."""
         ...
 
     def maintain(self) -> str | None:

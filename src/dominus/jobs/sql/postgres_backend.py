@@ -17,11 +17,10 @@ leaves it `pending`. Enqueues, cancels, failures and dead-lettering keep the ser
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,6 +35,7 @@ from dominus.jobs.metrics_model import DURATION_BUCKETS
 from dominus.jobs.model import Completed, Job, NewJob
 from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
+from dominus.jobs.sql.driver_connections import DriverConnections
 from dominus.jobs.sql.metrics import BUCKET_LABELS, Increments, shard_for
 from dominus.jobs.sql.rows import JOB_FIELD_NAMES, job_from_fields
 from dominus.jobs.wakeup import ChangeWatcher
@@ -170,6 +170,7 @@ class PostgresBackend:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._loop = _LoopConnection(engine)
+        self._connections = DriverConnections(engine)
 
     # --- statements in the caller's transaction ------------------------------------------
     def claim(
@@ -248,20 +249,18 @@ class PostgresBackend:
             "channel": JOBS_CHANNEL,
             "payload": "",
         }
-        with database_errors():
-            pooled = self._engine.raw_connection()
+        # A connection of the backend's own, kept in autocommit mode: no pool checkout, and no
+        # switching modes back for the pool's other users (ADR 0035).
+        raw = self._connections.take()
         try:
-            raw = pooled.driver_connection
-            assert isinstance(raw, psycopg.Connection)
-            try:
-                with _autocommit(pooled, raw):
-                    rows = raw.execute(_ENQUEUE, parameters).fetchall()
-            except psycopg.Error as error:
-                if pooled.is_valid:  # not already dropped by _autocommit
-                    _roll_back_or_drop(pooled, raw, error)
+            raw.autocommit = True
+            rows = raw.execute(_ENQUEUE, parameters).fetchall()
+        except BaseException as error:
+            self._connections.discard(raw)
+            if isinstance(error, psycopg.Error):
                 raise translated(error) from error
-        finally:
-            pooled.close()
+            raise
+        self._connections.give_back(raw)
         return sorted(row[0] for row in rows)
 
     def maintain(self) -> str | None:
@@ -377,22 +376,6 @@ def _metric_parameters(increments: Increments, shard: int) -> dict[str, Any]:
         "shards": [row[3] for row in rows],
         "values": [row[4] for row in rows],
     }
-
-
-@contextlib.contextmanager
-def _autocommit(pooled: Any, raw: psycopg.Connection[Any]) -> Iterator[None]:
-    """`raw` in autocommit mode for the block. A connection goes back to the pool only in
-    transaction mode, which every other user of the pool relies on: if that cannot be restored
-    (the connection broke), it is taken out of the pool."""
-    raw.autocommit = True
-    try:
-        yield
-    finally:
-        try:
-            raw.autocommit = False
-        except psycopg.Error:
-            pooled.invalidate()
-            raise
 
 
 def _roll_back_or_drop(pooled: Any, raw: psycopg.Connection[Any], error: psycopg.Error) -> bool:

@@ -30,7 +30,8 @@ from dominus.db.sqlite_file import SqliteFileWatch
 from dominus.db.types import UTCDateTime
 from dominus.jobs.clock import Clock, utc_now
 from dominus.jobs.model import Claim, Completed, Job, NewJob
-from dominus.jobs.sql.metrics import Increments, shard_for
+from dominus.jobs.sql.driver_connections import DriverConnections
+from dominus.jobs.sql.metrics import ENQUEUED, Increments, shard_for
 from dominus.jobs.sql.rows import JOB_FIELDS, job_from_fields
 from dominus.jobs.sql.tables import job_queue
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher, SqliteDataVersionWatcher
@@ -109,6 +110,7 @@ class SqliteBackend:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._loop = _LoopConnection(engine)
+        self._connections = DriverConnections(engine)
         self._path = sqlite_path(engine)
         self._file = SqliteFileWatch(self._path) if self._path is not None else None
 
@@ -179,25 +181,24 @@ class SqliteBackend:
         return None if claimed is None else ([True] * len(outcomes), claimed)
 
     def enqueue_plain(self, jobs: Sequence[NewJob], now: datetime) -> list[int]:
-        # A driver connection straight from the pool: SQLAlchemy's Connection and transaction
-        # events cost more than this transaction's SQL (as for the loop's, ADR 0003).
-        with database_errors():
-            pooled = self._engine.raw_connection()
+        # A driver connection of the backend's own: SQLAlchemy's pool and Connection events
+        # cost more than this transaction's SQL (as for the loop's, ADR 0003).
+        raw = self._connections.take()
         try:
-            raw = pooled.driver_connection
-            assert isinstance(raw, sqlite3.Connection)
             raw.execute("BEGIN IMMEDIATE")
             try:
                 ids = insert_plain_jobs(raw, jobs, now)
-                add_metrics(raw, Increments().enqueued(job.job_type for job in jobs), shard_for())
+                count_enqueued(raw, jobs)
                 raw.commit()
             except BaseException:
                 raw.rollback()
                 raise
-        except sqlite3.Error as error:
-            raise translated(error) from error
-        finally:
-            pooled.close()
+        except BaseException as error:
+            self._connections.discard(raw)
+            if isinstance(error, sqlite3.Error):
+                raise translated(error) from error
+            raise
+        self._connections.give_back(raw)
         return ids
 
     def maintain(self) -> str | None:
@@ -238,7 +239,8 @@ def insert_plain_jobs(raw: sqlite3.Connection, jobs: Sequence[NewJob], now: date
         for job in jobs
     ]
     if len(rows) == 1:
-        (job_id,) = raw.execute(_INSERT + " RETURNING id", rows[0]).fetchone()
+        job_id = raw.execute(_INSERT, rows[0]).lastrowid
+        assert job_id is not None  # set by every INSERT into a rowid table
         return [job_id]
     raw.executemany(_INSERT, rows)
     last_id = raw.execute("SELECT last_insert_rowid()").fetchone()[0]
@@ -302,6 +304,13 @@ def _landed(connection: Connection, outcomes: Sequence[Completed], now: datetime
     )
     landed = {Claim(row.id, row.locked_by, row.attempts) for row in rows}
     return [outcome.claim in landed for outcome in outcomes]
+
+
+def count_enqueued(raw: sqlite3.Connection, jobs: Sequence[NewJob]) -> None:
+    if len(jobs) == 1:  # the common case, without gathering increments
+        raw.execute(_UPSERT_METRICS, (ENQUEUED, jobs[0].job_type, "", shard_for(), 1.0))
+    else:
+        add_metrics(raw, Increments().enqueued(job.job_type for job in jobs), shard_for())
 
 
 def count_completions(raw: sqlite3.Connection, completed: Sequence[Completed]) -> None:

@@ -1,0 +1,68 @@
+"""Driver connections kept for a backend's own short transactions (the common enqueue).
+
+Checking a connection out of SQLAlchemy's pool and back in (its bookkeeping, the reset on
+return) cost about as much as the enqueue's own SQL on SQLite (bench/RESULTS.md, 2026-12-03).
+These connections are made by the pool, so they get the engine's connect-time settings, then
+detached from it: they never count against the pool's size, so callers on many threads cannot
+starve the rest of the application of pooled connections. At most `keep` wait between uses;
+a connection that was in use when an error happened is closed, never reused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any
+
+from sqlalchemy import Engine, event
+
+from dominus.db.errors import database_errors
+
+# Idle connections kept: enough for a few threads enqueueing at once (an API server's handlers);
+# more callers than this at one moment open connections of their own, closed after use.
+DEFAULT_KEEP = 4
+
+
+class DriverConnections:
+    """A small stack of idle driver connections, newest first, for one engine."""
+
+    def __init__(self, engine: Engine, keep: int = DEFAULT_KEEP) -> None:
+        self._engine = engine
+        self._keep = keep
+        self._idle: list[Any] = []
+        self._lock = threading.Lock()
+        event.listen(engine, "engine_disposed", self._on_dispose)
+
+    def take(self) -> Any:
+        """An idle connection, or a new one (a DatabaseError if none can be made)."""
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        with database_errors():
+            pooled = self._engine.raw_connection()
+        connection = pooled.driver_connection
+        pooled.detach()  # ours now: closing it closes it, the pool forgets it
+        return connection
+
+    def give_back(self, connection: Any) -> None:
+        """Keep `connection` for the next caller (it must be outside any transaction)."""
+        with self._lock:
+            if len(self._idle) < self._keep:
+                self._idle.append(connection)
+                return
+        connection.close()
+
+    def discard(self, connection: Any) -> None:
+        """Close a connection whose state is unknown (an error happened while it was used)."""
+        # It is being thrown away: a close that fails too changes nothing.
+        with contextlib.suppress(Exception):
+            connection.close()
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            self.discard(connection)
+
+    def _on_dispose(self, _engine: Engine) -> None:
+        self.close()
