@@ -10,6 +10,7 @@ from sqlalchemy import Engine
 
 from dominus.errors import QueueFullError
 from dominus.jobs import JobStatus, JobStore
+from dominus.jobs.metrics_model import ENQUEUED
 from dominus.jobs.model import NewJob
 from tests.conftest import T0
 
@@ -49,6 +50,49 @@ def test_batch_enqueue_returns_ids_in_order(store: JobStore) -> None:
     ids = [result.job_id for result in results]
     assert ids == sorted(ids) and len(set(ids)) == 50
     assert [store.get_job(job_id).priority for job_id in ids] == list(range(50))
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 300])
+def test_every_field_of_an_enqueued_job_is_stored_as_given(
+    store: JobStore, batch_size: int
+) -> None:
+    # Each size takes its own path on some backend (PostgreSQL: one statement for one job, COPY
+    # for a batch); each must store the same thing.
+    payload = {"text": 'naïve ☃ \\ "q" \t', "n": [1, 2.5, None, True], "nested": {"a": {}}}
+    jobs = [
+        NewJob(
+            job_type="diag.noop" if index % 2 else "diag.sleep",
+            payload={**payload, "index": index},
+            priority=index % 7 - 3,
+            max_attempts=index % 4 + 1,
+            run_at=T0 + timedelta(seconds=index, microseconds=index),
+            timeout_seconds=None if index % 3 else 1.5 + index,
+        )
+        for index in range(batch_size)
+    ]
+    results = store.enqueue(jobs, T0)
+    ids = [result.job_id for result in results]
+    assert ids == sorted(ids) and len(set(ids)) == batch_size
+    for job, job_id in zip(jobs, ids, strict=True):
+        stored = store.get_job(job_id)
+        assert (stored.job_type, stored.payload, stored.priority) == (
+            job.job_type,
+            job.payload,
+            job.priority,
+        )
+        assert (stored.max_attempts, stored.timeout_seconds) == (
+            job.max_attempts,
+            job.timeout_seconds,
+        )
+        assert (stored.run_at, stored.created_at, stored.status) == (
+            job.run_at,
+            T0,
+            JobStatus.PENDING,
+        )
+    totals = store.metric_totals()
+    assert (
+        totals.counter(ENQUEUED, "diag.noop") + totals.counter(ENQUEUED, "diag.sleep") == batch_size
+    )
 
 
 def test_dedupe_returns_the_active_job(store: JobStore) -> None:
