@@ -8,6 +8,7 @@ that type's owner (`internal=True`): the generic paths (API, CLI) never do.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -179,6 +180,11 @@ class JobQueue:
 def _validated_payload(
     model: type[BaseModel], payload: dict[str, Any] | BaseModel | None, job_type: str
 ) -> dict[str, Any]:
+    if payload is None or (isinstance(payload, dict) and not payload):
+        default = _default_payload_document(model)
+        if default is not None:  # a fresh copy: callers may keep and change what they get
+            loaded: dict[str, Any] = json.loads(default)
+            return loaded
     if isinstance(payload, BaseModel):
         payload = payload.model_dump(mode="json")
     if value_nests_deeper_than(payload):  # before anything walks it recursively
@@ -201,6 +207,48 @@ def _validated_payload(
     if _holds_nul(dumped):
         raise InvalidPayloadError(f"invalid payload for {job_type}: strings {NO_NUL}")
     return dumped
+
+
+@functools.cache
+def _default_payload_document(model: type[BaseModel]) -> str | None:
+    """The stored document of "no payload" for `model`, worked out once, when that is the same
+    every time: most jobs of a kind are enqueued without one (the maintenance jobs, a benchmark's
+    no-ops), and validating it again cost as much as a SQLite insert. None when it may differ
+    from one call to the next, or is not valid (the full path then says why)."""
+    if not _defaults_are_constant(model):
+        return None
+    try:
+        dumped = model.model_validate_json("{}", strict=True).model_dump(mode="json")
+    except ValidationError:
+        return None
+    return None if _holds_nul(dumped) else json.dumps(dumped)
+
+
+def _defaults_are_constant(model: type[BaseModel]) -> bool:
+    """No code of the model's runs while an empty payload is validated and dumped: no
+    validators, serializers or computed fields, no default factories, no default that is
+    validated or is a model of its own."""
+    decorators = model.__pydantic_decorators__
+    if any(
+        (
+            decorators.validators,
+            decorators.field_validators,
+            decorators.root_validators,
+            decorators.model_validators,
+            decorators.field_serializers,
+            decorators.model_serializers,
+            decorators.computed_fields,
+        )
+    ):
+        return False
+    if model.model_config.get("validate_default"):
+        return False
+    return all(
+        field.default_factory is None
+        and not field.validate_default
+        and not isinstance(field.default, BaseModel)
+        for field in model.model_fields.values()
+    )
 
 
 def is_text(value: str) -> bool:
