@@ -16,6 +16,7 @@ from dominus.jobs.metrics_model import (
     RECLAIMED,
 )
 from dominus.jobs.model import AttemptOutcome, Cancelled, Claim, Completed, Failed
+from dominus.jobs.sql.backend import backend_for
 from tests.conftest import T0
 from tests.contract.test_enqueue_and_claim import new_job
 from tests.contract.test_transitions import fail
@@ -72,8 +73,56 @@ def test_counters_never_fall_when_rows_go(store: JobStore, engine: Engine) -> No
     store.enqueue([new_job()], T0)
     [job] = store.claim("w1", ["diag.noop"], 1, T0)
     store.settle([completed(job.claim, 1.0)], T0)
-    with engine.begin() as connection:  # what pruning finished jobs will do
-        connection.execute(text("DELETE FROM job_queue"))
+    delete_jobs_as_pruning_does(engine, "TRUE")
     totals = store.metric_totals()
     assert totals.counter(COMPLETED, "diag.noop") == 1
     assert totals.counter(ENQUEUED, "diag.noop") == 1
+
+
+def delete_jobs_as_pruning_does(engine: Engine, where: str) -> None:
+    """Delete job rows the way the one thing that deletes them does: enqueues folded into the
+    counters before, and again after, in the deleting transaction (ADR 0036)."""
+    backend = backend_for(engine)
+    with engine.begin() as connection:
+        backend.fold_enqueues(connection)
+        connection.execute(text(f"DELETE FROM job_queue WHERE {where}"))
+        backend.fold_enqueues(connection)
+
+
+def test_enqueues_are_counted_on_every_insert_path(store: JobStore) -> None:
+    store.enqueue([new_job()], T0)
+    store.enqueue([new_job(), new_job()], T0)
+    store.enqueue([new_job(dedupe_key="k")], T0)
+    store.enqueue([new_job(dedupe_key="k")], T0)  # the active job is returned: not enqueued
+    store.enqueue([new_job("diag.sleep")], T0, max_depth=100)
+    totals = store.metric_totals()
+    assert totals.counter(ENQUEUED, "diag.noop") == 4
+    assert totals.counter(ENQUEUED, "diag.sleep") == 1
+
+
+def test_maintenance_folds_enqueues_without_changing_the_totals(store: JobStore) -> None:
+    store.enqueue([new_job() for _ in range(3)], T0)
+    before = store.metric_totals()
+    store.maintain()
+    store.enqueue([new_job()], T0)
+    store.maintain()
+    store.maintain()  # nothing new to fold
+    assert store.metric_totals().counter(ENQUEUED, "diag.noop") == 4
+    assert before.counter(ENQUEUED, "diag.noop") == 3
+
+
+def test_a_new_job_after_the_newest_rows_were_deleted_is_counted_once(
+    store: JobStore, engine: Engine
+) -> None:
+    # SQLite gives a new row max(id) + 1: with the newest rows deleted, a new job can take a
+    # deleted job's id. It must still be counted, once, and the deleted ones not again.
+    ids = [result.job_id for result in store.enqueue([new_job() for _ in range(5)], T0)]
+    store.maintain()
+    delete_jobs_as_pruning_does(engine, f"id >= {ids[2]}")
+    [again] = store.enqueue([new_job()], T0)
+    assert store.metric_totals().counter(ENQUEUED, "diag.noop") == 6
+    store.maintain()
+    delete_jobs_as_pruning_does(engine, f"id = {again.job_id}")
+    store.enqueue([new_job(), new_job()], T0)
+    store.maintain()
+    assert store.metric_totals().counter(ENQUEUED, "diag.noop") == 8

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,11 @@ from dominus.db.migrate import (
 )
 from dominus.db.schema import metadata
 from dominus.errors import SchemaNotMigratedError
+from dominus.jobs import SqlJobStore
+from dominus.jobs.metrics_model import ENQUEUED
+from dominus.jobs.model import NewJob
 
+T = datetime(2030, 1, 1, tzinfo=UTC)
 POSTGRES_URL = os.environ.get(
     "DOMINUS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
@@ -102,4 +107,45 @@ def test_upgrading_a_database_from_a_newer_dominus_is_a_clear_error(tmp_path: Pa
         connection.exec_driver_sql("UPDATE alembic_version SET version_num = '9999_future'")
     with pytest.raises(SchemaNotMigratedError, match="newer than this DOMINUS"):
         upgrade(engine)
+    engine.dispose()
+
+
+def _enqueue_the_old_way(engine: Engine, job_types: list[str]) -> None:
+    """What an enqueue did before 0010: the row and its counter, in one transaction."""
+    with engine.begin() as connection:
+        for job_type in job_types:
+            connection.exec_driver_sql(
+                "INSERT INTO job_queue (job_type, payload, status, priority, attempts, "
+                "max_attempts, failure_count, run_at, created_at, updated_at) VALUES "
+                "(?, '{}', 'pending', 0, 0, 3, 0, '2030-01-01 00:00:00.000000', "
+                "'2030-01-01 00:00:00.000000', '2030-01-01 00:00:00.000000')",
+                (job_type,),
+            )
+            connection.exec_driver_sql(
+                "INSERT INTO job_metrics (name, job_type, bucket, shard, value) "
+                "VALUES ('enqueued', ?, '', 1, 1) ON CONFLICT (name, job_type, bucket, shard) "
+                "DO UPDATE SET value = value + excluded.value",
+                (job_type,),
+            )
+
+
+def _stored_enqueued(engine: Engine) -> dict[str, float]:
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            "SELECT job_type, sum(value) FROM job_metrics WHERE name = 'enqueued' GROUP BY job_type"
+        ).all()
+    return {job_type: float(total) for job_type, total in rows}
+
+
+def test_sqlite_counters_survive_0010_both_ways(tmp_path: Path) -> None:
+    engine = create_database_engine(f"sqlite:///{tmp_path / 'counts.db'}")
+    upgrade(engine, "0009_backtest")
+    _enqueue_the_old_way(engine, ["a", "a", "b"])
+    upgrade(engine)  # the rows were counted already: the mark starts at the newest
+    store = SqlJobStore(engine)
+    assert store.metric_totals().counter(ENQUEUED, "a") == 2
+    store.enqueue([NewJob("a", {}, 0, 3, T), NewJob("b", {}, 0, 3, T)], T)  # counted from rows
+    assert store.metric_totals().counter(ENQUEUED, "a") == 3
+    downgrade(engine, "0009_backtest")  # the old code must find every row counted
+    assert _stored_enqueued(engine) == {"a": 3.0, "b": 2.0}
     engine.dispose()

@@ -26,24 +26,27 @@ How:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from alembic.util.exc import CommandError
-from sqlalchemy import Connection, Engine, Table, func, inspect, select, text
+from sqlalchemy import Connection, Engine, Table, delete, func, inspect, select, text
 from sqlalchemy.engine import URL
 
 from dominus.db import migrate
 from dominus.db.engine import create_database_engine, parse_database_url, read_only
 from dominus.db.errors import database_errors
-from dominus.db.schema import metadata
+from dominus.db.schema import job_metrics, metadata
 from dominus.errors import (
     ConfigurationError,
     CopyRefusedError,
     SchemaNotMigratedError,
 )
+from dominus.jobs.metrics_model import ENQUEUED, ENQUEUED_COUNTED_THROUGH
+from dominus.jobs.sql.backend import backend_for
+from dominus.jobs.sql.metrics import Increments
 
 BATCH_ROWS = 5_000
 BACKENDS = ("sqlite", "postgresql")
@@ -188,13 +191,28 @@ def _copy(
         else:
             _refuse_rows(writing, _where(target))  # again, in the transaction that writes
         totals = {table.name: _count(reading, table) for table in tables}
+        uncounted = backend_for(source).uncounted_enqueues(reading)
         for table in tables:
             copied[table.name] = _copy_table(
                 reading, writing, table, totals[table.name], batch_rows, progress
             )
+        _carry_enqueue_counts(writing, uncounted)
         if writing.dialect.name == "postgresql":
             _reset_sequences(writing, tables)
     return copied
+
+
+def _carry_enqueue_counts(writing: Connection, uncounted: Mapping[str, int]) -> None:
+    """The target's `enqueued` counters as the source's totals: the copied counters plus the
+    source's enqueues not yet in them (SQLite counts those from the rows, ADR 0036), and every
+    copied row marked as counted, whichever way each backend keeps its mark."""
+    writing.execute(delete(job_metrics).where(job_metrics.c.name == ENQUEUED_COUNTED_THROUGH))
+    backend = backend_for(writing.engine)
+    increments = Increments()
+    for job_type, count in uncounted.items():
+        increments.add(ENQUEUED, job_type, count)
+    backend.add_metrics(writing, increments, 0)
+    backend.mark_enqueues_counted(writing)
 
 
 @contextmanager

@@ -17,6 +17,9 @@ RECLAIMED = "reclaimed"  # attempts taken back from a silent worker
 DEAD_LETTERED = "dead_lettered"
 CANCELLED = "cancelled"
 COUNTERS = (ENQUEUED, COMPLETED, FAILED, RECLAIMED, DEAD_LETTERED, CANCELLED)
+# Not a counter: SQLite's bookkeeping row, the highest job id already in the `enqueued` counters
+# (dominus.jobs.sql.sqlite_enqueue_counts, ADR 0036). Readings leave it out.
+ENQUEUED_COUNTED_THROUGH = "enqueued_counted_through"
 # Histogram parts, stored per bucket (not cumulative) and made cumulative on reading.
 DURATION_BUCKET = "duration_bucket"
 DURATION_SUM = "duration_sum"

@@ -57,6 +57,7 @@ from dominus.db.schema import (
     pipeline_runs,
     scoring_runs,
 )
+from dominus.jobs.sql.backend import backend_for
 
 T = TypeVar("T")
 FINISHED_JOB_STATUSES = ("completed", "cancelled", "failed")
@@ -321,9 +322,15 @@ class JobRule:
         # anyway; deleting them first is what lets them be counted).
         still = select(job_queue.c.id).where(job_queue.c.id.in_(ids), where)
 
+        backend = backend_for(engine)
+
         def work(connection: Connection) -> Deleted:
+            # The enqueue counters, where they are counted from the rows, are brought up to
+            # date before rows go and marked again after (ADR 0036).
+            backend.fold_enqueues(connection)
             events = connection.execute(delete(job_events).where(job_events.c.job_id.in_(still)))
             jobs = connection.execute(delete(job_queue).where(job_queue.c.id.in_(ids), where))
+            backend.fold_enqueues(connection)
             return {"job_events": events.rowcount, "job_queue": jobs.rowcount}
 
         return write_step(engine, work)

@@ -12,7 +12,7 @@ database an engine speaks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -78,6 +78,24 @@ class Backend(Protocol):
 
     def add_metrics(self, connection: Connection, increments: Increments, shard: int) -> None:
         """Add `increments` to the metric counters of `shard`."""
+        ...
+
+    def count_enqueued(self, connection: Connection, job_types: Sequence[str]) -> None:
+        """Count jobs this transaction inserted (one type per job) in the `enqueued` counters,
+        or leave them to be counted from their rows (SQLite, ADR 0036)."""
+        ...
+
+    def uncounted_enqueues(self, connection: Connection) -> Mapping[str, int]:
+        """Jobs enqueued but not in the `enqueued` counters yet, by type: a reading adds them."""
+        ...
+
+    def fold_enqueues(self, connection: Connection) -> None:
+        """Move uncounted enqueues into the counters, in the caller's write transaction; done
+        before and after deleting job rows (ADR 0036)."""
+        ...
+
+    def mark_enqueues_counted(self, connection: Connection) -> None:
+        """Record that the counters already include every job row (after a copy)."""
         ...
 
     def lock_row(self, query: Select[Any]) -> Select[Any]:

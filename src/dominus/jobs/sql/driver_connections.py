@@ -11,7 +11,7 @@ a connection that was in use when an error happened is closed, never reused.
 from __future__ import annotations
 
 import contextlib
-import threading
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Engine, event
@@ -26,30 +26,43 @@ DEFAULT_KEEP = 4
 class DriverConnections:
     """A small stack of idle driver connections, newest first, for one engine."""
 
-    def __init__(self, engine: Engine, keep: int = DEFAULT_KEEP) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        keep: int = DEFAULT_KEEP,
+        prepare: Callable[[Any], None] | None = None,
+    ) -> None:
+        """`prepare` is called once on each new connection (its mode for the backend's use)."""
         self._engine = engine
         self._keep = keep
+        self._prepare = prepare
         self._idle: list[Any] = []
-        self._lock = threading.Lock()
         event.listen(engine, "engine_disposed", self._on_dispose)
 
     def take(self) -> Any:
         """An idle connection, or a new one (a DatabaseError if none can be made)."""
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
+        try:
+            return self._idle.pop()  # atomic: no lock on the common path
+        except IndexError:
+            pass
         with database_errors():
             pooled = self._engine.raw_connection()
         connection = pooled.driver_connection
         pooled.detach()  # ours now: closing it closes it, the pool forgets it
+        if self._prepare is not None:
+            try:
+                self._prepare(connection)
+            except BaseException:
+                self.discard(connection)
+                raise
         return connection
 
     def give_back(self, connection: Any) -> None:
         """Keep `connection` for the next caller (it must be outside any transaction)."""
-        with self._lock:
-            if len(self._idle) < self._keep:
-                self._idle.append(connection)
-                return
+        # Unlocked: threads giving back at one instant may keep one or two more than `keep`.
+        if len(self._idle) < self._keep:
+            self._idle.append(connection)
+            return
         connection.close()
 
     def discard(self, connection: Any) -> None:
@@ -59,8 +72,7 @@ class DriverConnections:
             connection.close()
 
     def close(self) -> None:
-        with self._lock:
-            idle, self._idle = self._idle, []
+        idle, self._idle = self._idle, []
         for connection in idle:
             self.discard(connection)
 

@@ -10,7 +10,6 @@ from sqlalchemy import Connection, func, select, text
 
 from dominus.errors import QueueFullError
 from dominus.jobs.model import ACTIVE_STATUSES, EnqueueResult, NewJob
-from dominus.jobs.sql import metrics
 from dominus.jobs.sql.backend import Backend
 from dominus.jobs.sql.tables import job_queue
 
@@ -45,7 +44,7 @@ def insert_jobs(
         for job, result in zip(jobs, results, strict=True)
         if result is not None and result.created
     ]
-    backend.add_metrics(connection, metrics.Increments().enqueued(created), metrics.shard_for())
+    backend.count_enqueued(connection, created)
     return [result for result in results if result is not None]
 
 

@@ -25,6 +25,7 @@ from dominus.jobs.metrics_model import (
     DURATION_COUNT,
     DURATION_SUM,
     ENQUEUED,
+    ENQUEUED_COUNTED_THROUGH,
     FAILED,
     INFINITY,
     RECLAIMED,
@@ -103,14 +104,17 @@ def shard_for(writer: str | None = None) -> int:
     return zlib.crc32(key.encode()) % SHARDS
 
 
-def read(connection: Connection) -> MetricTotals:
+def read(connection: Connection, uncounted_enqueues: Mapping[str, int]) -> MetricTotals:
+    """The totals, with the enqueues not yet in the stored counters added (ADR 0036)."""
     rows = connection.execute(
         select(
             job_metrics.c.name,
             job_metrics.c.job_type,
             job_metrics.c.bucket,
             func.sum(job_metrics.c.value),
-        ).group_by(job_metrics.c.name, job_metrics.c.job_type, job_metrics.c.bucket)
+        )
+        .where(job_metrics.c.name != ENQUEUED_COUNTED_THROUGH)
+        .group_by(job_metrics.c.name, job_metrics.c.job_type, job_metrics.c.bucket)
     ).all()
     counters: dict[tuple[str, str], float] = {}
     buckets: defaultdict[str, dict[str, float]] = defaultdict(dict)
@@ -125,6 +129,8 @@ def read(connection: Connection) -> MetricTotals:
             counts[job_type] = float(total)
         else:
             counters[(name, job_type)] = float(total)
+    for job_type, count in uncounted_enqueues.items():
+        counters[(ENQUEUED, job_type)] = counters.get((ENQUEUED, job_type), 0.0) + count
     histograms = {job_type: _cumulative(per_bucket) for job_type, per_bucket in buckets.items()}
     durations = {
         job_type: (sums.get(job_type, 0.0), counts.get(job_type, 0.0)) for job_type in counts

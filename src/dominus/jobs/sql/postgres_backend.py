@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -209,7 +209,7 @@ class PostgresBackend:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._loop = _LoopConnection(engine)
-        self._connections = DriverConnections(engine)
+        self._connections = DriverConnections(engine, prepare=_autocommit)
 
     # --- statements in the caller's transaction ------------------------------------------
     def claim(
@@ -259,6 +259,20 @@ class PostgresBackend:
             return
         connection.exec_driver_sql(_UPSERT_METRICS, _metric_parameters(increments, shard))
 
+    def count_enqueued(self, connection: Connection, job_types: Sequence[str]) -> None:
+        # In the enqueue's transaction: sequence values are not handed out in commit order, so
+        # the rows cannot be counted after the fact as on SQLite (ADR 0036).
+        self.add_metrics(connection, Increments().enqueued(job_types), shard_for())
+
+    def uncounted_enqueues(self, connection: Connection) -> Mapping[str, int]:
+        return {}  # every enqueue is counted in its own transaction
+
+    def fold_enqueues(self, connection: Connection) -> None:
+        """Nothing to fold (see `count_enqueued`)."""
+
+    def mark_enqueues_counted(self, connection: Connection) -> None:
+        """Nothing to mark (see `count_enqueued`)."""
+
     def lock_row(self, query: Select[Any]) -> Select[Any]:
         # FOR NO KEY UPDATE: the lock every UPDATE of the row needs (a reclaim, a heartbeat, a
         # settle), held until COMMIT; it does not block inserts of rows that refer to the job.
@@ -285,7 +299,6 @@ class PostgresBackend:
         # switching modes back for the pool's other users (ADR 0035).
         raw = self._connections.take()
         try:
-            raw.autocommit = True
             ids = _enqueue_one(raw, jobs[0], now) if len(jobs) == 1 else _copy_in(raw, jobs, now)
         except BaseException as error:
             self._connections.discard(raw)
@@ -397,6 +410,10 @@ def _insert_parameters(jobs: Sequence[NewJob], now: datetime) -> dict[str, Any]:
         "run_ats": [job.run_at for job in jobs],
         "timeouts": [job.timeout_seconds for job in jobs],
     }
+
+
+def _autocommit(raw: psycopg.Connection[Any]) -> None:
+    raw.autocommit = True
 
 
 def _enqueue_one(raw: psycopg.Connection[Any], job: NewJob, now: datetime) -> list[int]:

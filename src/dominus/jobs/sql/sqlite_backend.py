@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -30,8 +30,9 @@ from dominus.db.sqlite_file import SqliteFileWatch
 from dominus.db.types import UTCDateTime
 from dominus.jobs.clock import Clock, utc_now
 from dominus.jobs.model import Claim, Completed, Job, NewJob
+from dominus.jobs.sql import sqlite_enqueue_counts as enqueue_counts
 from dominus.jobs.sql.driver_connections import DriverConnections
-from dominus.jobs.sql.metrics import ENQUEUED, Increments, shard_for
+from dominus.jobs.sql.metrics import Increments, shard_for
 from dominus.jobs.sql.rows import JOB_FIELDS, job_from_fields
 from dominus.jobs.sql.tables import job_queue
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher, SqliteDataVersionWatcher
@@ -110,7 +111,7 @@ class SqliteBackend:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._loop = _LoopConnection(engine)
-        self._connections = DriverConnections(engine)
+        self._connections = DriverConnections(engine, prepare=_autocommit)
         self._path = sqlite_path(engine)
         self._file = SqliteFileWatch(self._path) if self._path is not None else None
 
@@ -182,17 +183,20 @@ class SqliteBackend:
 
     def enqueue_plain(self, jobs: Sequence[NewJob], now: datetime) -> list[int]:
         # A driver connection of the backend's own: SQLAlchemy's pool and Connection events
-        # cost more than this transaction's SQL (as for the loop's, ADR 0003).
+        # cost more than this transaction's SQL (as for the loop's, ADR 0003). The job rows are
+        # all it writes: they are counted from the rows later (ADR 0036).
         raw = self._connections.take()
         try:
-            raw.execute("BEGIN IMMEDIATE")
-            try:
+            if len(jobs) == 1:  # one INSERT is a transaction of its own (the driver autocommits)
                 ids = insert_plain_jobs(raw, jobs, now)
-                count_enqueued(raw, jobs)
-                raw.commit()
-            except BaseException:
-                raw.rollback()
-                raise
+            else:
+                raw.execute("BEGIN IMMEDIATE")
+                try:
+                    ids = insert_plain_jobs(raw, jobs, now)
+                    raw.commit()
+                except BaseException:
+                    raw.rollback()
+                    raise
         except BaseException as error:
             self._connections.discard(raw)
             if isinstance(error, sqlite3.Error):
@@ -201,7 +205,27 @@ class SqliteBackend:
         self._connections.give_back(raw)
         return ids
 
+    def count_enqueued(self, connection: Connection, job_types: Sequence[str]) -> None:
+        """Nothing to write: enqueues are counted from their rows (ADR 0036)."""
+
+    def uncounted_enqueues(self, connection: Connection) -> Mapping[str, int]:
+        return enqueue_counts.uncounted(connection)
+
+    def fold_enqueues(self, connection: Connection) -> None:
+        enqueue_counts.fold(connection)
+
+    def mark_enqueues_counted(self, connection: Connection) -> None:
+        enqueue_counts.mark_counted(connection)
+
     def maintain(self) -> str | None:
+        """Fold the enqueues made since the last fold into the counters (ADR 0036): a reading
+        then counts only the rows enqueued in the last few seconds. Nothing is written (and no
+        idle worker woken) when there is nothing to fold."""
+        with self._engine.connect() as connection:
+            if enqueue_counts.all_counted(connection):
+                return None
+        with self._engine.begin() as connection:
+            enqueue_counts.fold(connection)
         return None
 
     def clock(self) -> Clock:
@@ -218,6 +242,12 @@ class SqliteBackend:
             self._file.check()
 
 
+def _autocommit(raw: sqlite3.Connection) -> None:
+    # The driver's own transaction handling off (as the engine opens its connections): a lone
+    # INSERT is then a transaction of its own, and BEGIN IMMEDIATE is issued by hand.
+    raw.isolation_level = None
+
+
 def insert_plain_jobs(raw: sqlite3.Connection, jobs: Sequence[NewJob], now: datetime) -> list[int]:
     """Insert jobs without dedupe keys; returns their ids in order.
 
@@ -228,7 +258,7 @@ def insert_plain_jobs(raw: sqlite3.Connection, jobs: Sequence[NewJob], now: date
     rows = [
         (
             job.job_type,
-            json.dumps(job.payload),
+            json.dumps(job.payload) if job.payload else "{}",  # the common empty one, as dumped
             job.priority,
             job.max_attempts,
             stored_time(job.run_at) if job.run_at != now else created,
@@ -304,13 +334,6 @@ def _landed(connection: Connection, outcomes: Sequence[Completed], now: datetime
     )
     landed = {Claim(row.id, row.locked_by, row.attempts) for row in rows}
     return [outcome.claim in landed for outcome in outcomes]
-
-
-def count_enqueued(raw: sqlite3.Connection, jobs: Sequence[NewJob]) -> None:
-    if len(jobs) == 1:  # the common case, without gathering increments
-        raw.execute(_UPSERT_METRICS, (ENQUEUED, jobs[0].job_type, "", shard_for(), 1.0))
-    else:
-        add_metrics(raw, Increments().enqueued(job.job_type for job in jobs), shard_for())
 
 
 def count_completions(raw: sqlite3.Connection, completed: Sequence[Completed]) -> None:

@@ -231,7 +231,7 @@ class SqlJobStore:
         )
 
     def metric_totals(self) -> MetricTotals:
-        return self._read(metrics.read)
+        return self._read(lambda conn: metrics.read(conn, self._backend.uncounted_enqueues(conn)))
 
     def maintain(self) -> str | None:
         with database_errors():
