@@ -126,3 +126,8 @@ def test_a_new_job_after_the_newest_rows_were_deleted_is_counted_once(
     store.enqueue([new_job(), new_job()], T0)
     store.maintain()
     assert store.metric_totals().counter(ENQUEUED, "diag.noop") == 8
+    delete_jobs_as_pruning_does(engine, "TRUE")  # all of them: ids start again at 1
+    store.enqueue([new_job()], T0)
+    assert store.metric_totals().counter(ENQUEUED, "diag.noop") == 9
+    store.maintain()
+    assert store.metric_totals().counter(ENQUEUED, "diag.noop") == 9

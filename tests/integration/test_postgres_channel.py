@@ -149,23 +149,29 @@ def test_jobs_enqueued_through_the_database_clock_are_due_for_workers_on_it(
     assert claimed.id == job_id
 
 
-def test_a_batch_enqueue_is_one_statement_whatever_its_size(
+def test_a_batch_enqueue_is_one_copy_whatever_its_size(
     store: SqlJobStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     statements: list[str] = []
-    execute = psycopg.Cursor.execute
+    execute, copy = psycopg.Cursor.execute, psycopg.Cursor.copy
 
     def record(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
         # At the driver: the common enqueue goes straight to a psycopg connection.
-        statements.append(str(query))
+        statements.append(" ".join(str(query).split()))
         return execute(cursor, query, *args, **kwargs)
 
+    def record_copy(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        statements.append(" ".join(str(query).split()))
+        return copy(cursor, query, *args, **kwargs)
+
     monkeypatch.setattr(psycopg.Cursor, "execute", record)
+    monkeypatch.setattr(psycopg.Cursor, "copy", record_copy)
     batch = [NewJob("diag.noop", {"n": n}, n % 7, 3, datetime.now(UTC)) for n in range(20_000)]
     results = store.enqueue(batch, datetime.now(UTC))
     monkeypatch.undo()
-    inserts = [sql for sql in statements if "INSERT INTO job_queue" in " ".join(sql.split())]
-    assert len(inserts) == 1
+    assert [sql for sql in statements if "INSERT INTO job_queue" in sql] == []
+    assert len([sql for sql in statements if sql.startswith("COPY job_queue")]) == 1
+    assert len([sql for sql in statements if "nextval" in sql]) == 1
     ids = [result.job_id for result in results]
     assert ids == sorted(ids) and len(set(ids)) == 20_000
     for n in (0, 1, 9_999, 19_999):  # each id is its own job's

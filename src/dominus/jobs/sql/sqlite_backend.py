@@ -37,6 +37,9 @@ from dominus.jobs.sql.rows import JOB_FIELDS, job_from_fields
 from dominus.jobs.sql.tables import job_queue
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher, SqliteDataVersionWatcher
 
+# How long a fold waits for the write lock before leaving it to the next round.
+FOLD_PATIENCE_MS = 50
+
 _INSERT = (
     "INSERT INTO job_queue (job_type, payload, status, priority, attempts, max_attempts, "
     "failure_count, run_at, created_at, updated_at, timeout_seconds) "
@@ -209,23 +212,43 @@ class SqliteBackend:
         """Nothing to write: enqueues are counted from their rows (ADR 0036)."""
 
     def uncounted_enqueues(self, connection: Connection) -> Mapping[str, int]:
-        return enqueue_counts.uncounted(connection)
+        return enqueue_counts.uncounted(driver_connection(connection))
 
     def fold_enqueues(self, connection: Connection) -> None:
-        enqueue_counts.fold(connection)
+        enqueue_counts.fold(driver_connection(connection))
 
     def mark_enqueues_counted(self, connection: Connection) -> None:
-        enqueue_counts.mark_counted(connection)
+        enqueue_counts.mark_counted(driver_connection(connection))
 
     def maintain(self) -> str | None:
-        """Fold the enqueues made since the last fold into the counters (ADR 0036): a reading
-        then counts only the rows enqueued in the last few seconds. Nothing is written (and no
-        idle worker woken) when there is nothing to fold."""
-        with self._engine.connect() as connection:
-            if enqueue_counts.all_counted(connection):
+        """Fold the enqueues made since the last fold into the counters (ADR 0036), so that a
+        reading counts only the last few seconds' rows. Never urgent, so it never waits: it
+        reads first in autocommit mode (nothing to fold: no transaction at all, no idle worker
+        woken), and gives the write lock 50 ms before leaving the fold to the next round,
+        where waiting the full busy timeout would hold up the reaper on the same thread."""
+        raw = self._connections.take()
+        try:
+            if enqueue_counts.all_counted(raw):
+                self._connections.give_back(raw)
                 return None
-        with self._engine.begin() as connection:
-            enqueue_counts.fold(connection)
+            (patience,) = raw.execute("PRAGMA busy_timeout").fetchone()
+            raw.execute(f"PRAGMA busy_timeout = {FOLD_PATIENCE_MS}")
+            try:
+                raw.execute("BEGIN IMMEDIATE")
+                try:
+                    enqueue_counts.fold(raw)
+                    raw.commit()
+                except BaseException:
+                    raw.rollback()
+                    raise
+            finally:
+                raw.execute(f"PRAGMA busy_timeout = {int(patience)}")
+        except BaseException as error:
+            self._connections.discard(raw)
+            if isinstance(error, sqlite3.Error):
+                raise translated(error) from error
+            raise
+        self._connections.give_back(raw)
         return None
 
     def clock(self) -> Clock:

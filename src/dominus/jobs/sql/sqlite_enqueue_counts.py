@@ -23,9 +23,8 @@ the enqueue's own statement, which costs it little next to the network round tri
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Mapping
-
-from sqlalchemy import Connection
 
 from dominus.jobs.metrics_model import ENQUEUED, ENQUEUED_COUNTED_THROUGH
 
@@ -44,33 +43,37 @@ _FOLD = (
     f"WHERE id > COALESCE(({_MARK}), 0) GROUP BY job_type "
     "ON CONFLICT (name, job_type, bucket, shard) DO UPDATE SET value = value + excluded.value"
 )
-# WHERE true: SQLite's documented way to keep INSERT ... SELECT ... ON CONFLICT unambiguous.
+# WHERE true: SQLite's documented way to keep INSERT ... SELECT ... ON CONFLICT unambiguous;
+# HAVING: no row at all for an empty queue (an empty database stays without rows).
 _SET_MARK = (
     "INSERT INTO job_metrics (name, job_type, bucket, shard, value) "
-    "SELECT :mark, '', '', 0, COALESCE(max(id), 0) FROM job_queue WHERE true "
+    "SELECT :mark, '', '', 0, max(id) FROM job_queue WHERE true HAVING count(*) > 0 "
     "ON CONFLICT (name, job_type, bucket, shard) DO UPDATE SET value = excluded.value"
 )
+_DROP_MARK = "DELETE FROM job_metrics WHERE name = :mark AND NOT EXISTS (SELECT 1 FROM job_queue)"
 _NAMES = {"mark": ENQUEUED_COUNTED_THROUGH, "counter": ENQUEUED}
 
 
-def uncounted(connection: Connection) -> Mapping[str, int]:
+def uncounted(raw: sqlite3.Connection) -> Mapping[str, int]:
     """Jobs enqueued and not in the counters yet, by type."""
-    rows = connection.exec_driver_sql(_UNCOUNTED, _NAMES).all()
+    rows = raw.execute(_UNCOUNTED, _NAMES).fetchall()
     return {job_type: int(count) for job_type, count in rows}
 
 
-def all_counted(connection: Connection) -> bool:
-    """Whether a fold would change nothing (a read: it does not take the write lock)."""
-    return bool(connection.exec_driver_sql(_FOLDED, _NAMES).scalar_one())
+def all_counted(raw: sqlite3.Connection) -> bool:
+    """Whether a fold would change nothing."""
+    return bool(raw.execute(_FOLDED, _NAMES).fetchone()[0])
 
 
-def fold(connection: Connection) -> None:
+def fold(raw: sqlite3.Connection) -> None:
     """Count the rows above the mark and set the mark to the newest row, in the caller's write
     transaction. Before deleting job rows and after, in the same transaction (module docstring)."""
-    connection.exec_driver_sql(_FOLD, _NAMES)
-    mark_counted(connection)
+    raw.execute(_FOLD, _NAMES)
+    mark_counted(raw)
 
 
-def mark_counted(connection: Connection) -> None:
-    """Set the mark to the newest row: the caller vouches that the counters include every row."""
-    connection.exec_driver_sql(_SET_MARK, _NAMES)
+def mark_counted(raw: sqlite3.Connection) -> None:
+    """Set the mark to the newest row (no mark at all for an empty queue: new ids start again
+    at 1): the caller vouches that the counters include every row."""
+    raw.execute(_DROP_MARK, _NAMES)
+    raw.execute(_SET_MARK, _NAMES)

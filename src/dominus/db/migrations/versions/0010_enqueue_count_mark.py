@@ -32,7 +32,7 @@ def upgrade() -> None:
         return
     op.execute(
         "INSERT INTO job_metrics (name, job_type, bucket, shard, value) "
-        f"SELECT '{MARK}', '', '', 0, COALESCE(max(id), 0) FROM job_queue WHERE true "
+        f"SELECT '{MARK}', '', '', 0, max(id) FROM job_queue WHERE true HAVING count(*) > 0 "
         "ON CONFLICT (name, job_type, bucket, shard) DO UPDATE SET value = excluded.value"
     )
 
