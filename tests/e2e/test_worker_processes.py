@@ -121,10 +121,13 @@ def drain_exactly_once(
     assert all(job.failure_count == 0 and job.result == {} for job in stored)
     assert {job.locked_by for job in stored} <= worker_ids
     with store.engine.connect() as connection:
-        events = connection.execute(
-            text("SELECT kind, COUNT(*) FROM job_events GROUP BY kind")
-        ).all()
-    assert dict(events) == {}, "no reclaimed/lost/failed events on a clean drain"
+        events = connection.execute(text("SELECT kind, message FROM job_events")).all()
+    # No reclaimed, lost or failed job on a clean drain. The only event allowed is a job claimed
+    # ahead going back unstarted, its attempt not spent, after waiting over a second behind a
+    # starved process's handlers (ADR 0033): a loaded CI machine does that to hundreds of them.
+    assert all(kind == "released" and "waited too long" in message for kind, message in events), (
+        Counter(kind for kind, _ in events)
+    )
 
     for worker in started_workers:
         worker.send(signal.SIGTERM)
