@@ -126,24 +126,33 @@ class Steps:
         self.notes: list[str] = []
 
     def repeat(self, label: str, measure: Callable[[int], str]) -> None:
-        """Run `measure(run)` `repeats` times. A failed run is reported and left out of the
-        medians; after two failures the step gives up."""
-        failed = 0
+        """Run `measure(run)` `repeats` times."""
+        self.side_by_side([(label, measure)])
+
+    def side_by_side(self, measures: list[tuple[str, Callable[[int], str]]]) -> None:
+        """Run each measure `repeats` times, interleaved run by run (A1 B1 A2 B2 …), so systems
+        compared against each other share the machine's slow and fast spells instead of one
+        getting all of a noisy neighbour's load. A failed run is reported and left out of the
+        medians; after two failures a measure gives up."""
+        failed = dict.fromkeys((label for label, _ in measures), 0)
         for run in range(1, self.repeats + 1):
-            started = time.perf_counter()
-            try:
-                summary = measure(run)
-            except Exception as error:
-                traceback.print_exc()
-                failed += 1
-                first_line = (str(error).splitlines() or [""])[0]
-                self.failures.append(f"{label}, run {run}: {type(error).__name__}: {first_line}")
-                print(f"  {label} run {run}/{self.repeats}: FAILED ({error})", flush=True)
-                if failed >= 2:
-                    return
-                continue
-            took = time.perf_counter() - started
-            print(f"  {label} run {run}/{self.repeats}: {summary}  [{took:.1f} s]", flush=True)
+            for label, measure in measures:
+                if failed[label] < 2 and not self._run_once(label, measure, run):
+                    failed[label] += 1
+
+    def _run_once(self, label: str, measure: Callable[[int], str], run: int) -> bool:
+        started = time.perf_counter()
+        try:
+            summary = measure(run)
+        except Exception as error:
+            traceback.print_exc()
+            first_line = (str(error).splitlines() or [""])[0]
+            self.failures.append(f"{label}, run {run}: {type(error).__name__}: {first_line}")
+            print(f"  {label} run {run}/{self.repeats}: FAILED ({error})", flush=True)
+            return False
+        took = time.perf_counter() - started
+        print(f"  {label} run {run}/{self.repeats}: {summary}  [{took:.1f} s]", flush=True)
+        return True
 
     def drain(self, key: str, system: str, result: Drain) -> str:
         self.results.add(key, system, result.throughput)
@@ -187,12 +196,29 @@ class SqliteSteps(Steps):
     def enqueue(self) -> None:
         sizes, ours = self.sizes, self.dominus
         print(f"SQLite enqueue: {sizes.single_enqueue:,} single, {sizes.batched_enqueue:,} batched")
-        self.repeat(
-            "DOMINUS enqueue single",
-            lambda _: self.rate(
-                "enqueue_single", DOMINUS, ours.enqueue_single(sizes.single_enqueue, sizes.warmup)
-            ),
-        )
+        singles: list[tuple[str, Callable[[int], str]]] = [
+            (
+                "DOMINUS enqueue single",
+                lambda _: self.rate(
+                    "enqueue_single",
+                    DOMINUS,
+                    ours.enqueue_single(sizes.single_enqueue, sizes.warmup),
+                ),
+            )
+        ]
+        if self.huey is not None:
+            theirs = self.huey
+            singles.append(
+                (
+                    "huey enqueue single",
+                    lambda _: self.rate(
+                        "enqueue_single",
+                        HUEY,
+                        theirs.enqueue_single(sizes.single_enqueue, sizes.warmup),
+                    ),
+                )
+            )
+        self.side_by_side(singles)
         self.repeat(
             "DOMINUS enqueue batched",
             lambda _: self.rate(
@@ -201,16 +227,6 @@ class SqliteSteps(Steps):
                 ours.enqueue_batched(sizes.batched_enqueue, sizes.batch_size),
             ),
         )
-        if self.huey is not None:
-            theirs = self.huey
-            self.repeat(
-                "huey enqueue single",
-                lambda _: self.rate(
-                    "enqueue_single",
-                    HUEY,
-                    theirs.enqueue_single(sizes.single_enqueue, sizes.warmup),
-                ),
-            )
 
     def drains(self) -> None:
         jobs = self.sizes.drain_jobs
@@ -218,15 +234,24 @@ class SqliteSteps(Steps):
         theirs = self.huey
         for concurrency in self.sizes.concurrencies:
             key = f"drain_c{concurrency}"
-            self.repeat(
-                f"DOMINUS drain c={concurrency}",
-                lambda _, c=concurrency, k=key: self.drain(k, DOMINUS, self.dominus.drain(jobs, c)),
-            )
-            if theirs is not None:
-                self.repeat(
-                    f"huey drain -w {concurrency}",
-                    lambda _, c=concurrency, k=key: self.drain(k, HUEY, theirs.drain(jobs, c)),
+            measures: list[tuple[str, Callable[[int], str]]] = [
+                (
+                    f"DOMINUS drain c={concurrency}",
+                    lambda _, c=concurrency, k=key: self.drain(
+                        k, DOMINUS, self.dominus.drain(jobs, c)
+                    ),
                 )
+            ]
+            if theirs is not None:
+                measures.append(
+                    (
+                        f"huey drain -w {concurrency}",
+                        lambda _, c=concurrency, k=key, t=theirs: self.drain(
+                            k, HUEY, t.drain(jobs, c)
+                        ),
+                    )
+                )
+            self.side_by_side(measures)
 
     def latencies(self) -> None:
         jobs = self.sizes.latency_jobs
@@ -387,42 +412,62 @@ class PostgresSteps(Steps):
             f"PostgreSQL enqueue: {sizes.single_enqueue:,} single, {sizes.batched_enqueue:,} "
             "batched"
         )
-        for system, bench in [(DOMINUS, self.dominus), *self._others()]:
-            name = report.NAMES[system]
-            self.repeat(
-                f"{name} enqueue single",
-                lambda _, s=system, b=bench: self.rate(
-                    "enqueue_single", s, b.enqueue_single(sizes.single_enqueue, sizes.warmup)
-                ),
-            )
-            self.repeat(
-                f"{name} enqueue batched",
-                lambda _, s=system, b=bench: self.rate(
-                    "enqueue_batched", s, b.enqueue_batched(sizes.batched_enqueue, sizes.batch_size)
-                ),
-            )
+        systems = [(DOMINUS, self.dominus), *self._others()]
+        self.side_by_side(
+            [
+                (
+                    f"{report.NAMES[system]} enqueue single",
+                    lambda _, s=system, b=bench: self.rate(
+                        "enqueue_single", s, b.enqueue_single(sizes.single_enqueue, sizes.warmup)
+                    ),
+                )
+                for system, bench in systems
+            ]
+        )
+        self.side_by_side(
+            [
+                (
+                    f"{report.NAMES[system]} enqueue batched",
+                    lambda _, s=system, b=bench: self.rate(
+                        "enqueue_batched",
+                        s,
+                        b.enqueue_batched(sizes.batched_enqueue, sizes.batch_size),
+                    ),
+                )
+                for system, bench in systems
+            ]
+        )
 
     def drains(self) -> None:
         jobs, high = self.sizes.drain_jobs, self.sizes.pg_concurrencies[-1]
         print(f"PostgreSQL drain: {jobs:,} jobs, one worker process")
         for concurrency in self.sizes.pg_concurrencies:
             key = f"drain_c{concurrency}"
-            self.repeat(
-                f"DOMINUS drain c={concurrency}",
-                lambda _, c=concurrency, k=key: self.drain(k, DOMINUS, self.dominus.drain(jobs, c)),
-            )
-            if self.procrastinate is not None:
-                self.repeat(
-                    f"procrastinate drain --concurrency {concurrency}",
+            measures: list[tuple[str, Callable[[int], str]]] = [
+                (
+                    f"DOMINUS drain c={concurrency}",
                     lambda _, c=concurrency, k=key: self.drain(
-                        k, PROCRASTINATE, self.procrastinate.drain(jobs, c)
+                        k, DOMINUS, self.dominus.drain(jobs, c)
                     ),
                 )
-            if self.pgqueuer is not None and concurrency == high:
-                self.repeat(
-                    f"pgqueuer drain --batch-size {self.sizes.pgqueuer_batch_size}",
-                    lambda _, k=key: self.drain(k, PGQUEUER, self.pgqueuer.drain(jobs)),
+            ]
+            if self.procrastinate is not None:
+                measures.append(
+                    (
+                        f"procrastinate drain --concurrency {concurrency}",
+                        lambda _, c=concurrency, k=key, b=self.procrastinate: self.drain(
+                            k, PROCRASTINATE, b.drain(jobs, c)
+                        ),
+                    )
                 )
+            if self.pgqueuer is not None and concurrency == high:
+                measures.append(
+                    (
+                        f"pgqueuer drain --batch-size {self.sizes.pgqueuer_batch_size}",
+                        lambda _, k=key, b=self.pgqueuer: self.drain(k, PGQUEUER, b.drain(jobs)),
+                    )
+                )
+            self.side_by_side(measures)
 
     def process_drains(self) -> None:
         jobs, concurrency = self.sizes.drain_jobs, self.sizes.process_concurrency
