@@ -43,11 +43,14 @@ _FOLD = (
     f"WHERE id > COALESCE(({_MARK}), 0) GROUP BY job_type "
     "ON CONFLICT (name, job_type, bucket, shard) DO UPDATE SET value = value + excluded.value"
 )
-# WHERE true: SQLite's documented way to keep INSERT ... SELECT ... ON CONFLICT unambiguous;
-# HAVING: no row at all for an empty queue (an empty database stays without rows).
+# The newest id read as a scalar subquery, which SQLite answers from one end of the rowid
+# B-tree; an aggregate over the table with a HAVING clause (the empty queue's test) made it count
+# every row, 38 ms on a million. WHERE: no row at all for an empty queue (an empty database
+# stays without rows).
+_NEWEST = "(SELECT max(id) FROM job_queue)"
 _SET_MARK = (
     "INSERT INTO job_metrics (name, job_type, bucket, shard, value) "
-    "SELECT :mark, '', '', 0, max(id) FROM job_queue WHERE true HAVING count(*) > 0 "
+    f"SELECT :mark, '', '', 0, {_NEWEST} WHERE {_NEWEST} IS NOT NULL "
     "ON CONFLICT (name, job_type, bucket, shard) DO UPDATE SET value = excluded.value"
 )
 _DROP_MARK = "DELETE FROM job_metrics WHERE name = :mark AND NOT EXISTS (SELECT 1 FROM job_queue)"
