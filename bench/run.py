@@ -26,6 +26,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 import envinfo
 import report
@@ -114,6 +115,10 @@ def sizes_from(args: argparse.Namespace) -> Sizes:
     return sizes
 
 
+class DrainsPrefilled(Protocol):
+    def drain(self, jobs: int, concurrency: int, *, prefilled: bool = False) -> Drain: ...
+
+
 class Steps:
     """Runs measurements `repeats` times and collects them for one backend's section."""
 
@@ -153,6 +158,25 @@ class Steps:
         took = time.perf_counter() - started
         print(f"  {label} run {run}/{self.repeats}: {summary}  [{took:.1f} s]", flush=True)
         return True
+
+    def big_table_drain(self, ours: DrainsPrefilled, rows: int, jobs: int, c: int) -> None:
+        """The drain on the big table beside the same drain on an empty one, run by run, and
+        their ratio from those pairs: the empty-table drains measured earlier in the run met
+        another spell of the machine's load, and a ratio across spells measured the load."""
+        key = f"drain1m_c{c}"
+        self.side_by_side(
+            [
+                (
+                    f"DOMINUS drain c={c}, empty table",
+                    lambda _: self.drain(f"{key}_empty", DOMINUS, ours.drain(jobs, c)),
+                ),
+                (
+                    f"DOMINUS drain c={c} with {rows:,} finished rows",
+                    lambda _: self.drain(key, DOMINUS, ours.drain(jobs, c, prefilled=True)),
+                ),
+            ]
+        )
+        self.ratio(f"{key}_ratio", key, f"{key}_empty")
 
     def drain(self, key: str, system: str, result: Drain) -> str:
         self.results.add(key, system, result.throughput)
@@ -281,14 +305,7 @@ class SqliteSteps(Steps):
         self.notes.append(f"{rows:,} completed rows were inserted with raw sqlite3 in {took:.1f} s")
         try:
             for concurrency in chosen:
-                key = f"drain1m_c{concurrency}"
-                self.repeat(
-                    f"DOMINUS drain c={concurrency} with {rows:,} finished rows",
-                    lambda _, c=concurrency, k=key: self.drain(
-                        k, DOMINUS, self.dominus.drain(jobs, c, prefilled=True)
-                    ),
-                )
-                self.ratio(f"{key}_ratio", key, f"drain_c{concurrency}")
+                self.big_table_drain(self.dominus, rows, jobs, concurrency)
         finally:
             self.dominus.drop_prefilled()
         return chosen
@@ -516,14 +533,7 @@ class PostgresSteps(Steps):
         )
         try:
             for concurrency in chosen:
-                key = f"drain1m_c{concurrency}"
-                self.repeat(
-                    f"DOMINUS drain c={concurrency} with {rows:,} finished rows",
-                    lambda _, c=concurrency, k=key: self.drain(
-                        k, DOMINUS, self.dominus.drain(jobs, c, prefilled=True)
-                    ),
-                )
-                self.ratio(f"{key}_ratio", key, f"drain_c{concurrency}")
+                self.big_table_drain(self.dominus, rows, jobs, concurrency)
         finally:
             self.dominus.drop_prefilled()
         return chosen
