@@ -11,7 +11,7 @@ a connection that was in use when an error happened is closed, never reused.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sqlalchemy import Engine, event
@@ -56,6 +56,19 @@ class DriverConnections:
                 self.discard(connection)
                 raise
         return connection
+
+    @contextlib.contextmanager
+    def lent(self) -> Iterator[Any]:
+        """A connection for one use: given back after it, closed instead if anything went wrong
+        while it was in use (its state is unknown); driver errors come out as DatabaseError."""
+        connection = self.take()
+        try:
+            with database_errors():
+                yield connection
+        except BaseException:
+            self.discard(connection)
+            raise
+        self.give_back(connection)
 
     def give_back(self, connection: Any) -> None:
         """Keep `connection` for the next caller (it must be outside any transaction)."""

@@ -297,16 +297,8 @@ class PostgresBackend:
     def enqueue_plain(self, jobs: Sequence[NewJob], now: datetime) -> list[int]:
         # A connection of the backend's own, kept in autocommit mode: no pool checkout, and no
         # switching modes back for the pool's other users (ADR 0035).
-        raw = self._connections.take()
-        try:
-            ids = _enqueue_one(raw, jobs[0], now) if len(jobs) == 1 else _copy_in(raw, jobs, now)
-        except BaseException as error:
-            self._connections.discard(raw)
-            if isinstance(error, psycopg.Error):
-                raise translated(error) from error
-            raise
-        self._connections.give_back(raw)
-        return ids
+        with self._connections.lent() as raw:
+            return _enqueue_one(raw, jobs[0], now) if len(jobs) == 1 else _copy_in(raw, jobs, now)
 
     def maintain(self) -> str | None:
         """When the server's autovacuum is off, VACUUM (ANALYZE) the queue tables once job_queue

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -188,25 +189,11 @@ class SqliteBackend:
         # A driver connection of the backend's own: SQLAlchemy's pool and Connection events
         # cost more than this transaction's SQL (as for the loop's, ADR 0003). The job rows are
         # all it writes: they are counted from the rows later (ADR 0036).
-        raw = self._connections.take()
-        try:
+        with self._connections.lent() as raw:
             if len(jobs) == 1:  # one INSERT is a transaction of its own (the driver autocommits)
-                ids = insert_plain_jobs(raw, jobs, now)
-            else:
-                raw.execute("BEGIN IMMEDIATE")
-                try:
-                    ids = insert_plain_jobs(raw, jobs, now)
-                    raw.commit()
-                except BaseException:
-                    raw.rollback()
-                    raise
-        except BaseException as error:
-            self._connections.discard(raw)
-            if isinstance(error, sqlite3.Error):
-                raise translated(error) from error
-            raise
-        self._connections.give_back(raw)
-        return ids
+                return insert_plain_jobs(raw, jobs, now)
+            with _write_transaction(raw):
+                return insert_plain_jobs(raw, jobs, now)
 
     def count_enqueued(self, connection: Connection, job_types: Sequence[str]) -> None:
         """Nothing to write: enqueues are counted from their rows (ADR 0036)."""
@@ -226,29 +213,16 @@ class SqliteBackend:
         reads first in autocommit mode (nothing to fold: no transaction at all, no idle worker
         woken), and gives the write lock 50 ms before leaving the fold to the next round,
         where waiting the full busy timeout would hold up the reaper on the same thread."""
-        raw = self._connections.take()
-        try:
+        with self._connections.lent() as raw:
             if enqueue_counts.all_counted(raw):
-                self._connections.give_back(raw)
                 return None
             (patience,) = raw.execute("PRAGMA busy_timeout").fetchone()
             raw.execute(f"PRAGMA busy_timeout = {FOLD_PATIENCE_MS}")
             try:
-                raw.execute("BEGIN IMMEDIATE")
-                try:
+                with _write_transaction(raw):
                     enqueue_counts.fold(raw)
-                    raw.commit()
-                except BaseException:
-                    raw.rollback()
-                    raise
             finally:
                 raw.execute(f"PRAGMA busy_timeout = {int(patience)}")
-        except BaseException as error:
-            self._connections.discard(raw)
-            if isinstance(error, sqlite3.Error):
-                raise translated(error) from error
-            raise
-        self._connections.give_back(raw)
         return None
 
     def clock(self) -> Clock:
@@ -425,3 +399,16 @@ class _LoopConnection:
         self._local.pooled = None
         if pooled is not None:
             pooled.invalidate()
+
+
+@contextmanager
+def _write_transaction(raw: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE (the write lock up front, so a busy database fails at the start, not at
+    the first write), committed when the block ends, rolled back if it raises."""
+    raw.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        raw.rollback()
+        raise
+    raw.commit()
