@@ -78,8 +78,20 @@ def status_of(store: SqlJobStore, job_id: int) -> JobStatus:
     return store.get_job(job_id).status
 
 
-def loop_threads() -> list[threading.Thread]:
-    return [thread for thread in threading.enumerate() if thread.name.endswith("-async")]
+@pytest.fixture
+def loop_threads() -> Callable[[], list[threading.Thread]]:
+    """The handler loop threads started since the test began (a worker stepped by an earlier
+    test in this process, never stopped, may still have its own)."""
+    before = set(threading.enumerate())
+
+    def started_since() -> list[threading.Thread]:
+        return [
+            thread
+            for thread in threading.enumerate()
+            if thread.name.endswith("-async") and thread not in before
+        ]
+
+    return started_since
 
 
 def test_an_async_job_completes_with_its_result(
@@ -87,6 +99,7 @@ def test_an_async_job_completes_with_its_result(
     store: SqlJobStore,
     live_queue: JobQueue,
     start_worker: Callable[..., RunningWorker],
+    loop_threads: Callable[[], list[threading.Thread]],
 ) -> None:
     running = start_worker()
     job_id = live_queue.enqueue_job("diag.async_sleep", {"seconds": 0.05}).job_id
@@ -251,6 +264,7 @@ def test_graceful_shutdown_waits_for_running_async_jobs(
     store: SqlJobStore,
     live_queue: JobQueue,
     start_worker: Callable[..., RunningWorker],
+    loop_threads: Callable[[], list[threading.Thread]],
 ) -> None:
     running = start_worker()
     job_ids = [
@@ -275,6 +289,7 @@ def test_async_jobs_still_running_after_the_graceful_timeout_are_cancelled_or_re
     start_worker: Callable[..., RunningWorker],
     requeue: bool,
     job_type: str,
+    loop_threads: Callable[[], list[threading.Thread]],
 ) -> None:
     running = start_worker(graceful_shutdown_timeout_seconds=0.2, shutdown_requeue=requeue)
     job_id = live_queue.enqueue_job(job_type, {"seconds": 60}).job_id
