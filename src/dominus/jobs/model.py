@@ -166,6 +166,8 @@ class WorkerInfo:
     started_at: datetime
     last_seen_at: datetime
     stopped_at: datetime | None = None
+    # The lock this worker's death releases ("advisory", "flock"), or None if it holds none.
+    liveness_lock: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

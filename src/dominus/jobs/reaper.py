@@ -99,6 +99,16 @@ class StaleJobReaper:
             return min(start, previous[0]), max(end, previous[1])
         return start, end
 
+    def seconds_since_trouble(self, now: datetime) -> float | None:
+        """Seconds since the latest database trouble this worker saw ended (0 while it lasts),
+        or None when it saw none that still counts."""
+        with self._lock:
+            if self._ongoing_since is not None:
+                return 0.0
+            if self._trouble is None:
+                return None
+            return max(0.0, (now - self._trouble[1]).total_seconds())
+
     def stale_after(self, now: datetime) -> timedelta:
         """The heartbeat age from which a running job is taken to be abandoned, at `now`."""
         with self._lock:
@@ -134,13 +144,19 @@ class StaleJobReaper:
             )
             return []
         reclaimed = self._store.reclaim_stale(now, stale_after.total_seconds(), self._retry_delay)
-        for job in reclaimed:
-            log.warning(
-                "job %d %s reclaimed from silent worker %s (attempt %d)%s",
-                job.job_id,
-                job.job_type,
-                job.from_worker,
-                job.attempt,
-                "; attempts exhausted, dead-lettered" if job.dead_lettered else "",
-            )
+        log_taken_back(reclaimed, "reclaimed from silent worker")
         return reclaimed
+
+
+def log_taken_back(jobs: list[ReclaimedJob], how: str) -> None:
+    """One WARNING per job taken back from another worker: `how` says from what kind."""
+    for job in jobs:
+        log.warning(
+            "job %d %s %s %s (attempt %d)%s",
+            job.job_id,
+            job.job_type,
+            how,
+            job.from_worker,
+            job.attempt,
+            "; attempts exhausted, dead-lettered" if job.dead_lettered else "",
+        )

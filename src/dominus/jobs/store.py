@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import Connection
 
+from dominus.jobs.liveness import LivenessLock
 from dominus.jobs.metrics_model import MetricTotals
 from dominus.jobs.model import (
     AttemptOutcome,
@@ -149,13 +150,19 @@ class JobStore(Protocol):
         ...
 
     def heartbeat(
-        self, worker_id: str, claims: Sequence[Claim], now: datetime
+        self,
+        worker_id: str,
+        claims: Sequence[Claim],
+        now: datetime,
+        *,
+        register_as: WorkerInfo | None = None,
     ) -> list[tuple[Claim, bool]]:
         """Refresh heartbeat_at of the jobs behind `claims` (the attempts this worker is running)
         and the worker's last_seen_at. Returns the claims that still hold, each with whether a
         cancel was requested. Only the given claims are refreshed: a row locked by this worker
         that it no longer runs (its completion was lost in a database crash) goes stale and is
-        reclaimed, instead of being kept alive forever."""
+        reclaimed, instead of being kept alive forever. When the worker has no row (a database
+        restored under it), `register_as` is written as its row again."""
         ...
 
     def release_unseen_claims(
@@ -185,6 +192,23 @@ class JobStore(Protocol):
     ) -> list[ReclaimedJob]:
         """Running jobs whose heartbeat is older than the max age → pending (not before the
         retry delay), or → failed + dead-letter entry when that was their last attempt."""
+        ...
+
+    def hold_liveness(self, worker_id: str) -> LivenessLock | None:
+        """The lock whose release tells other workers that `worker_id` died (not yet taken),
+        or None when the database offers none."""
+        ...
+
+    def workers_found_dead(self, except_worker: str) -> set[str]:
+        """Workers (other than `except_worker`) holding running jobs whose liveness lock is
+        free now."""
+        ...
+
+    def reclaim_from_dead(
+        self, worker_ids: Sequence[str], now: datetime, retry_delay: RetryDelay
+    ) -> list[ReclaimedJob]:
+        """The running jobs of workers known dead → pending (not before the retry delay), or →
+        failed + dead-letter entry when that was their last attempt; fenced on each claim."""
         ...
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats: ...

@@ -44,6 +44,7 @@ from dominus.jobs.execution import (
     run_handler,
 )
 from dominus.jobs.hooks import HookRunner
+from dominus.jobs.liveness import LivenessLock
 from dominus.jobs.maintenance import MaintenanceThread, PeriodicDuty, housekeeping
 from dominus.jobs.model import (
     AttemptOutcome,
@@ -61,6 +62,7 @@ from dominus.jobs.outcome_log import dead_lettered, log_settled, scheduled_retry
 from dominus.jobs.prefetch import PrefetchBudget, StartGate
 from dominus.jobs.reaper import StaleJobReaper
 from dominus.jobs.registry import HandlerRegistry
+from dominus.jobs.rescue import DeadWorkerRescue
 from dominus.jobs.shutdown import ShutdownSequence, ShutdownStep
 from dominus.jobs.store import JobStore
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher
@@ -135,6 +137,7 @@ class Worker:
             abort_grace_seconds=self._config.abort_grace_seconds,
         )
         self._database_gone: DatabaseGoneError | None = None
+        self._info: WorkerInfo | None = None  # as registered
         self._backoff_until: datetime | None = None
         self._reaper = StaleJobReaper(
             store,
@@ -152,6 +155,16 @@ class Worker:
         self._own_claims_fresh_since: datetime | None = None
         # When jobs the maintenance thread reclaimed fall due: the loop looks again then.
         self._reclaimed_due: queue.SimpleQueue[datetime] = queue.SimpleQueue()
+        # The lock this worker's death releases, taken when it registers (None: none held).
+        self._liveness: LivenessLock | None = None
+        self._rescue = DeadWorkerRescue(
+            store,
+            self.id,
+            confirm_seconds=self._config.dead_worker_confirm_seconds,
+            settle_seconds=self._config.dead_worker_settle_seconds,
+            retry_delay=self._retry_delay,
+            troubled_since=self._reaper.seconds_since_trouble,
+        )
 
     # --- control from other threads ----------------------------------------------------
     def wake(self) -> None:
@@ -213,6 +226,11 @@ class Worker:
             [
                 PeriodicDuty(
                     "reclaim", self._reaper.interval_seconds, lambda: self.reclaim(self._clock())
+                ),
+                PeriodicDuty(
+                    "dead worker rescue",
+                    self._config.dead_worker_check_interval_seconds,
+                    lambda: self.rescue(self._clock()),
                 ),
                 PeriodicDuty(
                     "queue maintenance",
@@ -287,18 +305,29 @@ class Worker:
     def _register(self, now: datetime) -> None:
         if self._duties.registered:
             return
-        self._store.register_worker(
-            WorkerInfo(
-                id=self.id,
-                hostname=socket.gethostname(),
-                pid=os.getpid(),
-                concurrency=self._config.concurrency,
-                job_types=list(self._types),
-                started_at=now,
-                last_seen_at=now,
-            )
+        if self._liveness is None:
+            lock = self._store.hold_liveness(self.id)
+            if lock is not None and lock.acquire():
+                self._liveness = lock
+        self._info = WorkerInfo(
+            id=self.id,
+            hostname=socket.gethostname(),
+            pid=os.getpid(),
+            concurrency=self._config.concurrency,
+            job_types=list(self._types),
+            started_at=now,
+            last_seen_at=now,
+            liveness_lock=None if self._liveness is None else self._liveness.kind,
         )
+        self._store.register_worker(self._info)
         self._duties.registered = True
+
+    @property
+    def _alive_to_others(self) -> bool:
+        """Whether other workers can tell this one is alive: its liveness lock is held, or it
+        took none (then only its heartbeat speaks for it, as before). While a lost lock is
+        being taken again, this worker claims nothing: others may be taking it for dead."""
+        return self._liveness is None or self._liveness.held
 
     def _collect(self, now: datetime) -> None:
         self._collect_finished()
@@ -409,7 +438,9 @@ class Worker:
         # Every claim still in `_running` is held, finished ones included: their outcome is
         # known here but not yet recorded (the database may have been unavailable), and a
         # claim left to go stale would be reclaimed and its result thrown away.
-        held = dict(self._store.heartbeat(self.id, list(self._running), now))
+        held = dict(
+            self._store.heartbeat(self.id, list(self._running), now, register_as=self._info)
+        )
         self._duties.heartbeat_done(now)
         self._own_claims_fresh_since = now
         lost: list[Claim] = []
@@ -467,6 +498,10 @@ class Worker:
         if fresh_since is None:
             return []  # before the first tick: this worker's claims are not known yet
         reclaimed = self._reaper.maybe_reclaim(now, fresh_since)
+        self._after_reclaim(reclaimed, now)
+        return reclaimed
+
+    def _after_reclaim(self, reclaimed: list[ReclaimedJob], now: datetime) -> None:
         for job in reclaimed:
             if job.dead_lettered:
                 self._tell_dead_lettered(_reclaimed_notice(job, now))
@@ -474,12 +509,20 @@ class Worker:
                 self._reclaimed_due.put(job.retry_at)
         if reclaimed:
             self._wake.set()
-        return reclaimed
+
+    def rescue(self, now: datetime) -> list[ReclaimedJob]:
+        """Reclaim the jobs of workers found dead by their free liveness locks (rescue.py). A
+        duty of the maintenance thread; tests that step the loop call it between ticks."""
+        if not self._duties.registered:
+            return []
+        rescued = self._rescue.maybe_rescue(now)
+        self._after_reclaim(rescued, now)
+        return rescued
 
     def _settle_and_claim(self, now: datetime) -> tuple[TickReport, list[Job]]:
         outcomes = list(self._unsettled)
         free = self._config.concurrency + self._claim_ahead(now) - self.running_count
-        can_claim = self._accepting and free > 0
+        can_claim = self._accepting and free > 0 and self._alive_to_others
         requested = can_claim and self._duties.take_poll_request(now)
         want_claim = can_claim and (requested or self._duties.claim_due(now))
         if not outcomes and not want_claim:
@@ -751,6 +794,7 @@ class Worker:
                 self._store.mark_worker_stopped(self.id, self._clock())
         except DatabaseError as error:
             log.error("could not mark worker %s stopped: %s", self.id, error)
+        self._release_liveness()
         self._close_handlers()
         self._watcher.close()
         if self._dead_letter_hook is not None:
@@ -762,9 +806,14 @@ class Worker:
         database, which nobody will read again) and release the threads."""
         for running in self._running.values():
             running.abort.set(AbortReason.SHUTDOWN)
+        self._release_liveness()
         self._close_handlers()
         self._watcher.close()
         log.error("worker %s stopped: its database is gone", self.id)
+
+    def _release_liveness(self) -> None:
+        if self._liveness is not None:
+            self._liveness.release()
 
     def _close_handlers(self) -> None:
         """Release the pool's threads and stop the handler loop (its tasks still running, which

@@ -36,6 +36,12 @@ class WorkerConfig:
     prefetch_max_wait_seconds: float = 1.0
     # While prefetched jobs wait, the loop records finished ones at least this often.
     settle_flush_seconds: float = 0.02
+    # Dead workers (their liveness lock free, `dominus.jobs.liveness`): how often the locks of
+    # the workers holding running jobs are looked at, how long one must stay free to count as
+    # dead, and how long after database trouble the looks count for nothing.
+    dead_worker_check_interval_seconds: float = 0.5
+    dead_worker_confirm_seconds: float = 1.5
+    dead_worker_settle_seconds: float = 5.0
 
     @property
     def reclaim_interval_seconds(self) -> float:

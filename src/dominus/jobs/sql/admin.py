@@ -210,6 +210,7 @@ def register_worker(connection: Connection, worker: WorkerInfo) -> None:
             job_types=worker.job_types,
             started_at=worker.started_at,
             last_seen_at=worker.last_seen_at,
+            liveness_lock=worker.liveness_lock,
         )
     )
 

@@ -20,6 +20,7 @@ from sqlalchemy import Connection, Engine, Select, Table
 from sqlalchemy.sql.dml import Insert
 
 from dominus.jobs.clock import Clock
+from dominus.jobs.liveness import LivenessLock, LockOwner
 from dominus.jobs.model import Completed, Job, NewJob
 from dominus.jobs.sql.metrics import Increments
 from dominus.jobs.sql.postgres_backend import PostgresBackend
@@ -139,6 +140,19 @@ class Backend(Protocol):
 
     def verify(self) -> None:
         """Raise DatabaseGoneError when the database is no longer the one this backend opened."""
+        ...
+
+    def liveness_lock(self, worker_id: str) -> LivenessLock | None:
+        """The lock `worker_id`'s death will release (`dominus.jobs.liveness`), not yet taken;
+        None when this database offers none."""
+        ...
+
+    def free_lock_owners(self, connection: Connection, owners: Sequence[LockOwner]) -> set[str]:
+        """The owners whose liveness lock nobody holds now."""
+        ...
+
+    def forget_dead_workers(self, worker_ids: Sequence[str]) -> None:
+        """Remove what dead workers' locks left behind, if anything."""
         ...
 
 

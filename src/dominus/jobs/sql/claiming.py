@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, select, tuple_, update
+from sqlalchemy import ColumnElement, Connection, Row, Select, select, tuple_, update
 
-from dominus.jobs.model import Claim, EventKind, Job, ReclaimedJob
+from dominus.jobs.liveness import LockOwner
+from dominus.jobs.model import Claim, EventKind, Job, ReclaimedJob, WorkerInfo
+from dominus.jobs.sql.admin import register_worker
 from dominus.jobs.sql.backend import Backend
 from dominus.jobs.sql.failures import FailedAttempt, record_failed_attempt
 from dominus.jobs.sql.predicates import IS_RUNNING, fenced
 from dominus.jobs.sql.settling import release_claim
 from dominus.jobs.sql.tables import job_queue, workers
 from dominus.jobs.store import RetryDelay
+
+log = logging.getLogger("dominus.worker")
 
 UNSEEN_CLAIM_RELEASED = (
     "returned to pending by its worker, which was not running it (a claim whose commit the worker "
@@ -36,9 +42,21 @@ def claim_jobs(
 
 
 def heartbeat(
-    connection: Connection, worker_id: str, claims: Sequence[Claim], now: datetime
+    connection: Connection,
+    worker_id: str,
+    claims: Sequence[Claim],
+    now: datetime,
+    register_as: WorkerInfo | None = None,
 ) -> list[tuple[Claim, bool]]:
-    connection.execute(update(workers).where(workers.c.id == worker_id).values(last_seen_at=now))
+    seen = connection.execute(
+        update(workers).where(workers.c.id == worker_id).values(last_seen_at=now)
+    )
+    if seen.rowcount == 0 and register_as is not None:
+        # The row went away under a live worker (a database restored or copied over it):
+        # without it the worker would be invisible to `workers` and to a restore's check for
+        # live workers.
+        register_worker(connection, replace(register_as, last_seen_at=now, stopped_at=None))
+        log.warning("worker %s had no row in workers any more; registered it again", worker_id)
     if not claims:
         return []
     rows = connection.execute(
@@ -113,63 +131,95 @@ def reclaim_stale(
 ) -> list[ReclaimedJob]:
     cutoff = now - timedelta(seconds=max_age_seconds)
     stale = connection.execute(
-        select(
-            job_queue.c.id,
-            job_queue.c.locked_by,
-            job_queue.c.attempts,
-            job_queue.c.heartbeat_at,
-            job_queue.c.job_type,
-        )
-        .where(IS_RUNNING, job_queue.c.heartbeat_at < cutoff)
-        .order_by(job_queue.c.id)
-        .limit(500)
+        _running_rows().where(job_queue.c.heartbeat_at < cutoff).order_by(job_queue.c.id).limit(500)
     ).all()
+
+    def silence(row: Row[Any]) -> str:
+        last = row.heartbeat_at.isoformat() if row.heartbeat_at else "never"
+        return (
+            f"worker {row.locked_by} stopped heartbeating during attempt {row.attempts} "
+            f"(last heartbeat {last})"
+        )
+
+    # Still stale: the worker may have heartbeated or finished since the candidates were read.
+    return _reclaim(
+        backend, connection, stale, now, retry_delay, silence, job_queue.c.heartbeat_at < cutoff
+    )
+
+
+def lock_owners(connection: Connection, except_worker: str) -> list[LockOwner]:
+    """The workers other than `except_worker` that hold running jobs and took a liveness lock."""
+    owners = (
+        select(job_queue.c.locked_by)
+        .where(IS_RUNNING, job_queue.c.locked_by != except_worker)
+        .distinct()
+    )
+    rows = connection.execute(
+        select(workers.c.id, workers.c.liveness_lock, workers.c.hostname).where(
+            workers.c.id.in_(owners), workers.c.liveness_lock.is_not(None)
+        )
+    )
+    return [LockOwner(row.id, row.liveness_lock, row.hostname) for row in rows]
+
+
+def reclaim_from_dead(
+    backend: Backend,
+    connection: Connection,
+    worker_ids: Sequence[str],
+    now: datetime,
+    retry_delay: RetryDelay,
+) -> list[ReclaimedJob]:
+    """Reclaim the running jobs of workers whose liveness lock was found free."""
+    rows = connection.execute(
+        _running_rows().where(job_queue.c.locked_by.in_(list(worker_ids))).order_by(job_queue.c.id)
+    ).all()
+
+    def death(row: Row[Any]) -> str:
+        return (
+            f"worker {row.locked_by} died during attempt {row.attempts} "
+            "(its liveness lock was free)"
+        )
+
+    return _reclaim(backend, connection, rows, now, retry_delay, death, None)
+
+
+def _running_rows() -> Select[Any]:
+    return select(
+        job_queue.c.id,
+        job_queue.c.locked_by,
+        job_queue.c.attempts,
+        job_queue.c.heartbeat_at,
+        job_queue.c.job_type,
+    ).where(IS_RUNNING)
+
+
+def _reclaim(
+    backend: Backend,
+    connection: Connection,
+    rows: Sequence[Row[Any]],
+    now: datetime,
+    retry_delay: RetryDelay,
+    why: Callable[[Row[Any]], str],
+    only_if: ColumnElement[bool] | None,
+) -> list[ReclaimedJob]:
     reclaimed = []
-    for row in stale:
+    for row in rows:
         claim = Claim(row.id, row.locked_by, row.attempts)
         retry_at = now + timedelta(seconds=retry_delay(row.job_type, row.attempts))
-        outcome = _reclaim_one(
-            backend,
-            connection,
-            claim,
-            last_heartbeat=row.heartbeat_at,
-            cutoff=cutoff,
-            now=now,
-            retry_at=retry_at,
+        attempt = FailedAttempt(claim, EventKind.RECLAIMED, why(row), retry_at)
+        recorded = record_failed_attempt(backend, connection, attempt, now, only_if=only_if)
+        if recorded is None:
+            continue
+        reclaimed.append(
+            ReclaimedJob(
+                job_id=claim.job_id,
+                job_type=recorded.job_type,
+                from_worker=claim.worker_id,
+                attempt=claim.attempt,
+                dead_lettered=recorded.dead_lettered,
+                retry_at=retry_at,
+            )
         )
-        if outcome is not None:
-            reclaimed.append(outcome)
     if any(not job.dead_lettered for job in reclaimed):
         backend.notify_new_jobs(connection)
     return reclaimed
-
-
-def _reclaim_one(
-    backend: Backend,
-    connection: Connection,
-    claim: Claim,
-    *,
-    last_heartbeat: datetime | None,
-    cutoff: datetime,
-    now: datetime,
-    retry_at: datetime,
-) -> ReclaimedJob | None:
-    message = (
-        f"worker {claim.worker_id} stopped heartbeating during attempt {claim.attempt} "
-        f"(last heartbeat {last_heartbeat.isoformat() if last_heartbeat else 'never'})"
-    )
-    attempt = FailedAttempt(claim, EventKind.RECLAIMED, message, retry_at)
-    # Still stale: the worker may have heartbeated or finished since the candidates were read.
-    recorded = record_failed_attempt(
-        backend, connection, attempt, now, only_if=job_queue.c.heartbeat_at < cutoff
-    )
-    if recorded is None:
-        return None
-    return ReclaimedJob(
-        job_id=claim.job_id,
-        job_type=recorded.job_type,
-        from_worker=claim.worker_id,
-        attempt=claim.attempt,
-        dead_lettered=recorded.dead_lettered,
-        retry_at=retry_at,
-    )

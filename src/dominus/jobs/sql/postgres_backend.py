@@ -32,6 +32,15 @@ from sqlalchemy.sql.dml import Insert
 
 from dominus.db.errors import database_errors, translated
 from dominus.jobs.clock import Clock, DatabaseClock
+from dominus.jobs.liveness import (
+    ADVISORY,
+    ADVISORY_NAMESPACE,
+    HELD_ADVISORY_KEYS_SQL,
+    AdvisoryLivenessLock,
+    LivenessLock,
+    LockOwner,
+    free_advisory_owners,
+)
 from dominus.jobs.metrics_model import DURATION_BUCKETS, ENQUEUED
 from dominus.jobs.model import Completed, Job, NewJob
 from dominus.jobs.notifications import PostgresListener
@@ -197,6 +206,7 @@ _UNLOCK = "SELECT pg_advisory_unlock(hashtext('dominus.queue-maintenance'))"
 # Matches the autovacuum thresholds migration 0002 gives job_queue.
 DEAD_TUPLES_THRESHOLD = 1000
 
+
 _BOUNDS = list(DURATION_BUCKETS)
 _LABELS = list(BUCKET_LABELS)
 
@@ -335,6 +345,22 @@ class PostgresBackend:
             )
         return "analysed the queue tables (they had no statistics yet)"
 
+    def liveness_lock(self, worker_id: str) -> LivenessLock | None:
+        return AdvisoryLivenessLock(self._conninfo(), worker_id)
+
+    def free_lock_owners(self, connection: Connection, owners: Sequence[LockOwner]) -> set[str]:
+        if not any(owner.kind == ADVISORY for owner in owners):
+            return set()
+        rows = connection.execute(text(HELD_ADVISORY_KEYS_SQL), {"namespace": ADVISORY_NAMESPACE})
+        return free_advisory_owners(owners, {int(row[0]) for row in rows})
+
+    def forget_dead_workers(self, worker_ids: Sequence[str]) -> None:
+        """Nothing to remove: a session's advisory lock leaves nothing behind."""
+
+    def _conninfo(self) -> str:
+        url = self._engine.url.set(drivername="postgresql")
+        return url.render_as_string(hide_password=False)
+
     def verify(self) -> None:
         """Nothing to check: a server's database cannot be swapped under an open connection."""
 
@@ -342,8 +368,7 @@ class PostgresBackend:
         return DatabaseClock(self._engine)
 
     def change_watcher(self) -> ChangeWatcher:
-        conninfo = self._engine.url.set(drivername="postgresql")
-        return PostgresListener(conninfo.render_as_string(hide_password=False))
+        return PostgresListener(self._conninfo())
 
 
 class _LoopConnection:

@@ -125,4 +125,5 @@ def worker_from_row(row: Row[Any]) -> WorkerInfo:
         started_at=values["started_at"],
         last_seen_at=values["last_seen_at"],
         stopped_at=values["stopped_at"],
+        liveness_lock=values["liveness_lock"],
     )

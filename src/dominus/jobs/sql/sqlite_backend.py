@@ -13,6 +13,7 @@ naive UTC text `YYYY-MM-DD HH:MM:SS.ffffff`; JSON as text), so both paths read e
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -30,6 +31,14 @@ from dominus.db.errors import database_errors, is_busy_error, translated
 from dominus.db.sqlite_file import SqliteFileWatch
 from dominus.db.types import UTCDateTime
 from dominus.jobs.clock import Clock, utc_now
+from dominus.jobs.liveness import (
+    FileLivenessLock,
+    LivenessLock,
+    LockOwner,
+    free_flock_owners,
+    lock_directory,
+    remove_lock_files,
+)
 from dominus.jobs.model import Claim, Completed, Job, NewJob
 from dominus.jobs.sql import sqlite_enqueue_counts as enqueue_counts
 from dominus.jobs.sql.driver_connections import DriverConnections
@@ -118,6 +127,8 @@ class SqliteBackend:
         self._connections = DriverConnections(engine, prepare=_autocommit)
         self._path = sqlite_path(engine)
         self._file = SqliteFileWatch(self._path) if self._path is not None else None
+        # Worker liveness lock files (`dominus.jobs.liveness`), beside the database file.
+        self._locks = lock_directory(self._path.resolve()) if self._path is not None else None
 
     # --- statements in the caller's transaction ------------------------------------------
     def claim(
@@ -233,6 +244,20 @@ class SqliteBackend:
         if self._path is None:  # an in-memory database: no other process can commit to it
             return NoChangeWatcher()
         return SqliteDataVersionWatcher(self._path)
+
+    def liveness_lock(self, worker_id: str) -> LivenessLock | None:
+        if self._locks is None:
+            return None
+        return FileLivenessLock(self._locks, worker_id)
+
+    def free_lock_owners(self, connection: Connection, owners: Sequence[LockOwner]) -> set[str]:
+        if self._locks is None:
+            return set()
+        return free_flock_owners(owners, self._locks, socket.gethostname())
+
+    def forget_dead_workers(self, worker_ids: Sequence[str]) -> None:
+        if self._locks is not None:
+            remove_lock_files(self._locks, worker_ids)
 
     def verify(self) -> None:
         if self._file is not None:

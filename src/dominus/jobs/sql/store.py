@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Engine
 
 from dominus.db.engine import read_only
 from dominus.db.errors import database_errors
+from dominus.jobs.liveness import LivenessLock
 from dominus.jobs.metrics_model import MetricTotals
 from dominus.jobs.model import (
     AttemptOutcome,
@@ -199,9 +200,16 @@ class SqlJobStore:
         return [ok or o.claim in earlier for o, ok in zip(outcomes, accepted, strict=True)]
 
     def heartbeat(
-        self, worker_id: str, claims: Sequence[Claim], now: datetime
+        self,
+        worker_id: str,
+        claims: Sequence[Claim],
+        now: datetime,
+        *,
+        register_as: WorkerInfo | None = None,
     ) -> list[tuple[Claim, bool]]:
-        return self._write(lambda conn: claiming.heartbeat(conn, worker_id, claims, now))
+        return self._write(
+            lambda conn: claiming.heartbeat(conn, worker_id, claims, now, register_as)
+        )
 
     def release_unseen_claims(
         self, worker_id: str, known: Sequence[Claim], now: datetime
@@ -229,6 +237,27 @@ class SqlJobStore:
                 self._backend, conn, now, max_running_age_seconds, retry_delay
             )
         )
+
+    def hold_liveness(self, worker_id: str) -> LivenessLock | None:
+        return self._backend.liveness_lock(worker_id)
+
+    def workers_found_dead(self, except_worker: str) -> set[str]:
+        def look(connection: Connection) -> set[str]:
+            owners = claiming.lock_owners(connection, except_worker)
+            return self._backend.free_lock_owners(connection, owners) if owners else set()
+
+        return self._read(look)
+
+    def reclaim_from_dead(
+        self, worker_ids: Sequence[str], now: datetime, retry_delay: RetryDelay
+    ) -> list[ReclaimedJob]:
+        reclaimed = self._write(
+            lambda conn: claiming.reclaim_from_dead(
+                self._backend, conn, worker_ids, now, retry_delay
+            )
+        )
+        self._backend.forget_dead_workers(worker_ids)
+        return reclaimed
 
     def metric_totals(self) -> MetricTotals:
         return self._read(lambda conn: metrics.read(conn, self._backend.uncounted_enqueues(conn)))

@@ -156,6 +156,8 @@ workers = Table(
     Column("started_at", UTCDateTime, nullable=False),
     Column("last_seen_at", UTCDateTime, nullable=False),
     Column("stopped_at", UTCDateTime),
+    # The lock its death releases ("advisory" or "flock", `dominus.jobs.liveness`), or NULL.
+    Column("liveness_lock", String(16)),
 )
 
 # --- the scheduler (migration 0005) -----------------------------------------------------------
