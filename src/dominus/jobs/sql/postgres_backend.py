@@ -47,6 +47,7 @@ from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
 from dominus.jobs.sql.driver_connections import DriverConnections
 from dominus.jobs.sql.metrics import BUCKET_LABELS, Increments, shard_for
+from dominus.jobs.sql.postgres_vacuum import QueueVacuum
 from dominus.jobs.sql.rows import JOB_FIELD_NAMES, job_from_fields
 from dominus.jobs.wakeup import ChangeWatcher
 
@@ -199,13 +200,6 @@ _COUNT_AND_NOTIFY = f"""
     SELECT 1 FROM notified
 """
 
-QUEUE_TABLES = ("job_queue", "job_events", "dead_letter_jobs")
-# One worker at a time: a session-level advisory lock, keyed by a fixed name.
-_LOCK = "SELECT pg_try_advisory_lock(hashtext('dominus.queue-maintenance'))"
-_UNLOCK = "SELECT pg_advisory_unlock(hashtext('dominus.queue-maintenance'))"
-# Matches the autovacuum thresholds migration 0002 gives job_queue.
-DEAD_TUPLES_THRESHOLD = 1000
-
 
 _BOUNDS = list(DURATION_BUCKETS)
 _LABELS = list(BUCKET_LABELS)
@@ -220,6 +214,7 @@ class PostgresBackend:
         self._engine = engine
         self._loop = _LoopConnection(engine)
         self._connections = DriverConnections(engine, prepare=_autocommit)
+        self._vacuum = QueueVacuum(engine)
 
     # --- statements in the caller's transaction ------------------------------------------
     def claim(
@@ -311,39 +306,7 @@ class PostgresBackend:
             return _enqueue_one(raw, jobs[0], now) if len(jobs) == 1 else _copy_in(raw, jobs, now)
 
     def maintain(self) -> str | None:
-        """When the server's autovacuum is off, VACUUM (ANALYZE) the queue tables once job_queue
-        has about 1,000 dead tuples (a queue without vacuum slows down claim by claim: every
-        claim walks past the dead index entries of the ones before it). With autovacuum on, only
-        ANALYZE tables that were never analysed (without statistics the planner may sort every
-        pending row instead of walking the claim index)."""
-        with self._engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-            autovacuum = connection.execute(
-                text("SELECT current_setting('autovacuum')")
-            ).scalar_one()
-            stats = connection.execute(
-                text(
-                    "SELECT last_analyze IS NULL AND last_autoanalyze IS NULL, n_dead_tup "
-                    "FROM pg_stat_user_tables WHERE relname = 'job_queue'"
-                )
-            ).one_or_none()
-            never_analyzed, dead_tuples = stats if stats is not None else (False, 0)
-            if autovacuum == "on" and not never_analyzed:
-                return None
-            if autovacuum != "on" and not never_analyzed and dead_tuples < DEAD_TUPLES_THRESHOLD:
-                return None
-            if not connection.execute(text(_LOCK)).scalar_one():
-                return None  # another worker is at it
-            try:
-                command = "VACUUM (ANALYZE)" if autovacuum != "on" else "ANALYZE"
-                for table in QUEUE_TABLES:
-                    connection.execute(text(f"{command} {table}"))
-            finally:
-                connection.execute(text(_UNLOCK))
-        if autovacuum != "on":
-            return (
-                f"autovacuum is off on the server: vacuumed the queue tables ({dead_tuples} dead)"
-            )
-        return "analysed the queue tables (they had no statistics yet)"
+        return self._vacuum.maintain()
 
     def liveness_lock(self, worker_id: str) -> LivenessLock | None:
         return AdvisoryLivenessLock(self._conninfo(), worker_id)
