@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from dominus.cli.signals import STOP_SIGNALS, on_stop_signals
+from dominus.cli.signals import STOP_SIGNALS, OffHandlerCall, on_stop_signals
 
 
 @pytest.fixture(autouse=True)
@@ -83,3 +83,17 @@ def test_with_interrupt_on_repeat_the_second_signal_interrupts_the_main_thread()
         os.kill(os.getpid(), signal.SIGTERM)
         for _ in range(1000):
             pass
+
+
+def test_a_handler_installed_by_others_hands_its_work_off_without_taking_a_lock() -> None:
+    """`dominus serve` reacts inside uvicorn's handler: it hands the stop to a thread."""
+    stopped = threading.Event()
+    relay = OffHandlerCall(stopped.set, "test-exit")
+
+    def uvicorns_handler(_signum: int, _frame: object) -> None:
+        relay.call()
+
+    signal.signal(signal.SIGTERM, uvicorns_handler)
+    _signal_while_holding(stopped, signal.SIGTERM)
+
+    assert stopped.wait(5.0), "the reaction never ran"

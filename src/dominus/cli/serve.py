@@ -15,6 +15,7 @@ import uvicorn
 from dominus.cli.embedded_scheduler import EmbeddedScheduler, check_for_a_scheduler_soon
 from dominus.cli.embedded_worker import EmbeddedWorker
 from dominus.cli.runtime import open_runtime
+from dominus.cli.signals import OffHandlerCall
 from dominus.config import api_token
 from dominus.errors import ConfigurationError
 from dominus.host_names import is_loopback
@@ -120,11 +121,13 @@ class _Server(uvicorn.Server):
 
     def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None] | None) -> None:
         super().__init__(config)
-        self._on_exit = on_exit
+        # Off the signal handler: stopping the worker sets events whose locks the main thread
+        # may hold at the moment the signal arrives (see `dominus.cli.signals`).
+        self._on_exit = None if on_exit is None else OffHandlerCall(on_exit, "dominus-exit")
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self._on_exit is not None:
-            self._on_exit()
+            self._on_exit.call()
         super().handle_exit(sig, frame)
 
 

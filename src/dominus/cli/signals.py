@@ -60,6 +60,27 @@ class _SignalRelay:
                     reaction(signal.Signals(signum), self._received)
 
 
+class OffHandlerCall:
+    """`call()` from a signal handler runs `reaction` on a thread of its own, taking no lock in
+    the handler: for handlers installed by others (uvicorn's), which must do more than set a
+    flag. The thread starts here, outside any handler."""
+
+    def __init__(self, reaction: Callable[[], None], name: str) -> None:
+        self._read_end, self._write_end = os.pipe()
+        os.set_blocking(self._write_end, False)
+        self._reaction = reaction
+        threading.Thread(target=self._relay, name=name, daemon=True).start()
+
+    def call(self) -> None:
+        with contextlib.suppress(BlockingIOError):  # a full pipe already holds a call
+            os.write(self._write_end, b"\0")
+
+    def _relay(self) -> None:
+        while True:
+            for _ in os.read(self._read_end, 64):
+                self._reaction()
+
+
 @functools.cache
 def _relay() -> _SignalRelay:
     return _SignalRelay()
