@@ -1,9 +1,11 @@
 """`dominus maintenance ...` as real subprocesses: backup, --list, restore (round trip, refused
-outside BACKUP_DIR or while a worker is alive), vacuum, prune --dry-run; bad input is one line
-and exit 2 with nothing written; BACKUP and PRUNE payloads are validated at enqueue."""
+outside BACKUP_DIR or while a worker is alive, refused for a damaged backup), vacuum, prune
+--dry-run; bad input is one line and exit 2 with nothing written; BACKUP and PRUNE payloads are
+validated at enqueue."""
 
 from __future__ import annotations
 
+import hashlib
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from dominus.jobs import SqlJobStore, WorkerInfo
+from dominus.jobs.abort import AbortSignal
 from dominus.jobs.clock import utc_now
+from dominus.maintenance.backup import BackupOptions, make_backup
 from tests.integration.maintenance.seeding import (
     EXPECTED_COUNTS,
     seed,
@@ -84,6 +88,35 @@ def test_restore_refuses_bad_input_and_live_workers(
     assert not database_path.with_name("dominus.db.pre-restore").exists()
     forced = cli.ok("maintenance", "restore", made["name"], "--force", "--json").json()
     assert forced["pre_restore"] == str(database_path.with_name("dominus.db.pre-restore"))
+
+
+def test_restore_refuses_a_damaged_backup_in_one_line(
+    cli: Cli, store: SqlJobStore, backup_dir: Path, database_path: Path
+) -> None:
+    engine = store.engine
+    cli.ok("enqueue", "diag.noop")
+    packed = make_backup(
+        engine, BackupOptions(backup_dir, 0, compress="gzip"), utc_now(), AbortSignal()
+    ).path
+    truncated = backup_dir / "dominus-20990101T000000Z.db.gz"
+    truncated.write_bytes(packed.read_bytes()[:-100])
+    not_gzip = backup_dir / "dominus-20990101T000001Z.db.gz"
+    not_gzip.write_bytes(b"garbage " * 1000)
+    not_sqlite = backup_dir / "dominus-20990101T000002Z.db"
+    not_sqlite.write_bytes(b"garbage " * 1000)
+    engine.dispose()
+    live = hashlib.sha256(database_path.read_bytes()).hexdigest()
+
+    results = cli.run_many(
+        *(("maintenance", "restore", path.name) for path in (truncated, not_gzip, not_sqlite)),
+    )
+    not_verified = "does not verify: "
+    assert_bad_input(results[0], truncated.name, not_verified, "nothing was restored")
+    assert_bad_input(results[1], not_gzip.name, not_verified, "Not a gzipped file")
+    assert_bad_input(results[2], not_sqlite.name, not_verified, "file is not a database")
+    assert hashlib.sha256(database_path.read_bytes()).hexdigest() == live
+    assert not database_path.with_name("dominus.db.pre-restore").exists()
+    assert sorted(path.name for path in backup_dir.iterdir() if ".partial" in path.name) == []
 
 
 def test_backup_dir_that_is_a_file_and_negative_settings_exit_2(
