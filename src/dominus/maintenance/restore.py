@@ -2,8 +2,9 @@
 
 Refused (MaintenanceError, nothing changed) when FILE is not a backup inside BACKUP_DIR, is of
 the other backend, or a worker is alive (its heartbeat younger than JOB_MAX_RUNNING_AGE_MS)
-unless `force`; and when the backup does not verify (`restore_checks`). That check comes
-before anything is replaced, and the database as it was is kept first:
+unless `force`; and when the backup does not verify, is not a DOMINUS database, or is at a
+schema revision this code does not know (`restore_checks`). Those checks come before anything
+is replaced, and the database as it was is kept first:
 
 - SQLite: a consistent copy of the current file as `<database>.pre-restore` (replacing an
   older one), then the backup is copied into the live file through SQLite's backup API, which

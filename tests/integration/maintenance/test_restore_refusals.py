@@ -1,6 +1,8 @@
 """Restore refuses, before replacing anything, a backup that does not verify (a `.db.gz` that is
-truncated, bit-flipped or not gzip at all; a `.db` that is not SQLite or has a corrupted page; a
-damaged dump). The live database is untouched and no copy of it is kept: nothing happened."""
+truncated, bit-flipped or not gzip at all; a `.db` that is not SQLite or has a corrupted page), a
+database that is not DOMINUS's (no alembic_version table, a job_queue table alone) and one at a
+schema revision this code does not know (a newer DOMINUS's). The live database is untouched and
+no copy of it is kept: nothing happened."""
 
 from __future__ import annotations
 
@@ -14,12 +16,14 @@ import pytest
 from sqlalchemy import Engine, text
 
 from dominus.errors import BackupFailedError, MaintenanceError
-from dominus.jobs import JobQueue
+from dominus.jobs import JobQueue, SqlJobStore
 from dominus.jobs.abort import AbortSignal
 from dominus.jobs.client import EnqueueRequest
 from dominus.jobs.clock import utc_now
 from dominus.maintenance.backup import BackupOptions, make_backup
 from dominus.maintenance.restore import restore_backup
+
+NEWER_REVISION = "9999_from_the_future"
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -182,6 +186,92 @@ def test_a_sqlite_backup_failing_its_integrity_check_does_not_verify(
     )
     connection.close()
     assert_refused(engine, backup_dir, backup.name, "does not verify: its integrity check found")
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_sqlite_file_with_a_job_queue_table_alone_is_not_dominus(
+    engine: Engine, backup_dir: Path
+) -> None:
+    backup_dir.mkdir()
+    stranger = backup_dir / "dominus-20300101T000000Z.db"
+    connection = sqlite3.connect(stranger, isolation_level=None)
+    connection.execute("CREATE TABLE job_queue (id INTEGER PRIMARY KEY, payload TEXT)")
+    connection.execute("INSERT INTO job_queue (payload) VALUES ('{}')")
+    connection.close()
+    assert_refused(
+        engine, backup_dir, stranger.name, "is not a DOMINUS database (no alembic_version table)"
+    )
+
+
+def test_a_backup_without_alembic_version_is_not_dominus(
+    engine: Engine, queue: JobQueue, backup_dir: Path
+) -> None:
+    enqueue(queue, 2)
+    with engine.begin() as connection:
+        connection.execute(text("ALTER TABLE alembic_version RENAME TO alembic_version_gone"))
+    backup = take_backup(engine, backup_dir)
+    with engine.begin() as connection:
+        connection.execute(text("ALTER TABLE alembic_version_gone RENAME TO alembic_version"))
+    assert_refused(
+        engine, backup_dir, backup.name, "is not a DOMINUS database (no alembic_version table)"
+    )
+
+
+def test_a_backup_without_a_table_of_record_is_not_dominus(
+    engine: Engine, queue: JobQueue, backup_dir: Path
+) -> None:
+    enqueue(queue, 2)
+    with engine.begin() as connection:
+        connection.execute(text("ALTER TABLE workers RENAME TO workers_gone"))
+    backup = take_backup(engine, backup_dir)
+    with engine.begin() as connection:
+        connection.execute(text("ALTER TABLE workers_gone RENAME TO workers"))
+    assert_refused(engine, backup_dir, backup.name, "is not a DOMINUS database (no table workers)")
+
+
+@pytest.mark.parametrize("compress", ["off", "gzip"])
+def test_a_backup_from_a_newer_dominus_is_refused(
+    engine: Engine, store: SqlJobStore, queue: JobQueue, backup_dir: Path, compress: str
+) -> None:
+    enqueue(queue, 2)
+    with engine.begin() as connection:
+        [current] = connection.execute(text("SELECT version_num FROM alembic_version")).scalars()
+        set_revision = text("UPDATE alembic_version SET version_num = :revision")
+        connection.execute(set_revision, {"revision": NEWER_REVISION})
+    backup = take_backup(engine, backup_dir, compress)
+    with engine.begin() as connection:
+        connection.execute(set_revision, {"revision": current})
+    enqueue(queue, 1)
+    assert_refused(
+        engine,
+        backup_dir,
+        backup.name,
+        f"is from a newer DOMINUS (revision {NEWER_REVISION} unknown to this version)",
+    )
+    assert len(store.list_jobs()) == 3
+
+
+def test_a_backup_at_an_older_known_revision_is_restored(
+    engine: Engine, queue: JobQueue, backup_dir: Path
+) -> None:
+    enqueue(queue, 2)
+    with engine.begin() as connection:
+        [current] = connection.execute(text("SELECT version_num FROM alembic_version")).scalars()
+        set_revision = text("UPDATE alembic_version SET version_num = :revision")
+        connection.execute(set_revision, {"revision": "0009_backtest"})
+    backup = take_backup(engine, backup_dir)
+    with engine.begin() as connection:
+        connection.execute(set_revision, {"revision": current})
+    result = restore_backup(
+        engine,
+        backup_dir,
+        backup.name,
+        utc_now(),
+        live_after=timedelta(minutes=5),
+        force=False,
+        abort=AbortSignal(),
+    )
+    assert (result.revision, result.needs_upgrade) == ("0009_backtest", True)
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
