@@ -5,7 +5,8 @@
     │   └── InvalidScheduleError    a cron expression or time zone that cannot be used
     ├── CopyRefusedError            `db copy` refused (same database, non-empty target)
     ├── MaintenanceError            a backup, restore or vacuum cannot start (BACKUP_DIR unusable,
-    │   │                           a file outside it, pg_dump missing or too old, live workers)
+    │   │                           a file outside it, pg_dump missing or too old, live workers,
+    │   │                           a backup to restore that is damaged or not DOMINUS's)
     │   └── BackupFailedError       a backup or restore started and failed (verification, tool)
     ├── DatabaseError               the database could not be reached or used (driver error kept
     │   │                           as __cause__)

@@ -1,7 +1,8 @@
 """The scheduler loop on both backends, stepped with a fake clock: fires on time, one catch-up
 after downtime within the window and none beyond it, several schedulers making one job per fire,
 enable/disable seen at the next tick, database outages survived (the missed fire caught up),
-inactive schedules, a full queue, and the liveness row."""
+inactive schedules, a full queue, the liveness row, and a scheduler with a fast clock that must not
+silence the others."""
 
 from __future__ import annotations
 
@@ -237,3 +238,37 @@ def test_run_fires_on_the_real_clock_and_stops_when_asked(
     keys = [job.dedupe_key for job in store.list_jobs()]
     assert len(keys) == len(set(keys))
     assert all(job.status is JobStatus.PENDING for job in store.list_jobs())
+
+
+def test_a_scheduler_with_a_fast_clock_does_not_silence_a_correct_one(
+    engine: Engine,
+    queue: JobQueue,
+    store: SqlJobStore,
+    clock: FakeClock,
+    database_url: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    other_engine = create_database_engine(database_url)
+    try:
+        fast_clock = FakeClock(T0 + timedelta(hours=2))
+        correct = make_scheduler(engine, queue, clock, name="correct")
+        fast = make_scheduler(other_engine, queue, fast_clock, name="fast")
+        correct.run_once(clock.now)  # the cursor at 13:00
+        # Its clock says 14:00:00.5: it fires "14:00", skips "13:00" and moves the cursor to 15:00.
+        fast.run_once(fast_clock.advance(0.5))
+        with caplog.at_level("WARNING", logger="dominus.scheduler"):
+            assert correct.run_once(clock.advance(30)).fired == 0  # 12:00:30: nothing due yet
+        assert "ahead of this clock by more than one period" in caplog.text
+        # Moved back (the compare-and-set takes a cursor backwards as well as forwards).
+        assert ScheduleStore(engine).rows()["hourly"].next_fire_at == T0 + timedelta(hours=1)
+        clock.now = T0 + timedelta(hours=1, seconds=0.5)
+        assert correct.run_once(clock.now).fired == 1  # 13:00, skipped by the fast one
+        # 14:00 has its job already, enqueued two hours early by the fast one: not a second.
+        clock.now = T0 + timedelta(hours=2, seconds=0.5)
+        assert correct.run_once(clock.now).fired == 0
+    finally:
+        other_engine.dispose()
+    assert jobs_of(store) == [key("hourly", 2), key("hourly", 1)]
+    fired_by = {(fire.fire_at, fire.scheduler_id) for fire in ScheduleStore(engine).fires("hourly")}
+    assert fired_by == {(T0 + timedelta(hours=1), "correct"), (T0 + timedelta(hours=2), "fast")}
+    assert ScheduleStore(engine).rows()["hourly"].next_fire_at == T0 + timedelta(hours=3)

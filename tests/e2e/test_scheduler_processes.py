@@ -1,19 +1,23 @@
 """Real `dominus scheduler` (and `dominus serve --with-scheduler`) processes sharing one database,
 on SQLite and PostgreSQL: several schedulers make exactly one job per fire of an every-second
 schedule, enable/disable from the CLI reaches a running scheduler, a SIGKILLed scheduler restarted
-within the catch-up window fires the missed tick once, and the embedded scheduler fires too."""
+within the catch-up window fires the missed tick once, the embedded scheduler fires too, and a
+scheduler whose clock runs two hours fast (libfaketime) does not silence a correctly clocked one."""
 
 from __future__ import annotations
 
 import re
 import signal
 import time
+from collections import Counter
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import httpx
 import pytest
 
 from dominus.jobs import SqlJobStore
+from dominus.jobs.clock import utc_now
 from dominus.jobs.scheduling import FireRecord, ScheduleStore
 from dominus.jobs.scheduling.model import fire_dedupe_key
 from tests.e2e.conftest import DominusProcess, DominusProcesses, database_clock, wait_until
@@ -23,6 +27,8 @@ pytestmark = pytest.mark.slow
 
 EVERY_SECOND = {"SCHEDULER_DIAG_CRON": "* * * * * *"}
 _STARTED = re.compile(r"scheduler (\S+) started")
+# Debian's libfaketime (package faketime, installed by .ci/run): shifts a process's clock.
+LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
 
 
 def fires(store: SqlJobStore) -> list[FireRecord]:
@@ -174,3 +180,44 @@ def test_serve_without_a_scheduler_says_so_once(
     assert server.stop(20) == 0
     assert server.stderr().count(warning) == 1
     assert fires(store) == []
+
+
+@pytest.mark.backends("sqlite")  # PostgreSQL schedulers read the server's clock, not their own
+def test_a_scheduler_with_a_fast_clock_does_not_silence_a_correctly_clocked_one(
+    dominus_procs: DominusProcesses, store: SqlJobStore
+) -> None:
+    assert LIBFAKETIME.exists(), f"{LIBFAKETIME} is missing: apt-get install faketime"
+    # Only the wall clock: waits measured on a shifted monotonic clock would last two hours.
+    fast_clock = {"LD_PRELOAD": str(LIBFAKETIME), "FAKETIME": "+2h", "DONT_FAKE_MONOTONIC": "1"}
+    two_hours_fast = EVERY_SECOND | fast_clock
+    fast = dominus_procs.start("scheduler", env=two_hours_fast, name="scheduler-fast")
+    fast_id = scheduler_id(fast)
+    wait_until(
+        lambda: any(record.fire_at > utc_now() + timedelta(hours=1) for record in fires(store)),
+        30,
+        message=lambda: f"a fire two hours ahead from the fast scheduler: {fires(store)[-3:]}",
+    )
+    correct = dominus_procs.start("scheduler", env=EVERY_SECOND, name="scheduler-correct")
+    correct_id = scheduler_id(correct)
+
+    def fired_by_correct() -> list[FireRecord]:
+        return [record for record in fires(store) if record.scheduler_id == correct_id]
+
+    def fires_by_scheduler() -> str:
+        counts = Counter(record.scheduler_id for record in fires(store))
+        return f"fires by scheduler: {dict(counts)} (correct: {correct_id}, fast: {fast_id})"
+
+    # Each tick the fast one moves the cursor two hours ahead again and the correct one moves it
+    # back: the correct one still enqueues fires, at the times its clock has reached.
+    wait_until(
+        lambda: len(fired_by_correct()) >= 5,
+        60,
+        message=lambda: f"five fires from the correctly clocked scheduler; {fires_by_scheduler()}",
+    )
+    assert correct.stop(20) == 0
+    assert fast.stop(20) == 0
+    stopped_at = utc_now()
+    assert all(record.fire_at <= stopped_at for record in fired_by_correct())
+    assert {record.scheduler_id for record in fires(store)} == {fast_id, correct_id}
+    assert_one_job_per_fire(store, fires(store))
+    assert "ahead of this clock by more than one period" in correct.stderr()

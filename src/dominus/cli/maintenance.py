@@ -3,8 +3,9 @@
 
 Ctrl-C / SIGTERM stop a backup or a prune at its next safe point (a partial backup file is
 removed; what a prune deleted stays deleted). A path outside BACKUP_DIR, a BACKUP_DIR that is a
-file, pg_dump missing or too old, live workers at a restore: one line, exit 2. A backup, restore
-or integrity check that fails: one line, exit 1.
+file, pg_dump missing or too old, live workers at a restore, a backup to restore that does not
+verify or is not a DOMINUS database of a known revision: one line, exit 2. A backup, restore or
+integrity check that fails: one line, exit 1.
 """
 
 from __future__ import annotations

@@ -30,6 +30,12 @@ def head_revision() -> str:
     return head
 
 
+def known_revisions() -> frozenset[str]:
+    """Every revision this code's migrations know: the head and its ancestors."""
+    script = ScriptDirectory.from_config(_alembic_config())
+    return frozenset(revision.revision for revision in script.walk_revisions())
+
+
 def current_revision(engine: Engine) -> str | None:
     with database_errors(), read_only(engine).connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()

@@ -28,6 +28,11 @@ log = logging.getLogger("dominus.maintenance")
 PG_DUMP = "pg_dump"
 PG_RESTORE = "pg_restore"
 _VERSION = re.compile(r"\(PostgreSQL\)\s+(\d+)")
+# A table in `pg_restore --list`: "<id>; <oid> <oid> TABLE <schema> <name> <owner>".
+_TABLE_ENTRY = re.compile(r"\d+; \d+ \d+ TABLE (?!DATA )(\S+) (\S+) ")
+# Where `pg_restore --data-only` prints the rows of Alembic's version table.
+_VERSION_ROWS = re.compile(r"COPY (?:\S+\.)?alembic_version \(version_num\) FROM stdin;")
+END_OF_ROWS = "\\."
 POLL_SECONDS = 0.2
 STOP_GRACE_SECONDS = 5.0
 VERSION_TIMEOUT_SECONDS = 30.0
@@ -142,6 +147,37 @@ def verify_dump(path: Path, abort: AbortSignal, server_major: int) -> None:
     listing = run_tool([executable, "--list", str(path)], dict(os.environ), abort, "pg_restore")
     if not any(" TABLE DATA " in line and " job_queue " in line for line in listing.splitlines()):
         raise BackupFailedError(f"the dump {path.name} holds no data of the job table")
+
+
+def dump_schema(
+    path: Path, abort: AbortSignal, server_major: int
+) -> tuple[set[str], list[str] | None]:
+    """The names of the dump's tables and the rows of its alembic_version table (None when it
+    has none), read from the archive alone: nothing is restored anywhere."""
+    executable = checked_tool(PG_RESTORE, server_major)
+    environment = dict(os.environ)
+    listing = run_tool([executable, "--list", str(path)], environment, abort, "pg_restore")
+    tables = {
+        match[2] for line in listing.splitlines() if (match := _TABLE_ENTRY.match(line)) is not None
+    }
+    if "alembic_version" not in tables:
+        return tables, None
+    command = [executable, "--data-only", "--table=alembic_version", "--file=-", str(path)]
+    script = run_tool(command, environment, abort, "pg_restore")
+    return tables, _version_rows(script)
+
+
+def _version_rows(script: str) -> list[str]:
+    rows: list[str] = []
+    copying = False
+    for line in script.splitlines():
+        if copying and line == END_OF_ROWS:
+            copying = False
+        elif copying:
+            rows.append(line)
+        elif _VERSION_ROWS.fullmatch(line):
+            copying = True
+    return rows
 
 
 def restore(engine: Engine, path: Path, abort: AbortSignal) -> None:

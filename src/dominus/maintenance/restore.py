@@ -2,8 +2,9 @@
 
 Refused (MaintenanceError, nothing changed) when FILE is not a backup inside BACKUP_DIR, is of
 the other backend, or a worker is alive (its heartbeat younger than JOB_MAX_RUNNING_AGE_MS)
-unless `force`. The backup is verified before anything is replaced, and the database as it
-was is kept first:
+unless `force`; and when the backup does not verify, is not a DOMINUS database, or is at a
+schema revision this code does not know (`restore_checks`). Those checks come before anything
+is replaced, and the database as it was is kept first:
 
 - SQLite: a consistent copy of the current file as `<database>.pre-restore` (replacing an
   older one), then the backup is copied into the live file through SQLite's backup API, which
@@ -34,7 +35,7 @@ from dominus.errors import BackupFailedError, MaintenanceError
 from dominus.jobs.abort import AbortSignal
 from dominus.jobs.sql import SqlJobStore
 from dominus.maintenance import pg_tools
-from dominus.maintenance.backup import BackupOptions, gunzip, make_backup
+from dominus.maintenance.backup import BackupOptions, make_backup
 from dominus.maintenance.files import (
     confined_backup,
     create_private_file,
@@ -42,7 +43,8 @@ from dominus.maintenance.files import (
     partial_path,
     remove_quietly,
 )
-from dominus.maintenance.sqlite_copy import copy_online, open_sqlite, verify_copy
+from dominus.maintenance.restore_checks import check_dump, check_sqlite_backup, unpack
+from dominus.maintenance.sqlite_copy import copy_online, open_sqlite
 
 PRE_RESTORE_SUFFIX = ".pre-restore"
 
@@ -125,15 +127,15 @@ def _restore_sqlite(
     database = sqlite_path(engine)
     assert database is not None  # the engine factory refuses in-memory SQLite
     if not backup.name.endswith(".gz"):
-        verify_copy(backup, abort)
+        check_sqlite_backup(backup, backup, abort)
         pre_restore = _keep_current(database, abort)
         _copy_into(backup, database)
         return pre_restore
     unpacked = partial_path(backup.with_name(backup.name.removesuffix(".gz")))
     remove_quietly(unpacked)
     try:
-        gunzip(backup, unpacked, abort)
-        verify_copy(unpacked, abort)
+        unpack(backup, unpacked, abort)
+        check_sqlite_backup(backup, unpacked, abort)
         pre_restore = _keep_current(database, abort)
         _copy_into(unpacked, database)
     finally:
@@ -187,7 +189,7 @@ def _open_target(database: Path) -> sqlite3.Connection:
 def _restore_postgres(
     engine: Engine, directory: Path, dump: Path, now: datetime, abort: AbortSignal
 ) -> Path:
-    pg_tools.verify_dump(dump, abort, pg_tools.server_major_version(engine))
+    check_dump(dump, abort, pg_tools.server_major_version(engine))
     kept = make_backup(engine, BackupOptions(directory, retention_days=0), now, abort)
     pg_tools.restore(engine, dump, abort)
     return kept.path

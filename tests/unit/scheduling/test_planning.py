@@ -6,7 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from dominus.errors import InvalidScheduleError
 from dominus.jobs.scheduling import planning
 from dominus.jobs.scheduling.planning import FirePlan, plan_fires
 from dominus.jobs.scheduling.timetable import Timetable
@@ -102,3 +105,76 @@ def test_counting_skipped_fires_stops_at_the_cap(monkeypatch: pytest.MonkeyPatch
     assert (result.skipped, result.skipped_more) == (50, True)
     assert result.fire_at == utc(2030, 1, 2)  # on time, and the catch-up of all the others
     assert result.last_skipped_at == utc(2030, 1, 1, 23, 59, 59)
+
+
+def test_a_cursor_ahead_by_more_than_one_period_moves_back_without_firing() -> None:
+    # A scheduler whose clock ran two hours fast fired "14:00" and left the cursor at 15:00;
+    # on this clock it is 12:30, so the next fire that has not happened is 13:00.
+    result = plan("0 * * * *", utc(2030, 1, 1, 15), utc(2030, 1, 1, 12, 30))
+    assert result == FirePlan(
+        cursor=utc(2030, 1, 1, 15),
+        next_fire_at=utc(2030, 1, 1, 13),
+        fire_at=None,
+        catch_up=False,
+        skipped=0,
+        skipped_more=False,
+        first_skipped_at=None,
+        last_skipped_at=None,
+        replanned=True,
+    )
+
+
+def test_a_cursor_at_the_next_fire_is_simply_not_due() -> None:
+    assert plan("0 * * * *", utc(2030, 1, 1, 13), utc(2030, 1, 1, 12, 30)) is None
+    # At a fire time itself the next fire is the one after it: that cursor is not ahead either.
+    assert plan("0 * * * *", utc(2030, 1, 1, 13), utc(2030, 1, 1, 12)) is None
+
+
+def test_a_far_future_cursor_of_a_daily_schedule_moves_back_to_tomorrow() -> None:
+    result = plan("0 4 * * *", utc(2031, 6, 1, 4), utc(2030, 1, 1, 5))
+    assert result is not None and result.replanned
+    assert (result.next_fire_at, result.fire_at, result.skipped) == (utc(2030, 1, 2, 4), None, 0)
+
+
+def _cron_field(low: int, high: int) -> st.SearchStrategy[str]:
+    number = st.integers(low, high)
+    return st.one_of(
+        st.just("*"),
+        number.map(str),
+        st.integers(2, max(2, (high - low) // 2)).map(lambda step: f"*/{step}"),
+        st.tuples(number, number).map(lambda pair: f"{min(pair)}-{max(pair)}"),
+        st.tuples(number, number).map(lambda pair: f"{pair[0]},{pair[1]}"),
+    )
+
+
+CRON_EXPRESSIONS = st.one_of(
+    st.sampled_from(["@hourly", "@daily", "@weekly", "@monthly", "@yearly"]),
+    st.tuples(
+        _cron_field(0, 59),
+        _cron_field(0, 23),
+        _cron_field(1, 28),
+        _cron_field(1, 12),
+        _cron_field(0, 6),
+        st.one_of(st.just(""), _cron_field(0, 59)),
+    ).map(lambda fields: " ".join(fields).strip()),
+)
+ZONES = st.sampled_from(["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe"])
+INSTANTS = st.datetimes(datetime(2001, 1, 1), datetime(2099, 1, 1), timezones=st.just(UTC))
+# Where the cursor is, relative to now: in the past (missed fires), or ahead (a fast clock).
+CURSOR_OFFSETS = st.timedeltas(-timedelta(hours=6), timedelta(days=800))
+
+
+@given(CRON_EXPRESSIONS, ZONES, INSTANTS, CURSOR_OFFSETS, st.booleans())
+def test_no_plan_leaves_the_cursor_after_the_next_fire_after_now(
+    expression: str, zone: str, now: datetime, offset: timedelta, on_a_fire: bool
+) -> None:
+    try:
+        timetable = Timetable(expression, zone)
+    except InvalidScheduleError:
+        return  # a combination naming no date (31 April, say): refused, as it should be
+    cursor = timetable.next_after(now + offset) if on_a_fire else now + offset
+    result = plan_fires(timetable, cursor, now, catch_up_window=HOUR, on_time=ON_TIME)
+    written = cursor if result is None else result.next_fire_at
+    assert written <= timetable.next_after(now)  # never past now plus one period
+    if result is not None and result.fire_at is not None:
+        assert result.fire_at <= now  # fires are judged by time that has happened

@@ -6,6 +6,11 @@ the cursor (the earliest fire nobody has handled), the time and the catch-up win
   earlier fires are recorded as skipped: the catch-up job stands for them.
 - A latest due fire older than the window is not enqueued: every due fire is recorded as skipped.
 - Either way the cursor moves to the first fire after `now`.
+- A cursor later than the first fire after `now` (ahead of this clock by more than one period)
+  was written by a scheduler whose clock is fast: fires are judged by time that has happened, so
+  the cursor moves back to the first fire after `now`, firing and skipping nothing. So no plan
+  ever writes a cursor later than `now` plus one period, and a scheduler with a fast clock cannot
+  silence the others until their clocks catch up with its own.
 
 Counting skipped fires walks the timetable, so it stops at MAX_COUNTED_SKIPS (an every-second
 schedule stopped for a week would otherwise walk 600,000 fires); the plan says when it did.
@@ -31,6 +36,8 @@ class FirePlan:
     skipped_more: bool  # counting stopped at MAX_COUNTED_SKIPS: at least `skipped`
     first_skipped_at: datetime | None
     last_skipped_at: datetime | None
+    # The cursor was ahead of this clock by more than one period and moves back (nothing fires).
+    replanned: bool = False
 
 
 def plan_fires(
@@ -42,9 +49,11 @@ def plan_fires(
     on_time: timedelta,
 ) -> FirePlan | None:
     """What to do now, or None when the cursor is not due yet."""
+    next_fire_at = timetable.next_after(now)
+    if cursor > next_fire_at:
+        return FirePlan(cursor, next_fire_at, None, False, 0, False, None, None, replanned=True)
     if cursor > now:
         return None
-    next_fire_at = timetable.next_after(now)
     latest = timetable.latest_at_or_before(now)
     if latest is None or latest < cursor:
         # The cursor is not one of this timetable's fires (another scheduler started with

@@ -36,6 +36,9 @@ from dominus.jobs.worker import new_worker_id
 log = logging.getLogger("dominus.scheduler")
 
 DAY = 86_400.0
+# A cursor found ahead of this clock is logged at WARNING at most this often per schedule: a
+# scheduler with a fast clock that keeps running moves it ahead again every tick.
+AHEAD_WARNING_INTERVAL = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,8 @@ class Scheduler:
         self._failing: dict[str, str] = {}
         # Each schedule's enabled flag as last read, to log its changes.
         self._enabled: dict[str, bool] = {}
+        # When each schedule's cursor was last logged as found ahead of this clock.
+        self._ahead_warned_at: dict[str, datetime] = {}
 
     @property
     def active(self) -> list[Schedule]:
@@ -205,6 +210,8 @@ class Scheduler:
                 continue
             self._failing.pop(schedule.name, None)
             self._due[schedule.name] = plan.next_fire_at
+            if plan.replanned and applied.applied:
+                self._warn_ahead(schedule.name, plan.cursor, now)
             log_applied(schedule, plan, applied, now, self._config.catch_up_window_seconds)
             fired += 1 if applied.job is not None and applied.job.created else 0
         return fired
@@ -219,6 +226,19 @@ class Scheduler:
             log.info("schedule %s is disabled: it fires nothing until enabled", name)
         elif seen is not None:
             log.info("schedule %s is enabled again", name)
+
+    def _warn_ahead(self, name: str, cursor: datetime, now: datetime) -> None:
+        warned_at = self._ahead_warned_at.get(name)
+        if warned_at is not None and abs(now - warned_at) < AHEAD_WARNING_INTERVAL:
+            log.debug("schedule %s: its next fire %s was ahead again", name, cursor.isoformat())
+            return
+        self._ahead_warned_at[name] = now
+        log.warning(
+            "schedule %s: its next fire %s is ahead of this clock by more than one period "
+            "(a scheduler with a fast clock?); planned again from now",
+            name,
+            cursor.isoformat(),
+        )
 
     def _enqueuer(self, schedule: Schedule) -> Enqueue:
         def enqueue(connection: Connection, dedupe_key: str) -> EnqueueResult:
