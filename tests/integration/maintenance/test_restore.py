@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import Engine
 
 from dominus.errors import MaintenanceError
-from dominus.jobs import JobQueue, SqlJobStore, WorkerInfo
+from dominus.jobs import JobQueue, SqlJobStore, Worker, WorkerConfig, WorkerInfo
 from dominus.jobs.abort import AbortSignal
 from dominus.jobs.client import EnqueueRequest
 from dominus.jobs.clock import utc_now
@@ -107,3 +107,25 @@ def test_vacuum_checks_and_compacts(engine: Engine, queue: JobQueue) -> None:
     assert result.backend == engine.dialect.name
     assert result.integrity == ("ok" if engine.dialect.name == "sqlite" else "not checked")
     assert result.size_before > 0 and result.size_after > 0
+
+
+def test_a_live_worker_is_back_in_workers_after_a_forced_restore(
+    engine: Engine, store: SqlJobStore, queue: JobQueue, backup_dir: Path
+) -> None:
+    """The backup has no row for the worker running now: after a forced restore it must not
+    stay invisible (to `workers`, and to the next restore's live-worker check)."""
+    taken = make_backup(engine, BackupOptions(backup_dir, 30), utc_now(), AbortSignal())
+    worker = Worker(
+        store, queue.registry, WorkerConfig(heartbeat_interval_seconds=1, poll_interval_seconds=1)
+    )
+    started = utc_now()
+    worker.run_once(started)
+    assert [info.id for info in store.list_workers()] == [worker.id]
+
+    restore(engine, backup_dir, taken.path.name, force=True)
+    assert SqlJobStore(engine).list_workers() == []
+    worker.run_once(started + timedelta(seconds=2))  # its next heartbeat
+
+    assert [info.id for info in SqlJobStore(engine).list_workers()] == [worker.id]
+    with pytest.raises(MaintenanceError, match=r"1 worker\(s\) alive"):
+        restore(engine, backup_dir, taken.path.name)
