@@ -309,10 +309,43 @@ def test_refresh_bootstrap_replaces_the_file(
     assert list(tmp_path.iterdir()) == [target]  # no temp file left behind
 
 
+def test_refresh_bootstrap_refuses_a_flood(
+    fake: FakeRdap, http: httpx.Client, tmp_path: Path
+) -> None:
+    """A valid document, but 5 MiB of it: IANA's is about 100 KB."""
+    document = bootstrap_doc(fake.base) | {"padding": "x" * 5 * 1024 * 1024}
+    fake.routes["/dns.json"] = [(200, {}, json.dumps(document).encode(), 0.0)]
+    target = tmp_path / "bootstrap.json"
+    target.write_text("old", encoding="utf-8")
+    with pytest.raises(BootstrapError, match="answer over 4 MiB"):
+        refresh_bootstrap(fake.base.replace("/rdap/", "/dns.json"), target, http)
+    assert target.read_text(encoding="utf-8") == "old"
+
+
+def test_refresh_bootstrap_refuses_a_redirect_inwards(
+    fake: FakeRdap, http: httpx.Client, tmp_path: Path
+) -> None:
+    internal = FakeRdap()
+    internal.routes["/rdap/dns.json"] = [
+        (200, {}, json.dumps(bootstrap_doc(fake.base)).encode(), 0)
+    ]
+    fake.routes["/moved.json"] = [(302, {"Location": internal.base + "dns.json"}, b"", 0.0)]
+    target = tmp_path / "bootstrap.json"
+    target.write_text("old", encoding="utf-8")
+    try:
+        with pytest.raises(BootstrapError, match="refused: a loopback address"):
+            refresh_bootstrap(fake.base.replace("/rdap/", "/moved.json"), target, http)
+        assert internal.total_hits() == 0
+    finally:
+        internal.close()
+    assert target.read_text(encoding="utf-8") == "old"
+
+
 @pytest.mark.parametrize(
     "reply",
     [
         (200, {}, b"not json", 0.0),
+        (200, {}, b"[" * 200_000, 0.0),
         (200, {}, b'{"services": "nope"}', 0.0),
         (200, {}, b'{"services": [[["com"]]]}', 0.0),
         (500, {}, b"", 0.0),
