@@ -112,7 +112,7 @@ def dns_prefilter(candidates: list[str], env: StageEnvironment, partial: DnsPart
     """Keeps the names DNS does not show as registered."""
 
     def lookup(domain: str) -> DnsAnswer:
-        verdict = env.providers.dns.check(domain)
+        verdict = env.providers.dns.check(domain, env.stop)
         return DnsAnswer(verdict.availability, verdict.detail)
 
     def failed(detail: str) -> DnsAnswer:

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import Engine
 
 from dominus.errors import JobAbortedError
-from dominus.providers.models import DnsVerdict
+from dominus.providers.models import DnsVerdict, StopSignal
 from dominus.watchlist.poll import PollOptions, PollResult, WatchlistPoll
 from dominus.watchlist.store import WatchlistStore
 from tests.conftest import FakeClock
@@ -241,8 +241,8 @@ def test_an_abort_while_pacing_stops_the_poll_between_lookups(
     stop = threading.Event()
     dns_check = registry.dns.check
 
-    def check_then_abort(domain: str) -> DnsVerdict:
-        verdict = dns_check(domain)
+    def check_then_abort(domain: str, signal: StopSignal | None = None) -> DnsVerdict:
+        verdict = dns_check(domain, signal)
         if domain == "b.test":
             stop.set()  # a cancel arriving while the poll waits its turn for RDAP
         return verdict
