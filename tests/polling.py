@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -34,3 +35,22 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def outcome_within(work: Callable[[], T], timeout: float = 30) -> T | BaseException:
+    """Run `work` on a thread: what it returned or raised, or an AssertionError here when it is
+    still running after `timeout` seconds (a bound on a hang, not a timing check)."""
+    outcome: list[T | BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(work())
+        except BaseException as error:  # handed to the caller to look at
+            outcome.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise AssertionError(f"still running after {timeout} s")
+    return outcome[0]

@@ -95,6 +95,7 @@ class Settings(
     # A snapshot of IANA's RDAP bootstrap ships with DOMINUS; `dominus rdap refresh` updates it.
     RDAP_BOOTSTRAP_PATH: str | None = None
     RDAP_CONCURRENCY: int = Field(default=4, ge=1, le=64)
+    # Bounds each attempt's whole exchange (connect, answer, redirects), not each read.
     RDAP_TIMEOUT_MS: int = Field(default=10_000, ge=100, le=120_000)
     RDAP_MAX_ATTEMPTS: int = Field(default=3, ge=1, le=10)
     # TLD → WHOIS server, asked (port 43) for TLDs the RDAP bootstrap has no service for. A dated

@@ -18,6 +18,7 @@ from dominus.errors import ConfigurationError
 
 class NotificationSettings(BaseSettings):
     NOTIFY_WEBHOOK_URL: str | None = None
+    # Bounds each attempt's whole exchange (connect, send, answer), not each read.
     NOTIFY_WEBHOOK_TIMEOUT_S: float = Field(default=5.0, ge=0.1, le=120.0, allow_inf_nan=False)
     # Retries after the first attempt (0: one attempt only).
     NOTIFY_WEBHOOK_RETRIES: int = Field(default=3, ge=0, le=10)

@@ -6,6 +6,11 @@ is not followed) is not, since sending the same body again cannot change it. Whe
 failed the notifier logs an ERROR and returns False: it never raises, so a broken webhook never
 fails the job that sent the notification.
 
+Each attempt is one exchange bounded as a whole (`dominus.bounded_http`): NOTIFY_WEBHOOK_TIMEOUT_S
+covers connecting, sending and the answer's status line and headers together, however slowly
+the receiver trickles them; the answer's body is not read. So a send ends within about
+(retries + 1) × the timeout plus the backoff waits.
+
 The URL can hold a secret (many services put the token in the path), so logs name its scheme
 and host only.
 """
@@ -20,6 +25,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from dominus import __version__
+from dominus.bounded_http import ExchangeError, ExchangeTimeoutError, exchange
 from dominus.jobs.backoff import Backoff
 from dominus.notify.model import Notification
 
@@ -92,12 +98,19 @@ class WebhookNotifier:
                 follow_redirects=False,
                 headers={"User-Agent": f"dominus/{__version__}"},
             ) as client:
-                response = client.post(self._url, json=body)
-        except httpx.TimeoutException:
+                answer = exchange(
+                    client,
+                    "POST",
+                    self._url,
+                    deadline_seconds=self._timeout,
+                    max_bytes=0,  # the status says it all
+                    json_body=body,
+                )
+        except ExchangeTimeoutError:
             return f"no answer within {self._timeout:g} s", True
-        except httpx.HTTPError as error:
+        except (ExchangeError, httpx.HTTPError) as error:
             return f"{type(error).__name__}: {error}", True
-        status = response.status_code
+        status = answer.status
         if 200 <= status < 300:
             return None, False
         return f"HTTP {status}", status in RETRYABLE_STATUSES or status >= 500

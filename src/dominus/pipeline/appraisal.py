@@ -236,7 +236,7 @@ class Appraiser:
 
     def _dns(self, domain: str) -> DnsAnswer:
         try:
-            verdict = self.providers.dns.check(domain)
+            verdict = self.providers.dns.check(domain, self.stop)
         except LOOKUP_FAILURES as error:
             return DnsAnswer(Availability.UNKNOWN, f"lookup failed: {error}")
         return DnsAnswer(verdict.availability, verdict.detail)

@@ -15,15 +15,14 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-import httpx
-
-from dominus.errors import ClaimLostError, DatabaseBusyError, JobAbortedError
+from dominus.errors import ClaimLostError, JobAbortedError
 from dominus.jobs.backoff import Backoff
 from dominus.pipeline.generate import generate_candidates
 from dominus.pipeline.model import STAGES, Stage
 from dominus.pipeline.results import assemble_results
 from dominus.pipeline.stage_results import Candidate, GenerateResult, RunState, StageResult
 from dominus.pipeline.stages import (
+    TRANSIENT_ERRORS,
     DnsPartial,
     RdapPartial,
     ScorePartial,
@@ -50,12 +49,6 @@ log = logging.getLogger("dominus.pipeline")
 # (each ± 20 %); the retry count bounds the waits, so the curve has no cap.
 STAGE_RETRIES = 3
 STAGE_RETRY_BACKOFF = Backoff(base_seconds=1.0, jitter=0.2)
-TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
-    DatabaseBusyError,
-    ConnectionError,
-    TimeoutError,
-    httpx.TransportError,
-)
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,10 @@ def open_providers(settings: Settings, kind: str | None = None) -> Iterator[Prov
     if (kind or settings.DOMINUS_PROVIDERS) == OFFLINE:
         yield offline_providers()
         return
+    # Redirects are followed by the RDAP client itself, under bounded_http's rule (never to
+    # another scheme or inwards); each exchange's timeouts come from its own deadline.
     with httpx.Client(
-        follow_redirects=True,
+        follow_redirects=False,
         headers={"User-Agent": f"dominus/{__version__}"},
         timeout=settings.RDAP_TIMEOUT_MS / 1000,
     ) as client:

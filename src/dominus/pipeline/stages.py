@@ -1,14 +1,24 @@
 """Stages 2 to 5. Each takes what the stages before it handed on and fills its `partial` as it
 goes, so that when it stops early (its budget ran out, or it failed for good) the run keeps what
-was done and carries on with it: `partial.result()` is the stage's result either way."""
+was done and carries on with it: `partial.result()` is the stage's result either way.
+
+In the availability stages (2 and 3) one name's lookup that raises costs that name only: it is
+UNKNOWN ("lookup failed: ..."), logged, and the other names go on. The exceptions are the
+TRANSIENT_ERRORS (the network or the database is down, not one answer bad: the runner retries
+the stage) and a stop or a lost claim.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TypeVar
 
+import httpx
+
+from dominus.errors import ClaimLostError, DatabaseBusyError, JobAbortedError
 from dominus.pipeline.concurrency import bounded_map
 from dominus.pipeline.scoring_input import scoring_input
 from dominus.pipeline.stage_results import (
@@ -23,13 +33,29 @@ from dominus.pipeline.stage_results import (
     TrademarkResult,
 )
 from dominus.pipeline.trademark_gate import TrademarkGate
-from dominus.providers.models import StopSignal
+from dominus.providers.models import Availability, StopSignal
 from dominus.providers.sets import ProviderSet
 from dominus.scoring import ComparablesIndex, ScoringConfig, Weights
 from dominus.scoring import score_domain as score_one
 
+log = logging.getLogger("dominus.pipeline")
+
 Progress = Callable[[int, int], None]  # (done, total)
 A = TypeVar("A", DnsAnswer, RdapAnswer)
+
+# Failures that say a stage cannot work now (retried as a whole by the runner), not that one
+# name's answer was bad.
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    DatabaseBusyError,
+    ConnectionError,
+    TimeoutError,
+    httpx.TransportError,
+)
+_NOT_ONE_NAMES_FAILURE: tuple[type[BaseException], ...] = (
+    *TRANSIENT_ERRORS,
+    JobAbortedError,
+    ClaimLostError,
+)
 
 
 @dataclass(frozen=True)
@@ -86,10 +112,14 @@ def dns_prefilter(candidates: list[str], env: StageEnvironment, partial: DnsPart
     """Keeps the names DNS does not show as registered."""
 
     def lookup(domain: str) -> DnsAnswer:
-        verdict = env.providers.dns.check(domain)
+        verdict = env.providers.dns.check(domain, env.stop)
         return DnsAnswer(verdict.availability, verdict.detail)
 
-    _look_up_all(candidates, lookup, env.dns_concurrency, env, partial.results, "checked")
+    def failed(detail: str) -> DnsAnswer:
+        return DnsAnswer(Availability.UNKNOWN, detail)
+
+    guarded = _one_name_only(lookup, failed, "DNS")
+    _look_up_all(candidates, guarded, env.dns_concurrency, env, partial.results, "checked")
 
 
 def rdap_confirm(candidates: list[str], env: StageEnvironment, partial: RdapPartial) -> None:
@@ -105,7 +135,30 @@ def rdap_confirm(candidates: list[str], env: StageEnvironment, partial: RdapPart
             source=record.source,
         )
 
-    _look_up_all(candidates, lookup, env.rdap_concurrency, env, partial.results, "confirmed")
+    def failed(detail: str) -> RdapAnswer:
+        return RdapAnswer(Availability.UNKNOWN, detail)
+
+    guarded = _one_name_only(lookup, failed, "RDAP")
+    _look_up_all(candidates, guarded, env.rdap_concurrency, env, partial.results, "confirmed")
+
+
+def _one_name_only(
+    lookup: Callable[[str], A], failed: Callable[[str], A], what: str
+) -> Callable[[str], A]:
+    """`lookup`, where an unexpected error costs its own name only (see the module's note)."""
+
+    def guarded(domain: str) -> A:
+        try:
+            return lookup(domain)
+        except _NOT_ONE_NAMES_FAILURE:
+            raise
+        except Exception as error:  # a bad answer, or a bug: this name's loss only
+            detail = f"{type(error).__name__}: {error}".splitlines()[0][:200]
+            log.warning("%s lookup of %s failed: %s", what, domain, detail)
+            log.debug("%s lookup of %s failed", what, domain, exc_info=True)
+            return failed(f"lookup failed: {detail}")
+
+    return guarded
 
 
 def _look_up_all(

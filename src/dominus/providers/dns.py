@@ -6,6 +6,12 @@ registered domain can have no delegation (e.g. on hold), which is why RDAP confi
 One resolver's word is not enough to call a name available when several are configured: a
 resolver can be stale, filtered or lying, so "available" needs two resolvers to agree while a
 single "registered" answer is enough to drop the name (the cheap, safe direction).
+
+Bounds: each query (NS, then SOA when NS says nothing; a truncated UDP answer asked again over
+TCP) is one dnspython exchange whose `timeout` is a single expiration for the whole of it
+(sending and every read), DNS_TIMEOUT_MS; a DNS message is at most 64 KiB by its format. The
+stop signal given to `check` is looked at before every query: once it is set no further query
+goes out and the name is UNKNOWN ("stopped").
 """
 
 from __future__ import annotations
@@ -24,12 +30,12 @@ import dns.rcode
 import dns.rdatatype
 
 from dominus.providers.csvfiles import data_lines, read_text
-from dominus.providers.models import Availability, DnsVerdict
+from dominus.providers.models import Availability, DnsVerdict, StopSignal
 from dominus.providers.names import listed_domain, name_to_look_up
 
 
 class DnsChecker(Protocol):
-    def check(self, domain: str) -> DnsVerdict: ...
+    def check(self, domain: str, stop: StopSignal | None = None) -> DnsVerdict: ...
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,10 @@ def parse_resolver(text: str) -> Resolver:
     return Resolver(host, int(port))
 
 
+class _StoppedError(Exception):
+    """The stop signal was set before a query went out."""
+
+
 @dataclass(frozen=True)
 class _Answer:
     availability: Availability
@@ -76,7 +86,7 @@ class ResolverDnsChecker:
         self.resolvers = [parse_resolver(r) for r in resolvers]
         self.timeout_seconds = timeout_seconds
 
-    def check(self, domain: str) -> DnsVerdict:
+    def check(self, domain: str, stop: StopSignal | None = None) -> DnsVerdict:
         wanted = name_to_look_up(domain)
         domain = wanted.domain
         if wanted.problem is not None:
@@ -87,7 +97,10 @@ class ResolverDnsChecker:
             return DnsVerdict(domain, Availability.UNKNOWN, f"not a valid domain name: {exc}")
         answers: list[tuple[Resolver, _Answer]] = []
         for resolver in self.resolvers:
-            answer = self._ask(resolver, name)
+            try:
+                answer = self._ask(resolver, name, stop)
+            except _StoppedError:
+                return DnsVerdict(domain, Availability.UNKNOWN, "stopped")
             if answer.availability is Availability.REGISTERED:
                 # A veto: no later answer could change the outcome, so stop asking.
                 return DnsVerdict(
@@ -112,13 +125,13 @@ class ResolverDnsChecker:
             return Availability.UNKNOWN, f"available unconfirmed by a second resolver ({described})"
         return Availability.UNKNOWN, described
 
-    def _ask(self, resolver: Resolver, name: dns.name.Name) -> _Answer:
+    def _ask(self, resolver: Resolver, name: dns.name.Name, stop: StopSignal | None) -> _Answer:
         try:
-            answer = _classify(self._query(resolver, name, dns.rdatatype.NS), name)
+            answer = _classify(self._query(resolver, name, dns.rdatatype.NS, stop), name)
             if answer is None:
                 # NOERROR without NS: the name exists in some form (or the resolver's view is
                 # odd); a zone apex answers SOA, so ask for that before calling it available.
-                answer = _classify(self._query(resolver, name, dns.rdatatype.SOA), name)
+                answer = _classify(self._query(resolver, name, dns.rdatatype.SOA, stop), name)
             return answer or _Answer(Availability.AVAILABLE, "no NS or SOA")
         except dns.exception.Timeout:
             return _Answer(Availability.UNKNOWN, f"timeout after {self.timeout_seconds:g} s")
@@ -127,17 +140,28 @@ class ResolverDnsChecker:
             return _Answer(Availability.UNKNOWN, f"error ({type(exc).__name__}: {exc})")
 
     def _query(
-        self, resolver: Resolver, name: dns.name.Name, rdtype: dns.rdatatype.RdataType
+        self,
+        resolver: Resolver,
+        name: dns.name.Name,
+        rdtype: dns.rdatatype.RdataType,
+        stop: StopSignal | None,
     ) -> dns.message.Message:
+        _raise_if_stopped(stop)
         query = dns.message.make_query(name, rdtype)
         response = dns.query.udp(
             query, resolver.host, timeout=self.timeout_seconds, port=resolver.port
         )
         if response.flags & dns.flags.TC:
+            _raise_if_stopped(stop)
             response = dns.query.tcp(
                 query, resolver.host, timeout=self.timeout_seconds, port=resolver.port
             )
         return response
+
+
+def _raise_if_stopped(stop: StopSignal | None) -> None:
+    if stop is not None and stop.is_set():
+        raise _StoppedError
 
 
 def _classify(response: dns.message.Message, name: dns.name.Name) -> _Answer | None:
@@ -169,7 +193,7 @@ class RegisteredNamesDns:
             for number, line in data_lines(read_text(self.path))
         )
 
-    def check(self, domain: str) -> DnsVerdict:
+    def check(self, domain: str, stop: StopSignal | None = None) -> DnsVerdict:
         wanted = name_to_look_up(domain)
         domain = wanted.domain
         if wanted.problem is not None:

@@ -5,12 +5,27 @@
 bodies that are not RDAP JSON) is UNKNOWN: a per-domain failure must never stop a whole run, and a
 domain we could not verify must never be reported as available.
 
+What counts, exactly:
+
+- A 200 is REGISTERED only when its body is an RDAP domain object: a JSON object whose
+  `objectClassName` is "domain" (RFC 9083 has every object carry it), or, from a server that
+  leaves the member out, one with an `ldhName`. `{}`, a list, an error object, an HTML page or
+  JSON nested too deep to parse is UNKNOWN. A garbled or out-of-range event date is no date.
+- A 404 is AVAILABLE only from the registry's own origin (the bootstrap URL's scheme, host and
+  port). After a redirect elsewhere it is UNKNOWN: whoever answered is not the registry.
+- Each attempt is one exchange bounded as a whole (`dominus.bounded_http`): RDAP_TIMEOUT_MS
+  covers connect, headers, body and redirects together, the answer is capped at
+  MAX_ANSWER_BYTES, and the lookup's stop signal ends it within a fraction of a second.
+  Redirects are followed on the registry's origin, or to another host whose addresses are all
+  public, in the same scheme; any other redirect is refused (UNKNOWN), its target not asked.
+
 A TLD with no RDAP service in the bootstrap is asked over WHOIS instead, when the client has a
 WhoisClient that knows the TLD's server (`whois.py`); the record's `source` says which answered.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable
@@ -22,6 +37,15 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from dominus.bounded_http import (
+    Answer,
+    AnswerTooLargeError,
+    ExchangeStoppedError,
+    ExchangeTimeoutError,
+    RedirectRefusedError,
+    fetch,
+    same_origin,
+)
 from dominus.providers.csvfiles import parse_date, read_rows
 from dominus.providers.errors import ProviderDataError
 from dominus.providers.models import Availability, RdapRecord, StopSignal
@@ -32,6 +56,9 @@ from dominus.providers.whois import WhoisClient, lookup_backoff
 TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_SECONDS = 30.0
 RDAP_ACCEPT = "application/rdap+json, application/json;q=0.9"
+# A domain's RDAP answer is a few KiB (tens with many entities and notices); a body past this
+# is no answer to read, and reading it whole is how a hostile server would fill the memory.
+MAX_ANSWER_BYTES = 256 * 1024
 
 
 class RdapClient(Protocol):
@@ -50,15 +77,17 @@ class HttpRdapClient:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         whois: WhoisClient | None = None,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self.bootstrap = bootstrap
         self.whois = whois  # asked for TLDs without an RDAP service
         self.client = client
-        self.timeout_seconds = timeout_seconds
+        self.timeout_seconds = timeout_seconds  # for each attempt's whole exchange
         self.max_attempts = max_attempts
         self.backoff_base_seconds = backoff_base_seconds
+        self.max_answer_bytes = max_answer_bytes
         self._backoff = lookup_backoff(backoff_base_seconds)
         self._sleep = sleep
         self._rng = rng or random.Random()
@@ -76,7 +105,7 @@ class HttpRdapClient:
         for attempt in range(1, self.max_attempts + 1):
             if stop is not None and stop.is_set():
                 return RdapRecord(domain, Availability.UNKNOWN, detail="stopped")
-            outcome = self._attempt(domain, url)
+            outcome = self._attempt(domain, url, stop)
             if isinstance(outcome, RdapRecord):
                 return outcome
             problem, retry_after = outcome
@@ -105,54 +134,69 @@ class HttpRdapClient:
         missing = "RDAP service" if self.whois is None else "RDAP service or WHOIS server"
         return RdapRecord(domain, Availability.UNKNOWN, detail=f"no {missing} for .{tld}")
 
-    def _attempt(self, domain: str, url: str) -> RdapRecord | tuple[str, float | None]:
+    def _attempt(
+        self, domain: str, url: str, stop: StopSignal | None
+    ) -> RdapRecord | tuple[str, float | None]:
         """A final record, or (what went wrong, Retry-After seconds or None) to retry."""
         try:
-            response = self.client.get(
+            answer = fetch(
+                self.client,
                 url,
+                deadline_seconds=self.timeout_seconds,
+                max_bytes=self.max_answer_bytes,
+                stop=stop,
                 headers={"Accept": RDAP_ACCEPT},
-                timeout=self.timeout_seconds,
-                follow_redirects=True,
             )
-        except httpx.TimeoutException:
-            return f"timeout after {self.timeout_seconds:g} s", None
+        except ExchangeStoppedError:
+            return RdapRecord(domain, Availability.UNKNOWN, detail="stopped")
+        except ExchangeTimeoutError as exc:
+            return str(exc), None
+        except (AnswerTooLargeError, RedirectRefusedError) as exc:
+            # Asking again would bring the same answer.
+            return RdapRecord(domain, Availability.UNKNOWN, detail=f"{exc} at {_host(url)}")
         except httpx.TransportError as exc:
             # Connect errors, resets, broken responses: worth another try.
             return f"{type(exc).__name__}: {exc}", None
         except httpx.HTTPError as exc:
-            # Not transient (e.g. a redirect loop, an invalid URL): retrying will not help.
+            # Not transient (e.g. an invalid URL): retrying will not help.
             return RdapRecord(domain, Availability.UNKNOWN, detail=f"{type(exc).__name__}: {exc}")
-        return _interpret(domain, response)
+        return _interpret(domain, httpx.URL(url), answer)
 
 
-def _interpret(domain: str, response: httpx.Response) -> RdapRecord | tuple[str, float | None]:
-    where = _host(str(response.url))
-    status = response.status_code
+def _interpret(
+    domain: str, asked: httpx.URL, answer: Answer
+) -> RdapRecord | tuple[str, float | None]:
+    where = _host(str(answer.url))
+    status = answer.status
     if status == 404:
+        if not same_origin(asked, answer.url):
+            return RdapRecord(
+                domain,
+                Availability.UNKNOWN,
+                detail=f"HTTP 404 at {where}, not the registry's {_host(str(asked))}",
+            )
         return RdapRecord(domain, Availability.AVAILABLE, detail=f"HTTP 404 at {where}")
     if status == 200:
-        return _registered(domain, response, where)
+        return _registered(domain, answer.body, where)
     if status in TRANSIENT_STATUSES:
-        return f"HTTP {status}", _retry_after(response.headers.get("Retry-After"))
+        return f"HTTP {status}", _retry_after(answer.headers.get("Retry-After"))
     return RdapRecord(domain, Availability.UNKNOWN, detail=f"HTTP {status} at {where}")
 
 
-def _registered(domain: str, response: httpx.Response, where: str) -> RdapRecord:
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
-        # A 200 that is not RDAP JSON is likely a proxy or error page, not the registry speaking.
+def _registered(domain: str, raw: bytes, where: str) -> RdapRecord:
+    body = _domain_object(raw)
+    if body is None:
+        # A 200 that is not an RDAP domain object is likely a proxy or error page, not the
+        # registry speaking.
         return RdapRecord(
             domain, Availability.UNKNOWN, detail=f"HTTP 200 at {where} but not RDAP JSON"
         )
     registered_at = expires_at = None
     events = body.get("events")
     for event in events if isinstance(events, list) else []:
-        if not isinstance(event, dict):
+        if not isinstance(event, dict) or not isinstance(event.get("eventAction"), str):
             continue
-        action = str(event.get("eventAction", "")).lower()
+        action = event["eventAction"].lower()
         when = _parse_event_date(event.get("eventDate"))
         if action == "registration" and registered_at is None:
             registered_at = when
@@ -167,7 +211,22 @@ def _registered(domain: str, response: httpx.Response, where: str) -> RdapRecord
     )
 
 
+def _domain_object(raw: bytes) -> dict[str, Any] | None:
+    """The body as an RDAP domain object (see the module's rules), or None."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the parser
+        return None
+    if not isinstance(body, dict):
+        return None
+    object_class = body.get("objectClassName")
+    if object_class is None:
+        return body if isinstance(body.get("ldhName"), str) else None
+    return body if isinstance(object_class, str) and object_class.lower() == "domain" else None
+
+
 def _parse_event_date(value: Any) -> date | None:
+    """The date of an RDAP event, or None; never raises, whatever the server sent."""
     if not isinstance(value, str) or not value.strip():
         return None
     text = value.strip()
@@ -179,7 +238,10 @@ def _parse_event_date(value: Any) -> date | None:
         except ValueError:
             return None
     if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
+        try:
+            moment = moment.astimezone(UTC)
+        except OverflowError:  # e.g. 9999-12-31T23:59:59-23:59: past the last date we can hold
+            return None
     return moment.date()
 
 

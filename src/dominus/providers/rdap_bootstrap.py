@@ -2,7 +2,9 @@
 
 The document is `{"version": "1.0", "publication": ..., "services": [[[tlds...], [urls...]]]}`.
 A snapshot ships in `data/rdap_dns_bootstrap.json`; `refresh_bootstrap` replaces it with IANA's
-current file (registries move their RDAP servers now and then).
+current file (registries move their RDAP servers now and then). The download is one bounded
+exchange (`dominus.bounded_http`): REFRESH_DEADLINE_SECONDS for all of it, redirects included,
+at most MAX_BOOTSTRAP_BYTES, and no redirect to another scheme or to a loopback or private host.
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ from typing import Any
 
 import httpx
 
+from dominus.bounded_http import ExchangeError, fetch
 from dominus.providers.errors import BootstrapError
 
 DEFAULT_BOOTSTRAP_URL = "https://data.iana.org/rdap/dns.json"
 BUNDLED_BOOTSTRAP_PATH = Path(__file__).parent / "data" / "rdap_dns_bootstrap.json"
+REFRESH_DEADLINE_SECONDS = 30.0
+# IANA's file is about 100 KB; room for it to grow many times over, not for a flood.
+MAX_BOOTSTRAP_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -89,19 +95,21 @@ def refresh_bootstrap(
     """Download the bootstrap document at `url`, check it, and replace `path` atomically (the
     old file stays untouched on any failure). Returns how many TLDs it maps."""
     own_client = client is None
-    http = client or httpx.Client(timeout=30, follow_redirects=True)
+    http = client or httpx.Client()
     try:
-        response = http.get(url, follow_redirects=True)
-    except httpx.HTTPError as exc:
+        answer = fetch(
+            http, url, deadline_seconds=REFRESH_DEADLINE_SECONDS, max_bytes=MAX_BOOTSTRAP_BYTES
+        )
+    except (ExchangeError, httpx.HTTPError) as exc:
         raise BootstrapError(f"cannot fetch {url}: {exc}") from exc
     finally:
         if own_client:
             http.close()
-    if response.status_code != 200:
-        raise BootstrapError(f"fetching {url} answered HTTP {response.status_code}")
+    if answer.status != 200:
+        raise BootstrapError(f"fetching {url} answered HTTP {answer.status}")
     try:
-        document = response.json()
-    except ValueError as exc:
+        document = json.loads(answer.body)
+    except (ValueError, RecursionError) as exc:
         raise BootstrapError(f"{url} did not return JSON: {exc}") from exc
     bootstrap = RdapBootstrap.parse(document)
 

@@ -84,7 +84,7 @@ class RdapPacer:
 def look_up(
     domain: str, dns: DnsChecker, rdap: RdapClient, pacer: RdapPacer, stop: StopSignal
 ) -> Finding:
-    verdict = dns.check(domain)
+    verdict = dns.check(domain, stop)
     if verdict.availability is Availability.REGISTERED:
         return Finding("registered", f"DNS: {verdict.detail}")
     pacer.wait_turn()

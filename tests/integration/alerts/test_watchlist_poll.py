@@ -12,11 +12,16 @@ import pytest
 from sqlalchemy import Engine
 
 from dominus.errors import JobAbortedError
-from dominus.providers.models import DnsVerdict
+from dominus.providers.models import DnsVerdict, StopSignal
+from dominus.providers.rdap import HttpRdapClient
+from dominus.providers.rdap_bootstrap import RdapBootstrap
 from dominus.watchlist.poll import PollOptions, PollResult, WatchlistPoll
 from dominus.watchlist.store import WatchlistStore
 from tests.conftest import FakeClock
+from tests.fakes.drip_server import DripServer
+from tests.fakes.rdap_server import bootstrap_doc
 from tests.integration.alerts.watch_fixtures import RecordingNotifier, Registry
+from tests.polling import outcome_within
 
 HOURS_6 = timedelta(hours=6)
 
@@ -241,8 +246,8 @@ def test_an_abort_while_pacing_stops_the_poll_between_lookups(
     stop = threading.Event()
     dns_check = registry.dns.check
 
-    def check_then_abort(domain: str) -> DnsVerdict:
-        verdict = dns_check(domain)
+    def check_then_abort(domain: str, signal: StopSignal | None = None) -> DnsVerdict:
+        verdict = dns_check(domain, signal)
         if domain == "b.test":
             stop.set()  # a cancel arriving while the poll waits its turn for RDAP
         return verdict
@@ -254,6 +259,30 @@ def test_an_abort_while_pacing_stops_the_poll_between_lookups(
     assert watchlist.get("b.test").last_checked_at is None
     assert registry.rdap_hits("b.test") == 0
     assert len(notifier.sent) == 1
+
+
+def test_an_abort_ends_an_rdap_lookup_in_flight(
+    watchlist: WatchlistStore, registry: Registry, notifier: RecordingNotifier, clock: FakeClock
+) -> None:
+    """A registry trickling its answer a byte a second, a lookup with all the time in the
+    world: the cancel ends the lookup in flight, and the poll with it."""
+    watchlist.add("drip.test", None, clock())
+    registry.available("drip.test")  # DNS says NXDOMAIN, so RDAP is asked
+    drip = DripServer(interval=1.0)
+    bootstrap = RdapBootstrap.parse(bootstrap_doc(drip.url + "/rdap"))
+    rdap = HttpRdapClient(bootstrap, registry.http, timeout_seconds=600, max_attempts=1)
+    options = PollOptions(interval=HOURS_6, rdap_delay_seconds=0)
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()
+    try:
+        poll = WatchlistPoll(watchlist, registry.dns, rdap, notifier, options, clock)
+        outcome = outcome_within(lambda: poll.run(stop))
+        assert drip.request_count() == 1
+    finally:
+        drip.close()
+    assert isinstance(outcome, JobAbortedError), outcome
+    assert watchlist.get("drip.test").last_checked_at is None
+    assert notifier.sent == []
 
 
 def test_a_set_stop_signal_stops_before_the_first_entry(

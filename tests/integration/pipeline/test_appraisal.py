@@ -35,7 +35,7 @@ TUNED = {"intrinsic": 0.4, "commercial": 0.3, "market": 0.2, "expiry": 0.1}
 class EverythingAvailable:
     """DNS and RDAP that let every registration through, so every sample name is scored."""
 
-    def check(self, domain: str) -> DnsVerdict:
+    def check(self, domain: str, stop: StopSignal | None = None) -> DnsVerdict:
         return DnsVerdict(domain, Availability.AVAILABLE, "NXDOMAIN")
 
     def lookup(self, domain: str, stop: StopSignal | None = None) -> RdapRecord:

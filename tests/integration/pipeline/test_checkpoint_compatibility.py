@@ -34,7 +34,7 @@ FIXTURE_INPUT = RunInput(
 class NoLookups:
     """DNS and RDAP that fail the test if asked: a resumed run must not redo finished stages."""
 
-    def check(self, domain: str) -> DnsVerdict:
+    def check(self, domain: str, stop: StopSignal | None = None) -> DnsVerdict:
         raise AssertionError(f"DNS asked about {domain} again")
 
     def lookup(self, domain: str, stop: StopSignal | None = None) -> RdapRecord:

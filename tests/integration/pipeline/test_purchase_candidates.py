@@ -45,7 +45,7 @@ class EverythingRegistered:
         self.rdap_asked: list[str] = []
         self.lock = threading.Lock()
 
-    def check(self, domain: str) -> DnsVerdict:
+    def check(self, domain: str, stop: StopSignal | None = None) -> DnsVerdict:
         with self.lock:
             self.dns_asked.append(domain)
         return DnsVerdict(domain, Availability.REGISTERED, "NS present (parked)")

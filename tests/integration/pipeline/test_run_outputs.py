@@ -40,7 +40,7 @@ FORMULA_MARK = '=HYPERLINK("http://evil.example","x")'
 class AllAvailable:
     """DNS and RDAP that find every name available."""
 
-    def check(self, domain: str) -> DnsVerdict:
+    def check(self, domain: str, stop: StopSignal | None = None) -> DnsVerdict:
         return DnsVerdict(domain, Availability.AVAILABLE, "NXDOMAIN")
 
     def lookup(self, domain: str, stop: StopSignal | None = None) -> RdapRecord:

@@ -64,7 +64,7 @@ class CountingDns:
         self.delay = delay
         self.lock = threading.Lock()
 
-    def check(self, domain: str) -> DnsVerdict:
+    def check(self, domain: str, stop: StopSignal | None = None) -> DnsVerdict:
         with self.lock:
             self.calls += 1
             failing = self.calls <= self.fail_times
@@ -249,7 +249,7 @@ def test_a_run_stopped_mid_stage_raises_at_once(runs: PipelineStore) -> None:
     dns = CountingDns(offline_providers().dns, delay=0.05)
 
     class StopAfterTwo:
-        def check(self, domain: str) -> DnsVerdict:
+        def check(self, domain: str, signal: StopSignal | None = None) -> DnsVerdict:
             if dns.calls >= 2:
                 stop.set()
             return dns.check(domain)
@@ -279,7 +279,7 @@ def test_the_active_weight_set_applies_without_a_restart(runs: PipelineStore) ->
 
 def test_unknown_availability_does_not_pass(runs: PipelineStore) -> None:
     class Unknown:
-        def check(self, domain: str) -> DnsVerdict:
+        def check(self, domain: str, stop: StopSignal | None = None) -> DnsVerdict:
             return DnsVerdict(domain, Availability.UNKNOWN, "timeout")
 
     providers = dataclasses.replace(offline_providers(), dns=Unknown())

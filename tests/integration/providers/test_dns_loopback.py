@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,6 +86,18 @@ def test_both_unverifiable_is_unknown(servers: list[FakeDnsServer]) -> None:
     verdict = checker(*servers).check("broken.com")
     assert verdict.availability is Availability.UNKNOWN
     assert verdict.detail.count("SERVFAIL") == 2
+
+
+def test_no_query_goes_out_once_the_stop_is_set(servers: list[FakeDnsServer]) -> None:
+    """The first resolver's query runs its course (its timeout bounds it); the second
+    resolver is not asked: the lookup ends as "stopped"."""
+    stop = threading.Event()
+    threading.Timer(0.2, stop.set).start()
+    slow = ResolverDnsChecker([s.address for s in servers], timeout_seconds=1.0)
+    verdict = slow.check("silent.com", stop)
+    assert (verdict.availability, verdict.detail) == (Availability.UNKNOWN, "stopped")
+    assert servers[0].queries == [("silent.com", "NS")]
+    assert servers[1].queries == []
 
 
 def test_nobody_listening_is_unknown() -> None:

@@ -16,7 +16,9 @@ from dominus.notify import (
     Severity,
     WebhookNotifier,
 )
+from tests.fakes.drip_server import DripServer
 from tests.fakes.webhook_server import Answer, FakeWebhook
+from tests.polling import outcome_within
 
 AT = datetime(2030, 3, 1, 23, 59, 30, tzinfo=UTC)
 NOTE = Notification(
@@ -102,6 +104,21 @@ def test_a_webhook_slower_than_the_timeout_counts_as_a_failed_attempt(
     sleeps: list[float] = []
     assert notifier(webhook.url, sleeps, timeout=0.2).send(NOTE) is True
     assert len(webhook.requests) == 2
+    assert sleeps == [0.5]
+
+
+def test_a_webhook_trickling_its_answer_is_cut_off_at_the_timeout() -> None:
+    """One byte a second never lets a read time out; NOTIFY_WEBHOOK_TIMEOUT_S bounds each
+    attempt's whole exchange all the same (the answer takes the server 38 s)."""
+    drip = DripServer(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", interval=1.0)
+    sleeps: list[float] = []
+    try:
+        hook = notifier(drip.url + "/hooks/secret-token", sleeps, retries=1, timeout=2)
+        outcome = outcome_within(lambda: hook.send(NOTE))
+        assert drip.request_count() == 2
+    finally:
+        drip.close()
+    assert outcome is False
     assert sleeps == [0.5]
 
 

@@ -27,7 +27,13 @@ from dominus.pipeline.model import MAX_LISTED_PRICE
 from dominus.pipeline.names import InvalidNameError, normalise_domain
 from dominus.pipeline.runner import PipelineOptions
 from dominus.pipeline.setup import NoTrademarkSource
-from dominus.providers.models import Availability, DnsVerdict, KeywordStats, RdapRecord
+from dominus.providers.models import (
+    Availability,
+    DnsVerdict,
+    KeywordStats,
+    RdapRecord,
+    StopSignal,
+)
 from dominus.providers.offline import offline_providers
 from dominus.providers.sets import ProviderSet
 from dominus.scoring import Tier, Weights
@@ -38,7 +44,7 @@ TODAY = date(2026, 6, 1)
 class NoLookups:
     """DNS and RDAP that must not be asked."""
 
-    def check(self, domain: str) -> DnsVerdict:
+    def check(self, domain: str, stop: StopSignal | None = None) -> DnsVerdict:
         raise AssertionError(f"DNS asked about {domain}")
 
     def lookup(self, domain: str, stop: Any = None) -> RdapRecord:
@@ -53,7 +59,7 @@ class Recording:
         self.rdap_answer = rdap
         self.asked: list[tuple[str, str]] = []
 
-    def check(self, domain: str) -> DnsVerdict:
+    def check(self, domain: str, stop: StopSignal | None = None) -> DnsVerdict:
         self.asked.append(("dns", domain))
         return DnsVerdict(domain, self.dns_answer, f"dns says {self.dns_answer.value}")
 
