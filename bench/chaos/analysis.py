@@ -171,6 +171,32 @@ def reclaim_delays(
     return found
 
 
+def reclaims_of_live_workers(
+    executions: Sequence[Execution],
+    kills: Mapping[int, float],
+    reclaimed_at: Mapping[tuple[int, int], float],
+) -> list[tuple[int, int]]:
+    """(job, attempt) reclaimed while the process running it was alive and not yet killed:
+    reclaims the dead-worker rescue must never make (a live worker's job run twice)."""
+    found = []
+    for run in executions:
+        at = reclaimed_at.get((run.job, run.attempt))
+        if at is None:
+            continue
+        killed_at = kills.get(run.pid)
+        if killed_at is None or at < killed_at:
+            found.append((run.job, run.attempt))
+    return found
+
+
+def percentile(values: Sequence[float], share: float) -> float | None:
+    """The value below which `share` of `values` fall (nearest rank), or None when empty."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
+
+
 def reclaims_with_a_worker_up(
     executions: Sequence[Execution],
     kills: Mapping[int, float],
