@@ -23,9 +23,9 @@ from typing import Any
 import httpx
 import pytest
 
+from dominus.domain_names import keyword_domain
 from dominus.jobs import JobStatus, SqlJobStore
 from dominus.pipeline.model import STAGES
-from dominus.pipeline.names import keyword_domain
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.offline import SAMPLE_DATA_DIR
 from tests.api.conftest import assert_error, sse_events

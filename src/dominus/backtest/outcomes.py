@@ -15,8 +15,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from dominus.domain_names import InvalidNameError, normalise_domain
 from dominus.errors import DominusError
-from dominus.pipeline.names import InvalidNameError, normalise_domain
 from dominus.providers.csvfiles import read_rows
 from dominus.providers.errors import ProviderDataError
 

@@ -31,6 +31,7 @@ import httpx
 from pydantic import ValidationError
 
 from dominus.config import Settings
+from dominus.domain_names import DomainName, InvalidNameError, normalise_domain
 from dominus.errors import ConfigurationError, DominusError
 from dominus.pipeline.appraisal_result import (
     ActiveWeights,
@@ -40,7 +41,6 @@ from dominus.pipeline.appraisal_result import (
 )
 from dominus.pipeline.generate import generate_candidates
 from dominus.pipeline.model import CloseoutDomain, RunInput
-from dominus.pipeline.names import DomainName, InvalidNameError, normalise_domain
 from dominus.pipeline.runner import PipelineOptions
 from dominus.pipeline.scoring_input import keyword_key, scoring_input
 from dominus.pipeline.setup import open_providers, pipeline_options

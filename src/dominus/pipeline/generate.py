@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from dominus.domain_names import DomainName, InvalidNameError, keyword_domain, normalise_domain
 from dominus.pipeline.model import RunInput
-from dominus.pipeline.names import DomainName, InvalidNameError, keyword_domain, normalise_domain
 from dominus.pipeline.stage_results import (
     Candidate,
     CandidateSource,

@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dominus.domain_names import InvalidNameError, normalise_domain
 from dominus.errors import DominusError, JobAbortedError
 from dominus.jobs.clock import Clock
 from dominus.pipeline.appraisal import AppraisalInputError, Appraiser, ValidName
 from dominus.pipeline.appraisal_result import Appraisal
 from dominus.pipeline.concurrency import bounded_map
-from dominus.pipeline.names import InvalidNameError, normalise_domain
 from dominus.portfolio.service import EntryNotFoundError, PortfolioService, ScoreUpdate
 from dominus.providers.models import StopSignal
 

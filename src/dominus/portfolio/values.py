@@ -9,7 +9,7 @@ import math
 import re
 from datetime import UTC, date, datetime
 
-from dominus.pipeline.names import InvalidNameError, normalise_domain
+from dominus.domain_names import InvalidNameError, normalise_domain
 
 _CURRENCY_MARKS = re.compile(r"^(?:[A-Za-z]{3}|[$€£¥])\s*|\s*(?:[A-Za-z]{3}|[$€£¥])$")
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ].*)?$")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from dominus.pipeline.names import InvalidNameError, normalise_domain
+from dominus.domain_names import InvalidNameError, normalise_domain
 from dominus.providers.csvfiles import require
 from dominus.providers.errors import ProviderDataError
 

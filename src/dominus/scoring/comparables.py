@@ -30,10 +30,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from dominus.domain_names import split_domain
 from dominus.providers.models import ComparableSale
 from dominus.scoring.config import ScoringConfig
 from dominus.scoring.market import MarketResult, Recency, UsedSale, market_result
-from dominus.scoring.names import split_domain
 from dominus.scoring.words import word_tokens
 
 

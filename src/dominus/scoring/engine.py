@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from dominus.domain_names import split_domain
 from dominus.providers.models import ComparableSale, ExpiryFacts, KeywordStats
 from dominus.scoring.commercial import commercial_score
 from dominus.scoring.comparables import market_signal
@@ -27,7 +28,6 @@ from dominus.scoring.expiry import expiry_score
 from dominus.scoring.intrinsic import intrinsic_score
 from dominus.scoring.market import MarketResult
 from dominus.scoring.money import Acquisition, money
-from dominus.scoring.names import split_domain
 from dominus.scoring.score import Score
 from dominus.scoring.value import anchors
 from dominus.scoring.weighting import shares_of, weighted_score, weighting

@@ -16,8 +16,8 @@ pronounceability 0. Constants come from `ScoringConfig`.
 
 from __future__ import annotations
 
+from dominus.domain_names import split_domain
 from dominus.scoring.config import ScoringConfig
-from dominus.scoring.names import split_domain
 
 _VOWELS = frozenset("aeiou")
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dominus.domain_names import split_domain
 from dominus.scoring.config import ScoringConfig
-from dominus.scoring.names import split_domain
 from dominus.scoring.prices import TldPrice
 
 NO_LISTED_PRICE = "no listed price: shown with its buy max only"

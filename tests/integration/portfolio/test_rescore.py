@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import Engine
 
 from dominus.config import Settings
+from dominus.domain_names import normalise_domain
 from dominus.errors import JobAbortedError
 from dominus.pipeline.appraisal import Appraiser, ValidName, active_weights
-from dominus.pipeline.names import normalise_domain
 from dominus.pipeline.setup import pipeline_options
 from dominus.pipeline.store import PipelineStore
 from dominus.portfolio.rescore import Rescorer, appraiser_scorer, score_update

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from dominus.domain_names import InvalidNameError, normalise_domain
 from dominus.pipeline.appraisal import (
     AppraisalInputError,
     AppraisalRequest,
@@ -24,7 +25,6 @@ from dominus.pipeline.appraisal_result import (
     ActiveWeights,
 )
 from dominus.pipeline.model import MAX_LISTED_PRICE
-from dominus.pipeline.names import InvalidNameError, normalise_domain
 from dominus.pipeline.runner import PipelineOptions
 from dominus.pipeline.setup import NoTrademarkSource
 from dominus.providers.models import (

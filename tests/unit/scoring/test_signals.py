@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from dominus.domain_names import split_domain
 from dominus.providers.models import ExpiryFacts, KeywordStats
 from dominus.scoring.commercial import commercial_score
 from dominus.scoring.config import ScoringConfig
@@ -14,7 +15,6 @@ from dominus.scoring.intrinsic import (
     length_score,
     pronounceability,
 )
-from dominus.scoring.names import split_domain
 
 CONFIG = ScoringConfig()
 

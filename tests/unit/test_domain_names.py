@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from dominus.domain_names import InvalidNameError, keyword_domain, normalise_domain
 from dominus.pipeline.generate import generate_candidates
 from dominus.pipeline.model import RunInput
-from dominus.pipeline.names import InvalidNameError, keyword_domain, normalise_domain
 from dominus.pipeline.stage_results import CandidateSource, InvalidInput
 from dominus.providers.models import ExpiryFacts
 

@@ -1,5 +1,6 @@
-"""Stage 1's rules for a name: lower-cased, IDNA-normalised (UTS #46, as browsers do), checked
-against the DNS limits. A name that fails is recorded with the reason, never silently dropped.
+"""The one rule for a domain name: lower-cased, IDNA-normalised (UTS #46, as browsers do),
+checked against the DNS limits. A name that fails is recorded with the reason, never silently
+dropped.
 
 Every domain DOMINUS takes in (run input, closeout lists, the offline providers' files, names a
 provider is asked about) goes through `normalise_domain`, so one set of rules decides what a
@@ -113,3 +114,14 @@ def _check_limits(labels: list[str], name: str) -> None:
             raise InvalidNameError(f"label {label!r} has hyphens in positions 3 and 4")
     if not _TLD.match(labels[-1]):
         raise InvalidNameError(f"{labels[-1]!r} is not a valid top-level domain")
+
+
+def split_domain(domain: str) -> tuple[str, str]:
+    """`"cloudnest.com"` → `("cloudnest", "com")`; `"shop.co.uk"` → `("shop", "co.uk")`.
+
+    Candidates are always `label.suffix`, so the label is everything before the first dot and the
+    suffix everything after it (lower-cased; a trailing root dot is dropped). A name without a
+    dot is all label, with an empty suffix."""
+    name = domain.strip().lower().rstrip(".")
+    label, _, suffix = name.partition(".")
+    return label, suffix
