@@ -23,6 +23,7 @@ from dominus.jobs.worker import DeadLetterHook
 from dominus.jobs.worker_config import WorkerConfig
 from dominus.notify import Notifier, notifier_from_settings
 from dominus.notify.dead_letters import dead_letter_hook
+from dominus.scheduling.service import ScheduleService
 
 
 @dataclass
@@ -65,6 +66,18 @@ class Runtime:
             registry or self.registry(),
             max_depth=self.settings.JOB_QUEUE_MAX_DEPTH,
             clock=self.clock,
+        )
+
+    def schedule_service(self, *, diagnostic_jobs: bool = False) -> ScheduleService:
+        diagnostic = diagnostic_jobs or self.settings.DOMINUS_DIAGNOSTIC_JOBS
+        return ScheduleService(
+            self.settings,
+            engine=self.engine,
+            registry=self.registry(diagnostic_jobs=diagnostic),
+            queue=self.queue,
+            clock=self.clock,
+            heartbeat_interval_seconds=self.settings.JOB_HEARTBEAT_INTERVAL_MS / 1000,
+            diagnostic_jobs=diagnostic,
         )
 
     def change_watcher(self) -> ChangeWatcher:

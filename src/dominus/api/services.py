@@ -61,7 +61,7 @@ class ApiServices:
 
     @cached_property
     def schedules(self) -> ScheduleService:
-        return ScheduleService(self.runtime)
+        return self.runtime.schedule_service()
 
     @cached_property
     def scheduler_probe(self) -> SchedulerProbe:

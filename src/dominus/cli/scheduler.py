@@ -11,7 +11,6 @@ import typer
 from dominus.cli.runtime import open_runtime
 from dominus.cli.signals import on_stop_signals
 from dominus.jobs.scheduling import Scheduler
-from dominus.scheduling.service import ScheduleService
 
 log = logging.getLogger("dominus.scheduler")
 
@@ -26,7 +25,7 @@ def scheduler(
     """Enqueue each fire of each enabled schedule, exactly once however many schedulers run.
     Stops gracefully on SIGTERM/SIGINT; a second signal exits at once."""
     runtime = open_runtime()
-    the_scheduler = ScheduleService(runtime, diagnostic_jobs=diagnostic_jobs).scheduler()
+    the_scheduler = runtime.schedule_service(diagnostic_jobs=diagnostic_jobs).scheduler()
     _install_signal_handlers(the_scheduler)
     the_scheduler.run()
     raise typer.Exit(0)

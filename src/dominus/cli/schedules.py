@@ -10,7 +10,6 @@ from rich.table import Table
 from dominus.cli.output import console, print_json
 from dominus.cli.runtime import open_runtime
 from dominus.jobs.documents import job_document
-from dominus.scheduling.service import ScheduleService
 
 app = typer.Typer(help="The cron schedules and their last jobs.", no_args_is_help=True)
 
@@ -26,7 +25,7 @@ def list_schedules(
     diagnostic_jobs: bool = DIAGNOSTIC,
 ) -> None:
     """Every schedule: cron, zone, state, next and last fire, last job and its outcome."""
-    service = ScheduleService(open_runtime(read_only=True), diagnostic_jobs=diagnostic_jobs)
+    service = open_runtime(read_only=True).schedule_service(diagnostic_jobs=diagnostic_jobs)
     documents = service.documents()
     if as_json:
         print_json(documents)
@@ -57,7 +56,7 @@ def run(
 ) -> None:
     """Enqueue the schedule's job now (not if one of its jobs is pending or running)."""
     runtime = open_runtime()
-    result = ScheduleService(runtime, diagnostic_jobs=diagnostic_jobs).run(name)
+    result = runtime.schedule_service(diagnostic_jobs=diagnostic_jobs).run(name)
     if as_json:
         print_json(job_document(runtime.store.get_job(result.job_id)) | {"created": result.created})
     elif result.created:
@@ -80,7 +79,7 @@ def disable(name: str = NAME, diagnostic_jobs: bool = DIAGNOSTIC) -> None:
 
 
 def _switch(name: str, enabled: bool, diagnostic_jobs: bool) -> None:
-    service = ScheduleService(open_runtime(), diagnostic_jobs=diagnostic_jobs)
+    service = open_runtime().schedule_service(diagnostic_jobs=diagnostic_jobs)
     document = service.set_enabled(name, enabled)
     line = f"schedule {name} {'enabled' if enabled else 'disabled'}"
     if document["state"] == "inactive":

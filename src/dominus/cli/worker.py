@@ -14,7 +14,6 @@ from dominus.cli.signals import on_stop_signals
 from dominus.errors import UnknownJobTypeError
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.worker import Worker
-from dominus.scheduling.service import ScheduleService
 
 log = logging.getLogger("dominus.worker")
 
@@ -49,7 +48,7 @@ def worker(
         on_dead_letter=runtime.dead_letter_hook(),
     )
     _install_signal_handlers(the_worker)
-    warn_if_no_scheduler(ScheduleService(runtime, diagnostic_jobs=diagnostic_jobs))
+    warn_if_no_scheduler(runtime.schedule_service(diagnostic_jobs=diagnostic_jobs))
     the_worker.run()
     raise typer.Exit(0)
 

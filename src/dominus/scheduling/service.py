@@ -1,15 +1,21 @@
 """What the CLI and the API do with schedules: list them, run one now, enable or disable one,
-build the scheduler, and notice when no scheduler is running."""
+build the scheduler, and notice when no scheduler is running.
+
+Built from explicit parts (`Runtime.schedule_service` composes them): the scheduler settings,
+the engine, the handler registry, how to get a queue, the database's clock and the heartbeat
+interval; it never sees the process's whole configuration."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine
 
 from dominus.errors import ScheduleInactiveError, ScheduleNotFoundError
 from dominus.jobs.client import JobQueue
+from dominus.jobs.clock import Clock
 from dominus.jobs.model import EnqueueResult
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.scheduling import (
@@ -20,21 +26,32 @@ from dominus.jobs.scheduling import (
     inactive_reason,
 )
 from dominus.jobs.scheduling.documents import schedule_document
-from dominus.runtime import Runtime
 from dominus.scheduling.defaults import configured_schedules, why_off
-from dominus.scheduling.settings import catch_up_window
+from dominus.scheduling.settings import SchedulerSettings, catch_up_window
 
 # `worker` and `serve` say so at start when no scheduler has ticked for this long.
 SCHEDULER_ABSENT_AFTER = timedelta(minutes=2)
 
 
 class ScheduleService:
-    def __init__(self, runtime: Runtime, *, diagnostic_jobs: bool = False) -> None:
-        self._runtime = runtime
-        diagnostic = diagnostic_jobs or runtime.settings.DOMINUS_DIAGNOSTIC_JOBS
-        self.registry: HandlerRegistry = runtime.registry(diagnostic_jobs=diagnostic)
-        self.schedules = configured_schedules(runtime.settings, diagnostic_jobs=diagnostic)
-        self.store = ScheduleStore(runtime.engine)
+    def __init__(
+        self,
+        settings: SchedulerSettings,
+        *,
+        engine: Engine,
+        registry: HandlerRegistry,
+        queue: Callable[[HandlerRegistry], JobQueue],
+        clock: Clock,
+        heartbeat_interval_seconds: float,
+        diagnostic_jobs: bool = False,
+    ) -> None:
+        self._settings = settings
+        self._queue = queue
+        self._clock = clock
+        self._heartbeat_interval_seconds = heartbeat_interval_seconds
+        self.registry = registry
+        self.schedules = configured_schedules(settings, diagnostic_jobs=diagnostic_jobs)
+        self.store = ScheduleStore(engine)
 
     def find(self, name: str) -> Schedule:
         for schedule in self.schedules:
@@ -45,7 +62,7 @@ class ScheduleService:
 
     def documents(self) -> list[dict[str, Any]]:
         rows = self.store.rows(schedule.name for schedule in self.schedules)
-        now = self._runtime.clock()
+        now = self._clock()
         return [
             schedule_document(schedule, rows.get(schedule.name), self.registry, now)
             for schedule in self.schedules
@@ -54,7 +71,7 @@ class ScheduleService:
     def document(self, name: str) -> dict[str, Any]:
         schedule = self.find(name)
         row = self.store.rows([name]).get(name)
-        return schedule_document(schedule, row, self.registry, self._runtime.clock())
+        return schedule_document(schedule, row, self.registry, self._clock())
 
     def run(self, name: str, queue: JobQueue | None = None) -> EnqueueResult:
         """Enqueue the schedule's job now, unless one of its jobs is pending or running."""
@@ -63,36 +80,35 @@ class ScheduleService:
         reason = inactive_reason(schedule, self.registry)
         if reason is not None:
             raise ScheduleInactiveError(f"schedule {name} is inactive ({reason}): cannot run it")
-        jobs = queue or self._runtime.queue(self.registry)
+        jobs = queue or self._queue(self.registry)
 
         def enqueue(connection: Connection, dedupe_key: str) -> EnqueueResult:
             return jobs.enqueue_job(
                 schedule.job_type, schedule.payload, dedupe_key=dedupe_key, connection=connection
             )
 
-        return self.store.run_now(schedule, enqueue, self._runtime.clock())
+        return self.store.run_now(schedule, enqueue, self._clock())
 
     def set_enabled(self, name: str, enabled: bool) -> dict[str, Any]:
         """Store the flag; every running scheduler honours it at its next tick."""
         schedule = self.find(name)
         self._refuse_off(schedule, "enable" if enabled else "disable")
-        row = self.store.set_enabled(schedule, enabled, self._runtime.clock())
-        return schedule_document(schedule, row, self.registry, self._runtime.clock())
+        row = self.store.set_enabled(schedule, enabled, self._clock())
+        return schedule_document(schedule, row, self.registry, self._clock())
 
     def scheduler_config(self) -> SchedulerConfig:
-        settings = self._runtime.settings
         return SchedulerConfig(
-            heartbeat_interval_seconds=settings.JOB_HEARTBEAT_INTERVAL_MS / 1000,
-            catch_up_window_seconds=catch_up_window(settings).total_seconds(),
+            heartbeat_interval_seconds=self._heartbeat_interval_seconds,
+            catch_up_window_seconds=catch_up_window(self._settings).total_seconds(),
         )
 
     def scheduler(self, queue: JobQueue | None = None) -> Scheduler:
         return Scheduler(
             self.store,
-            queue or self._runtime.queue(self.registry),
+            queue or self._queue(self.registry),
             self.schedules,
             self.scheduler_config(),
-            clock=self._runtime.clock,
+            clock=self._clock,
         )
 
     def absent_scheduler(self) -> str | None:
@@ -107,7 +123,7 @@ class ScheduleService:
         ]
         if not enabled:
             return None
-        now = self._runtime.clock()
+        now = self._clock()
         liveness = self.store.liveness(alive_since=now - SCHEDULER_ABSENT_AFTER)
         if liveness.alive:
             return None
@@ -121,7 +137,7 @@ class ScheduleService:
 
     def _refuse_off(self, schedule: Schedule, action: str) -> None:
         if schedule.is_off:
-            reason = why_off(schedule.name, self._runtime.settings)
+            reason = why_off(schedule.name, self._settings)
             raise ScheduleInactiveError(
                 f"schedule {schedule.name} is off ({reason}): cannot {action} it"
             )

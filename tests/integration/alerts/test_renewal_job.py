@@ -15,7 +15,6 @@ from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs import JobQueue, JobStatus, SqlJobStore, Worker, WorkerConfig
 from dominus.notify import notifier_from_settings
 from dominus.runtime import Runtime
-from dominus.scheduling.service import ScheduleService
 from tests.conftest import FakeClock
 from tests.draining import drain
 from tests.fakes.webhook_server import FakeWebhook
@@ -92,5 +91,5 @@ def test_the_renewal_schedule_is_active(database_url: str, engine: Engine) -> No
     runtime = Runtime(
         settings=load_settings(_env_file=None, DATABASE_URL=database_url), engine=engine
     )
-    states = {doc["name"]: doc["state"] for doc in ScheduleService(runtime).documents()}
+    states = {doc["name"]: doc["state"] for doc in runtime.schedule_service().documents()}
     assert (states["renewal-check"], states["watchlist-poll"]) == ("enabled", "enabled")

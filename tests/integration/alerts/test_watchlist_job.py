@@ -16,7 +16,6 @@ from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs import JobQueue, JobStatus, SqlJobStore, Worker, WorkerConfig
 from dominus.jobs.registry import HandlerRegistry
 from dominus.runtime import Runtime
-from dominus.scheduling.service import ScheduleService
 from dominus.watchlist.store import WatchlistStore
 from tests.conftest import FakeClock
 from tests.draining import drain
@@ -110,6 +109,6 @@ def test_the_watchlist_schedule_is_active_once_the_type_is_registered(
 ) -> None:
     runtime = Runtime(settings=load_settings(DATABASE_URL=database_url), engine=engine)
     states = {
-        document["name"]: document["state"] for document in ScheduleService(runtime).documents()
+        document["name"]: document["state"] for document in runtime.schedule_service().documents()
     }
     assert states["watchlist-poll"] == "enabled"
