@@ -8,7 +8,6 @@ variable's name and the range, so a typo never turns into a silently odd worker.
 from __future__ import annotations
 
 import os
-from typing import Literal
 
 import annotated_types
 from pydantic import Field, SecretStr, ValidationError, field_validator
@@ -23,23 +22,27 @@ from dominus.portfolio.settings import PortfolioSettings
 from dominus.renewals.settings import RenewalSettings, check_renewal_settings
 from dominus.scheduling.defaults import check_schedule_settings
 from dominus.scheduling.settings import SchedulerSettings
-from dominus.scoring.settings import ScoringSettings, scoring_config
+from dominus.scoring.settings import scoring_config
 from dominus.watchlist.settings import WatchlistSettings
 
 DEFAULT_DATABASE_URL = "sqlite:///./data/dominus.db"
 
 
 class Settings(
-    ScoringSettings,
+    PortfolioSettings,
+    WatchlistSettings,
+    BacktestSettings,
     SchedulerSettings,
     MaintenanceSettings,
-    PortfolioSettings,
-    BacktestSettings,
     NotificationSettings,
-    WatchlistSettings,
     RenewalSettings,
 ):
-    """Process-wide configuration. Field names are the environment variable names. The scoring
+    """Process-wide configuration: every feature's settings slice, composed (only the composition
+    imports this class; a feature is handed the settings as its own slice type). Field names are
+    the environment variable names. The providers' (`DOMINUS_PROVIDERS`, `DNS_*`, `RDAP_*`,
+    `WHOIS_*`, `*_DATA_PATH`, `TRADEMARK_MARKS_PATH`) come from dominus.providers.settings, the
+    pipeline's (`DEFAULT_KEYWORD_TLD`, `PIPELINE_STAGE_BUDGET_*`) from dominus.pipeline.settings;
+    the scoring
     constants (`SCORING_*`, `TLD_PRICES_PATH`) are inherited from dominus.scoring.settings, the
     schedules' (`SCHEDULER_*`, `AUTO_TUNE_ENABLED`, `AUTO_TUNE_CRON`) from
     dominus.scheduling.settings, the backups' and the retentions (`BACKUP_*`, `*_RETENTION_DAYS`,
@@ -82,34 +85,6 @@ class Settings(
     # Comma-separated `name[:port]`: the Host names the API answers to besides loopback names
     # and the address it is bound to (a reverse proxy's public name, say). Others get a 421.
     DOMINUS_ALLOWED_HOSTS: str = ""
-
-    # --- the domain pipeline ---------------------------------------------------------------
-    # `offline`: the bundled sample data and file-backed providers, no network (labelled as
-    # sample data in every output). `real`: DNS resolvers and RDAP over the network.
-    DOMINUS_PROVIDERS: Literal["real", "offline"] = "real"
-    DEFAULT_KEYWORD_TLD: str = Field(default="com", pattern=r"^[a-z0-9-]+(\.[a-z0-9-]+)*$")
-    # Comma-separated resolver addresses (`IP` or `IP:port`); two or more confirm "available".
-    DNS_RESOLVERS: str = Field(default="1.1.1.1,8.8.8.8", min_length=1)
-    DNS_TIMEOUT_MS: int = Field(default=2000, ge=50, le=60_000)
-    DNS_CONCURRENCY: int = Field(default=16, ge=1, le=256)
-    # A snapshot of IANA's RDAP bootstrap ships with DOMINUS; `dominus rdap refresh` updates it.
-    RDAP_BOOTSTRAP_PATH: str | None = None
-    RDAP_CONCURRENCY: int = Field(default=4, ge=1, le=64)
-    # Bounds each attempt's whole exchange (connect, answer, redirects), not each read.
-    RDAP_TIMEOUT_MS: int = Field(default=10_000, ge=100, le=120_000)
-    RDAP_MAX_ATTEMPTS: int = Field(default=3, ge=1, le=10)
-    # TLD → WHOIS server, asked (port 43) for TLDs the RDAP bootstrap has no service for. A dated
-    # snapshot ships with DOMINUS; this points at another file in its format.
-    WHOIS_SERVERS_PATH: str | None = None
-    # CSV `mark,owner,registry,classes`. Unset (real providers): no source, so every candidate is
-    # `unverified` and none is recommended: the gate is never skipped.
-    TRADEMARK_MARKS_PATH: str | None = None
-    KEYWORD_DATA_PATH: str | None = None  # CSV keyword,monthly_volume,cpc
-    COMPS_DATA_PATH: str | None = None  # CSV domain,price,currency,sale_date,venue
-    # A stage's time budget: base + per candidate, capped. Over budget → the run is degraded.
-    PIPELINE_STAGE_BUDGET_BASE_MS: int = Field(default=30_000, ge=100, le=86_400_000)
-    PIPELINE_STAGE_BUDGET_PER_CANDIDATE_MS: int = Field(default=200, ge=0, le=600_000)
-    PIPELINE_STAGE_BUDGET_MAX_MS: int = Field(default=3_600_000, ge=100, le=7 * 86_400_000)
 
     @field_validator("DOMINUS_ALLOWED_HOSTS")
     @classmethod

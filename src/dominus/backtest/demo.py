@@ -21,8 +21,9 @@ from dominus.db.schema import outcomes
 from dominus.pipeline.closeout_csv import read_closeout_csv
 from dominus.pipeline.model import RunInput
 from dominus.pipeline.runner import PipelineRunner
-from dominus.pipeline.setup import OFFLINE, open_providers, pipeline_options
+from dominus.pipeline.settings import pipeline_options
 from dominus.pipeline.store import PipelineStore
+from dominus.providers.setup import OFFLINE, open_providers
 
 DATA = Path(__file__).parent / "data"
 SAMPLE_OUTCOMES = DATA / "sample_outcomes.csv"

@@ -20,10 +20,10 @@ from dominus.backtest.outcomes import OutcomeIn, checked, read_outcomes_csv
 from dominus.backtest.plot import render_png
 from dominus.backtest.report import ReportOptions, build_report
 from dominus.backtest.safety import Limits
+from dominus.backtest.settings import BacktestSettings
 from dominus.backtest.store import BacktestStore, RecordedOutcomes
 from dominus.backtest.suggest import suggest
 from dominus.backtest.tuning import TuneResult, current_weights, tune
-from dominus.config import Settings
 from dominus.errors import DominusError
 from dominus.jobs.client import JobQueue
 from dominus.pipeline.threshold_sets import THRESHOLD_FIELDS, with_active_thresholds
@@ -41,7 +41,7 @@ class CalibrationError(DominusError):
 
 @dataclass
 class BacktestService:
-    settings: Settings
+    settings: BacktestSettings
     engine: Engine
     clock: Callable[[], dt.datetime]
     queue: JobQueue | None = None  # None: outcomes are recorded without enqueueing a build

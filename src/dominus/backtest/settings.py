@@ -5,10 +5,11 @@ scheduler's settings."""
 from __future__ import annotations
 
 from pydantic import Field
-from pydantic_settings import BaseSettings
+
+from dominus.pipeline.settings import PipelineSettings
 
 
-class BacktestSettings(BaseSettings):
+class BacktestSettings(PipelineSettings):
     # A tune applies nothing unless the snapshot holds at least this many sales.
     AUTO_TUNE_MIN_SAMPLE: int = Field(default=20, ge=1, le=1_000_000)
     # No weight may move by more than this in one tune (shares of 1).

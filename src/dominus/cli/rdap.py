@@ -9,8 +9,8 @@ import typer
 from dominus.cli.output import console
 from dominus.cli.runtime import configure_logging
 from dominus.config import load_settings
-from dominus.pipeline.setup import REFRESHED_BOOTSTRAP_PATH
 from dominus.providers.rdap_bootstrap import DEFAULT_BOOTSTRAP_URL, refresh_bootstrap
+from dominus.providers.setup import REFRESHED_BOOTSTRAP_PATH
 
 app = typer.Typer(help="The RDAP bootstrap.", no_args_is_help=True)
 

@@ -24,9 +24,9 @@ from dominus.pipeline.closeout_csv import read_closeout_csv
 from dominus.pipeline.documents import job_of_run
 from dominus.pipeline.model import CloseoutDomain, RunInput
 from dominus.pipeline.service import PipelineService
-from dominus.pipeline.setup import OFFLINE
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.offline import SAMPLE_INPUT_PATH
+from dominus.providers.setup import OFFLINE
 
 
 class RunInputError(DominusError):

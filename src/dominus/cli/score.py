@@ -16,8 +16,8 @@ from dominus.pipeline.appraisal import (
     appraise,
     validate_requests,
 )
-from dominus.pipeline.setup import OFFLINE
 from dominus.pipeline.store import PipelineStore
+from dominus.providers.setup import OFFLINE
 
 
 def score(

@@ -33,8 +33,9 @@ from dominus.pipeline.model import (
     Stage,
 )
 from dominus.pipeline.runner import PipelineRunner
-from dominus.pipeline.setup import open_providers, pipeline_options
+from dominus.pipeline.settings import pipeline_options
 from dominus.pipeline.store import PipelineStore, RunNotFoundError, RunRecord
+from dominus.providers.setup import open_providers
 
 # A big run takes a while; a worker that dies mid-run is reclaimed and the retry resumes from
 # the last checkpoint, so a few attempts are cheap.

@@ -30,7 +30,6 @@ from datetime import date
 import httpx
 from pydantic import ValidationError
 
-from dominus.config import Settings
 from dominus.domain_names import DomainName, InvalidNameError, normalise_domain
 from dominus.errors import ConfigurationError, DominusError
 from dominus.pipeline.appraisal_result import (
@@ -43,13 +42,14 @@ from dominus.pipeline.generate import generate_candidates
 from dominus.pipeline.model import CloseoutDomain, RunInput
 from dominus.pipeline.runner import PipelineOptions
 from dominus.pipeline.scoring_input import keyword_key, scoring_input
-from dominus.pipeline.setup import open_providers, pipeline_options
+from dominus.pipeline.settings import PipelineSettings, pipeline_options
 from dominus.pipeline.stage_results import Candidate, DnsAnswer, RdapAnswer
 from dominus.pipeline.store import PipelineStore
 from dominus.pipeline.threshold_sets import with_active_thresholds
 from dominus.pipeline.trademark_gate import TrademarkGate
 from dominus.providers.models import Availability, KeywordStats, StopSignal
 from dominus.providers.sets import ProviderSet
+from dominus.providers.setup import open_providers
 from dominus.providers.trademarks import MarksFileSource
 from dominus.scoring import ComparablesIndex, Weights, score_domain
 
@@ -257,7 +257,7 @@ class Appraiser:
 
 @contextmanager
 def appraiser(
-    settings: Settings,
+    settings: PipelineSettings,
     store: PipelineStore,
     today: date,
     *,
@@ -284,7 +284,7 @@ def appraiser(
 
 
 def appraise(
-    settings: Settings,
+    settings: PipelineSettings,
     store: PipelineStore,
     names: Sequence[ValidName],
     today: date,

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 from sqlalchemy import Connection
 
-from dominus.config import Settings
 from dominus.jobs.client import JobQueue
 from dominus.jobs.clock import Clock
 from dominus.pipeline.model import PIPELINE_RUN, PipelineRunPayload, RunInput
 from dominus.pipeline.runner import PipelineRunner, ProgressCallback
-from dominus.pipeline.setup import open_providers, pipeline_options
+from dominus.pipeline.settings import PipelineSettings, pipeline_options
 from dominus.pipeline.store import PipelineStore, RunRecord
 from dominus.providers.models import StopSignal
+from dominus.providers.setup import open_providers
 
 
 class PipelineService:
-    def __init__(self, settings: Settings, store: PipelineStore, queue: JobQueue, clock: Clock):
+    def __init__(
+        self, settings: PipelineSettings, store: PipelineStore, queue: JobQueue, clock: Clock
+    ):
         self.settings = settings
         self.store = store
         self.queue = queue

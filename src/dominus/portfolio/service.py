@@ -13,11 +13,11 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, insert, select, update
 
-from dominus.config import Settings
 from dominus.db.errors import database_errors
 from dominus.db.schema import outcomes, portfolio_entries, portfolio_verdict_history
 from dominus.errors import DominusError
 from dominus.portfolio.clock import utc_today
+from dominus.portfolio.settings import PortfolioSettings
 from dominus.portfolio.store import (
     EntryStatus,
     PortfolioEntry,
@@ -110,7 +110,7 @@ def valid_domain(text: str) -> str:
         raise PortfolioInputError(str(error), "invalid_domain") from None
 
 
-def verdict_rules(settings: Settings, config: ScoringConfig) -> VerdictRules:
+def verdict_rules(settings: PortfolioSettings, config: ScoringConfig) -> VerdictRules:
     return VerdictRules(
         method=settings.DROP_METHOD,
         score_threshold=settings.DROP_SCORE_THRESHOLD,
@@ -139,7 +139,7 @@ def facts_of(entry: PortfolioEntry) -> VerdictFacts:
 
 
 class PortfolioService:
-    def __init__(self, engine: Engine, settings: Settings) -> None:
+    def __init__(self, engine: Engine, settings: PortfolioSettings) -> None:
         self.engine = engine
         self.settings = settings
         self.config = scoring_config(settings)

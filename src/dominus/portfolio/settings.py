@@ -1,4 +1,5 @@
-"""The portfolio's settings (a base class of `dominus.config.Settings`; pydantic checks the
+"""The portfolio's settings, on top of the pipeline's (a rescore appraises with its providers and
+scoring) (a base class of `dominus.config.Settings`; pydantic checks the
 ranges at start-up, so an invalid value is exit 2 naming the variable)."""
 
 from __future__ import annotations
@@ -6,12 +7,13 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field
-from pydantic_settings import BaseSettings
+
+from dominus.pipeline.settings import PipelineSettings
 
 DropMethod = Literal["expected", "threshold", "npv"]
 
 
-class PortfolioSettings(BaseSettings):
+class PortfolioSettings(PipelineSettings):
     # How verdicts are reached (ADR 0021): the money gate for one more year (`expected`), the
     # score against DROP_SCORE_THRESHOLD (`threshold`), or a five-year net present value (`npv`).
     DROP_METHOD: DropMethod = "expected"

@@ -8,15 +8,15 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import Engine
 
-from dominus.config import Settings
 from dominus.notify.model import Notifier
-from dominus.pipeline.setup import open_providers
 from dominus.providers.models import StopSignal
+from dominus.providers.setup import open_providers
 from dominus.watchlist.poll import PollOptions, PollResult, Progress, WatchlistPoll
+from dominus.watchlist.settings import WatchlistSettings
 from dominus.watchlist.store import WatchlistStore
 
 
-def poll_options(settings: Settings, *, dry_run: bool) -> PollOptions:
+def poll_options(settings: WatchlistSettings, *, dry_run: bool) -> PollOptions:
     return PollOptions(
         interval=timedelta(hours=settings.WATCHLIST_POLL_INTERVAL_HOURS),
         rdap_delay_seconds=settings.WATCHLIST_RDAP_DELAY_MS / 1000,
@@ -25,7 +25,7 @@ def poll_options(settings: Settings, *, dry_run: bool) -> PollOptions:
 
 
 def poll_watchlist(
-    settings: Settings,
+    settings: WatchlistSettings,
     engine: Engine,
     notifier: Notifier,
     clock: Callable[[], datetime],

@@ -1,12 +1,14 @@
-"""The watchlist's settings (`WatchlistSettings`, a base class of `dominus.config.Settings`)."""
+"""The watchlist's settings, on top of the providers' it polls with (`WatchlistSettings`, a base
+class of `dominus.config.Settings`)."""
 
 from __future__ import annotations
 
 from pydantic import Field
-from pydantic_settings import BaseSettings
+
+from dominus.providers.settings import ProviderSettings
 
 
-class WatchlistSettings(BaseSettings):
+class WatchlistSettings(ProviderSettings):
     # An entry checked less than this long ago is skipped by a poll (0: every poll checks all).
     WATCHLIST_POLL_INTERVAL_HOURS: float = Field(
         default=6.0, ge=0.0, le=8760.0, allow_inf_nan=False

@@ -16,7 +16,7 @@ from dominus.config import Settings
 from dominus.domain_names import normalise_domain
 from dominus.errors import JobAbortedError
 from dominus.pipeline.appraisal import Appraiser, ValidName, active_weights
-from dominus.pipeline.setup import pipeline_options
+from dominus.pipeline.settings import pipeline_options
 from dominus.pipeline.store import PipelineStore
 from dominus.portfolio.rescore import Rescorer, appraiser_scorer, score_update
 from dominus.portfolio.service import EntryFields, EntryNotFoundError, PortfolioService

@@ -13,11 +13,11 @@ import httpx
 import pytest
 
 from dominus.config import load_settings
-from dominus.pipeline.setup import open_providers
 from dominus.providers.errors import ProviderDataError
 from dominus.providers.models import Availability
 from dominus.providers.rdap import HttpRdapClient
 from dominus.providers.rdap_bootstrap import RdapBootstrap
+from dominus.providers.setup import open_providers
 from dominus.providers.whois import WhoisClient
 from dominus.providers.whois_servers import WhoisServers
 from tests.fakes.rdap_server import FakeRdap, bootstrap_doc

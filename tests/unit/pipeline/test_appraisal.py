@@ -26,7 +26,6 @@ from dominus.pipeline.appraisal_result import (
 )
 from dominus.pipeline.model import MAX_LISTED_PRICE
 from dominus.pipeline.runner import PipelineOptions
-from dominus.pipeline.setup import NoTrademarkSource
 from dominus.providers.models import (
     Availability,
     DnsVerdict,
@@ -36,6 +35,7 @@ from dominus.providers.models import (
 )
 from dominus.providers.offline import offline_providers
 from dominus.providers.sets import ProviderSet
+from dominus.providers.setup import NoTrademarkSource
 from dominus.scoring import Tier, Weights
 
 TODAY = date(2026, 6, 1)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from dominus.config import load_settings
-from dominus.pipeline.setup import whois_servers_path
 from dominus.providers.errors import ProviderDataError
 from dominus.providers.rdap_bootstrap import RdapBootstrap
+from dominus.providers.setup import whois_servers_path
 from dominus.providers.whois_answers import AnswerKind, classify, parse_answer_date
 from dominus.providers.whois_servers import (
     BUNDLED_WHOIS_SERVERS_PATH,

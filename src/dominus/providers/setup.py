@@ -1,4 +1,4 @@
-"""From the settings to a pipeline: which providers, which options."""
+"""From the settings to the providers a run, a poll or an appraisal uses."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from pathlib import Path
 import httpx
 
 from dominus import __version__
-from dominus.config import Settings
-from dominus.pipeline.runner import PipelineOptions
 from dominus.providers.comparable_sales import load_comparable_sales
 from dominus.providers.dns import ResolverDnsChecker
 from dominus.providers.keyword_data import load_keyword_data
@@ -19,10 +17,10 @@ from dominus.providers.offline import offline_providers
 from dominus.providers.rdap import HttpRdapClient
 from dominus.providers.rdap_bootstrap import BUNDLED_BOOTSTRAP_PATH, RdapBootstrap
 from dominus.providers.sets import ProviderSet
+from dominus.providers.settings import ProviderSettings
 from dominus.providers.trademarks import MarksFileSource
 from dominus.providers.whois import WhoisClient
 from dominus.providers.whois_servers import BUNDLED_WHOIS_SERVERS_PATH, WhoisServers
-from dominus.scoring.settings import scoring_config
 
 # Where `dominus rdap refresh` writes when RDAP_BOOTSTRAP_PATH is unset, and where a refreshed
 # copy is found: next to the default database, never inside the installed package.
@@ -36,7 +34,7 @@ class NoTrademarkSource:
         return None
 
 
-def bootstrap_path(settings: Settings) -> Path:
+def bootstrap_path(settings: ProviderSettings) -> Path:
     if settings.RDAP_BOOTSTRAP_PATH:
         return Path(settings.RDAP_BOOTSTRAP_PATH)
     if REFRESHED_BOOTSTRAP_PATH.exists():
@@ -44,7 +42,7 @@ def bootstrap_path(settings: Settings) -> Path:
     return BUNDLED_BOOTSTRAP_PATH
 
 
-def whois_servers_path(settings: Settings) -> Path:
+def whois_servers_path(settings: ProviderSettings) -> Path:
     if settings.WHOIS_SERVERS_PATH:
         return Path(settings.WHOIS_SERVERS_PATH)
     return BUNDLED_WHOIS_SERVERS_PATH
@@ -55,7 +53,7 @@ REAL = "real"
 
 
 @contextmanager
-def open_providers(settings: Settings, kind: str | None = None) -> Iterator[ProviderSet]:
+def open_providers(settings: ProviderSettings, kind: str | None = None) -> Iterator[ProviderSet]:
     """The providers of `kind` ("real" or "offline"; default DOMINUS_PROVIDERS), for one run: a
     run records its kind when it is created, so whichever worker picks it up uses the same
     providers. Their network clients are closed when the run is over."""
@@ -72,7 +70,7 @@ def open_providers(settings: Settings, kind: str | None = None) -> Iterator[Prov
         yield _real_providers(settings, client)
 
 
-def _real_providers(settings: Settings, client: httpx.Client) -> ProviderSet:
+def _real_providers(settings: ProviderSettings, client: httpx.Client) -> ProviderSet:
     resolvers = [part.strip() for part in settings.DNS_RESOLVERS.split(",") if part.strip()]
     return ProviderSet(
         dns=ResolverDnsChecker(resolvers, settings.DNS_TIMEOUT_MS / 1000),
@@ -105,16 +103,4 @@ def _real_providers(settings: Settings, client: httpx.Client) -> ProviderSet:
         ),
         is_sample=False,
         label="real (DNS, RDAP, WHOIS)",
-    )
-
-
-def pipeline_options(settings: Settings) -> PipelineOptions:
-    return PipelineOptions(
-        default_tld=settings.DEFAULT_KEYWORD_TLD,
-        dns_concurrency=settings.DNS_CONCURRENCY,
-        rdap_concurrency=settings.RDAP_CONCURRENCY,
-        budget_base_seconds=settings.PIPELINE_STAGE_BUDGET_BASE_MS / 1000,
-        budget_per_candidate_seconds=settings.PIPELINE_STAGE_BUDGET_PER_CANDIDATE_MS / 1000,
-        budget_max_seconds=settings.PIPELINE_STAGE_BUDGET_MAX_MS / 1000,
-        scoring=scoring_config(settings),
     )

@@ -1,0 +1,35 @@
+"""The providers' settings: which providers (`DOMINUS_PROVIDERS`), the DNS resolvers, RDAP and
+WHOIS, and the data files (trademarks, keyword volumes, comparable sales). `ProviderSettings` is
+a base class of the pipeline's settings (and so of `dominus.config.Settings`): a value out of
+range stops start-up with the variable's name and the range."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings
+
+
+class ProviderSettings(BaseSettings):
+    # `offline`: the bundled sample data and file-backed providers, no network (labelled as
+    # sample data in every output). `real`: DNS resolvers and RDAP over the network.
+    DOMINUS_PROVIDERS: Literal["real", "offline"] = "real"
+    # Comma-separated resolver addresses (`IP` or `IP:port`); two or more confirm "available".
+    DNS_RESOLVERS: str = Field(default="1.1.1.1,8.8.8.8", min_length=1)
+    DNS_TIMEOUT_MS: int = Field(default=2000, ge=50, le=60_000)
+    DNS_CONCURRENCY: int = Field(default=16, ge=1, le=256)
+    # A snapshot of IANA's RDAP bootstrap ships with DOMINUS; `dominus rdap refresh` updates it.
+    RDAP_BOOTSTRAP_PATH: str | None = None
+    RDAP_CONCURRENCY: int = Field(default=4, ge=1, le=64)
+    # Bounds each attempt's whole exchange (connect, answer, redirects), not each read.
+    RDAP_TIMEOUT_MS: int = Field(default=10_000, ge=100, le=120_000)
+    RDAP_MAX_ATTEMPTS: int = Field(default=3, ge=1, le=10)
+    # TLD → WHOIS server, asked (port 43) for TLDs the RDAP bootstrap has no service for. A dated
+    # snapshot ships with DOMINUS; this points at another file in its format.
+    WHOIS_SERVERS_PATH: str | None = None
+    # CSV `mark,owner,registry,classes`. Unset (real providers): no source, so every candidate is
+    # `unverified` and none is recommended: the gate is never skipped.
+    TRADEMARK_MARKS_PATH: str | None = None
+    KEYWORD_DATA_PATH: str | None = None  # CSV keyword,monthly_volume,cpc
+    COMPS_DATA_PATH: str | None = None  # CSV domain,price,currency,sale_date,venue
