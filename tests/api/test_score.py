@@ -13,6 +13,7 @@ from dominus.jobs import utc_now
 from dominus.pipeline.appraisal import AppraisalRequest, Appraiser, validate_requests
 from dominus.pipeline.appraisal_result import ActiveWeights
 from dominus.pipeline.runner import PipelineOptions
+from dominus.pipeline.scoring_sets import weight_sets_of
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.offline import offline_providers
 from dominus.scoring import Weights
@@ -85,7 +86,7 @@ def test_availability_is_checked_only_when_asked(offline: TestClient) -> None:
 def test_the_active_weight_set_is_used(offline: TestClient) -> None:
     weights = {"intrinsic": 0.6, "commercial": 0.2, "market": 0.1, "expiry": 0.1}
     store = PipelineStore(runtime_of(offline).engine)
-    set_id = store.add_weight_set("tuned", weights, "test", utc_now())
+    set_id = weight_sets_of(store.engine).add("tuned", weights, "test", utc_now())
     (document,) = appraisals(offline, domain="zentrova.com")
     assert document["weights"] == {"weight_set_id": set_id, "name": "tuned", "weights": weights}
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from dominus.jobs import utc_now
-from dominus.pipeline.store import PipelineStore
+from dominus.pipeline.scoring_sets import weight_sets_of
 from tests.integration.test_cli import Cli, CliResult, assert_bad_input
 
 APPRAISAL_KEYS = {
@@ -154,7 +154,7 @@ def test_the_active_weight_set_and_the_settings_providers_are_used(
     cli: Cli, tmp_path: Path, database_url: str, engine: Any
 ) -> None:
     weights = {"intrinsic": 0.5, "commercial": 0.3, "market": 0.1, "expiry": 0.1}
-    set_id = PipelineStore(engine).add_weight_set("tuned", weights, "test", utc_now())
+    set_id = weight_sets_of(engine).add("tuned", weights, "test", utc_now())
     keywords = tmp_path / "keywords.csv"
     keywords.write_text("keyword,monthly_volume,cpc\ncloud nest,5400,2.10\n", encoding="utf-8")
     env = {"DOMINUS_PROVIDERS": "real", "KEYWORD_DATA_PATH": str(keywords)}

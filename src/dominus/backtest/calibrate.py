@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dominus.backtest.samples import Sample
-from dominus.pipeline.threshold_sets import THRESHOLD_FIELDS
+from dominus.pipeline.scoring_sets import THRESHOLD_FIELDS
 from dominus.scoring.config import ScoringConfig
 
 SCORE_BASES = tuple(round(0.10 + 0.05 * step, 2) for step in range(9))  # 0.10 … 0.50

@@ -26,7 +26,7 @@ from dominus.backtest.suggest import suggest
 from dominus.backtest.tuning import TuneResult, current_weights, tune
 from dominus.errors import DominusError
 from dominus.jobs.client import JobQueue
-from dominus.pipeline.threshold_sets import THRESHOLD_FIELDS, with_active_thresholds
+from dominus.pipeline.scoring_sets import THRESHOLD_FIELDS, with_active_thresholds
 from dominus.scoring.config import ScoringConfig
 from dominus.scoring.settings import scoring_config
 from dominus.scoring.weighting import shares_of

@@ -11,48 +11,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, func, insert, select
+from sqlalchemy import Connection, Engine, func, insert, select
 
 from dominus.backtest.outcomes import OutcomeIn
 from dominus.backtest.samples import Sample
 from dominus.backtest.snapshot import SnapshotResult, build_snapshot, read_samples
 from dominus.db.errors import database_errors
-from dominus.db.schema import MAX_ID, outcomes, threshold_sets, weight_sets, weight_tunes
-from dominus.errors import DominusError
+from dominus.db.schema import outcomes, weight_tunes
+from dominus.pipeline.scoring_sets import threshold_sets_of, weight_sets_of
 from dominus.portfolio.store import Outcome, outcome_of
 from dominus.scoring.config import ScoringConfig
 
 # (connection) -> (job id, created): enqueues the build in the outcome's own transaction.
 EnqueueBuild = Callable[[Connection], tuple[int, bool]]
-
-
-class VersionNotFoundError(DominusError):
-    """No weight or threshold set with that version."""
-
-
-@dataclass(frozen=True)
-class VersionedSet:
-    """A weight set or a threshold set: `values` are the weights or the thresholds."""
-
-    id: int
-    name: str
-    values: dict[str, Any]
-    source: str
-    notes: str | None
-    created_at: datetime
-    activated_at: datetime | None
-
-    def to_dict(self, active_id: int | None = None) -> dict[str, Any]:
-        return {
-            "version": self.id,
-            "name": self.name,
-            "values": self.values,
-            "source": self.source,
-            "notes": self.notes,
-            "createdAt": self.created_at.isoformat(),
-            "activatedAt": self.activated_at.isoformat() if self.activated_at else None,
-            "active": self.id == active_id,
-        }
 
 
 @dataclass(frozen=True)
@@ -62,97 +33,11 @@ class RecordedOutcomes:
     build_created: bool
 
 
-class VersionedSets:
-    """Reads and appends the versions of `weight_sets` or `threshold_sets`."""
-
-    def __init__(self, engine: Engine, table: Table, values_column: str) -> None:
-        self.engine = engine
-        self.table = table
-        self.values_column = values_column
-
-    def _of(self, row: Any) -> VersionedSet:
-        mapping = row._mapping
-        return VersionedSet(
-            id=mapping["id"],
-            name=mapping["name"],
-            values=dict(mapping[self.values_column]),
-            source=mapping["source"],
-            notes=mapping["notes"],
-            created_at=mapping["created_at"],
-            activated_at=mapping["activated_at"],
-        )
-
-    def active(self) -> VersionedSet | None:
-        table = self.table
-        query = (
-            select(table)
-            .where(table.c.activated_at.is_not(None))
-            .order_by(table.c.activated_at.desc(), table.c.id.desc())
-            .limit(1)
-        )
-        with database_errors(), self.engine.connect() as connection:
-            row = connection.execute(query).first()
-        return None if row is None else self._of(row)
-
-    def history(self, limit: int = 100) -> list[VersionedSet]:
-        query = select(self.table).order_by(self.table.c.id.desc()).limit(limit)
-        with database_errors(), self.engine.connect() as connection:
-            return [self._of(row) for row in connection.execute(query)]
-
-    def get(self, version: int) -> VersionedSet:
-        if not 0 < version <= MAX_ID:
-            raise VersionNotFoundError(f"no version {version}")
-        with database_errors(), self.engine.connect() as connection:
-            row = connection.execute(select(self.table).where(self.table.c.id == version)).first()
-        if row is None:
-            raise VersionNotFoundError(f"no version {version}")
-        return self._of(row)
-
-    def add(
-        self,
-        name: str,
-        values: dict[str, Any],
-        source: str,
-        now: datetime,
-        *,
-        notes: str | None = None,
-        connection: Connection | None = None,
-    ) -> int:
-        """A new version, activated now (with `connection`: in the caller's transaction)."""
-        statement = (
-            insert(self.table)
-            .values(
-                name=name,
-                source=source,
-                notes=notes,
-                created_at=now,
-                activated_at=now,
-                **{self.values_column: values},
-            )
-            .returning(self.table.c.id)
-        )
-        if connection is not None:
-            return int(connection.execute(statement).scalar_one())
-        with database_errors(), self.engine.begin() as own:
-            return int(own.execute(statement).scalar_one())
-
-    def rollback(self, version: int, now: datetime) -> int:
-        """Activate a copy of `version` as a new version; returns its id."""
-        target = self.get(version)
-        return self.add(
-            f"rollback to {version}",
-            target.values,
-            "rollback",
-            now,
-            notes=f"copy of version {version} ({target.name})",
-        )
-
-
 class BacktestStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.weights = VersionedSets(engine, weight_sets, "weights")
-        self.thresholds = VersionedSets(engine, threshold_sets, "thresholds")
+        self.weights = weight_sets_of(engine)
+        self.thresholds = threshold_sets_of(engine)
 
     # --- outcomes ------------------------------------------------------------------------------
     def record_outcomes(

@@ -6,10 +6,9 @@ import typer
 from rich.table import Table
 
 from dominus.backtest.service import BacktestService
-from dominus.backtest.store import VersionedSets
 from dominus.cli.output import console, print_json, short_time
 from dominus.cli.runtime import open_runtime
-from dominus.pipeline.threshold_sets import THRESHOLD_FIELDS
+from dominus.pipeline.scoring_sets import THRESHOLD_FIELDS, VersionedSets
 from dominus.scoring.config import ScoringConfig
 
 weights_app = typer.Typer(

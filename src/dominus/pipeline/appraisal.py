@@ -42,10 +42,10 @@ from dominus.pipeline.generate import generate_candidates
 from dominus.pipeline.model import CloseoutDomain, RunInput
 from dominus.pipeline.runner import PipelineOptions
 from dominus.pipeline.scoring_input import keyword_key, scoring_input
+from dominus.pipeline.scoring_sets import weight_sets_of, with_active_thresholds
 from dominus.pipeline.settings import PipelineSettings, pipeline_options
 from dominus.pipeline.stage_results import Candidate, DnsAnswer, RdapAnswer
 from dominus.pipeline.store import PipelineStore
-from dominus.pipeline.threshold_sets import with_active_thresholds
 from dominus.pipeline.trademark_gate import TrademarkGate
 from dominus.providers.models import Availability, KeywordStats, StopSignal
 from dominus.providers.sets import ProviderSet
@@ -130,11 +130,11 @@ def _valid(request: AppraisalRequest) -> ValidName:
 def active_weights(store: PipelineStore) -> ActiveWeights:
     """The weights the next score stage would use (PipelineRunner._scoring_setup's reading):
     the set activated last, or the defaults."""
-    active = store.active_weight_set()
+    active = weight_sets_of(store.engine).active()
     if active is None:
         return ActiveWeights(Weights())
     try:
-        weights = Weights.from_dict(active.weights).validate()
+        weights = Weights.from_dict(active.values).validate()
     except ValueError as error:
         raise ConfigurationError(
             f"the active weight set {active.id} ({active.name}) is invalid: {error}"

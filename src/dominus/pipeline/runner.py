@@ -20,6 +20,7 @@ from dominus.jobs.backoff import Backoff
 from dominus.pipeline.generate import generate_candidates
 from dominus.pipeline.model import STAGES, Stage
 from dominus.pipeline.results import assemble_results
+from dominus.pipeline.scoring_sets import weight_sets_of, with_active_thresholds
 from dominus.pipeline.stage_results import Candidate, GenerateResult, RunState, StageResult
 from dominus.pipeline.stages import (
     TRANSIENT_ERRORS,
@@ -36,7 +37,6 @@ from dominus.pipeline.stages import (
     trademark_check,
 )
 from dominus.pipeline.store import PipelineStore, RunRecord
-from dominus.pipeline.threshold_sets import with_active_thresholds
 from dominus.pipeline.tiers import OVER_BUDGET
 from dominus.pipeline.trademark_gate import TrademarkVerdict
 from dominus.providers.models import StopSignal
@@ -214,8 +214,8 @@ class PipelineRunner:
     def _scoring_setup(self, run: RunRecord) -> ScoringSetup:
         """The active weight set and calibrated thresholds, read now: a newly tuned set applies to
         the next scoring stage without a restart."""
-        active = self.store.active_weight_set()
-        weights = Weights.from_dict(active.weights) if active else Weights()
+        active = weight_sets_of(self.store.engine).active()
+        weights = Weights.from_dict(active.values) if active else Weights()
         weights.validate()
         self.store.set_weights(run.id, active.id if active else None, weights.to_dict())
         return ScoringSetup(

@@ -38,7 +38,6 @@ from dominus.db.schema import (
     pipeline_checkpoints,
     pipeline_runs,
     scoring_runs,
-    weight_sets,
 )
 from dominus.errors import DominusError
 from dominus.pipeline.model import RunInput, RunStatus, Stage
@@ -78,15 +77,6 @@ class RunRecord:
         if self.input is None:
             raise ValueError(f"run {self.id} was read without its input (a listing)")
         return RunInput.model_validate(self.input)
-
-
-@dataclass(frozen=True)
-class WeightSet:
-    id: int
-    name: str
-    weights: dict[str, float]
-    source: str
-    activated_at: datetime | None
 
 
 # (connection, run id) -> job id: enqueues the run's job inside the run's own transaction.
@@ -334,46 +324,6 @@ class PipelineStore:
         _one_run(connection, run_id)
 
     # --- weight sets -------------------------------------------------------------------------
-    def active_weight_set(self) -> WeightSet | None:
-        """The set activated last (None: none was ever activated; the built-in defaults apply).
-        Read at the start of every scoring stage, so a new set applies without a restart."""
-        query = (
-            select(weight_sets)
-            .where(weight_sets.c.activated_at.is_not(None))
-            .order_by(weight_sets.c.activated_at.desc(), weight_sets.c.id.desc())
-            .limit(1)
-        )
-        with database_errors(), self.engine.connect() as connection:
-            row = connection.execute(query).first()
-        if row is None:
-            return None
-        return WeightSet(row.id, row.name, dict(row.weights), row.source, row.activated_at)
-
-    def add_weight_set(
-        self,
-        name: str,
-        weights: dict[str, float],
-        source: str,
-        now: datetime,
-        *,
-        activate: bool = True,
-        notes: str | None = None,
-    ) -> int:
-        with database_errors(), self._begin() as connection:
-            return int(
-                connection.execute(
-                    insert(weight_sets)
-                    .values(
-                        name=name,
-                        weights=weights,
-                        source=source,
-                        notes=notes,
-                        created_at=now,
-                        activated_at=now if activate else None,
-                    )
-                    .returning(weight_sets.c.id)
-                ).scalar_one()
-            )
 
 
 def _ranked_scores(run_id: int, recommended_only: bool) -> Select[Any]:

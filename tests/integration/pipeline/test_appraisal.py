@@ -21,6 +21,7 @@ from dominus.pipeline.appraisal import (
 )
 from dominus.pipeline.model import RunInput, RunStatus
 from dominus.pipeline.runner import PipelineOptions, PipelineRunner
+from dominus.pipeline.scoring_sets import weight_sets_of
 from dominus.pipeline.stage_results import Candidate, RunState
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.models import Availability, DnsVerdict, RdapRecord, StopSignal
@@ -87,7 +88,7 @@ def test_an_appraisal_scores_each_name_exactly_as_the_score_stage(
     if availability == "everything available":
         registry = EverythingAvailable()
         providers = dataclasses.replace(providers, dns=registry, rdap=registry)
-    runs.add_weight_set("tuned", TUNED, "test", NOW)  # activated: both must read it
+    weight_sets_of(runs.engine).add("tuned", TUNED, "test", NOW)  # activated: both must read it
     options = PipelineOptions()
     run_id = finished_run(runs, providers, options)
     state = RunState.from_checkpoints(runs.checkpoints(run_id))

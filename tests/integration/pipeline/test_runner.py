@@ -18,6 +18,7 @@ from dominus.jobs.clock import utc_now
 from dominus.pipeline import runner as runner_module
 from dominus.pipeline.model import RunInput, RunStatus, Stage
 from dominus.pipeline.runner import PipelineOptions, PipelineRunner
+from dominus.pipeline.scoring_sets import weight_sets_of
 from dominus.pipeline.store import PipelineStore, RunRecord
 from dominus.providers.models import Availability, DnsVerdict, Mark, RdapRecord, StopSignal
 from dominus.providers.offline import offline_providers
@@ -266,7 +267,7 @@ def test_the_active_weight_set_applies_without_a_restart(runs: PipelineStore) ->
     first = start(runs)
     runner(runs).run(first.id)
     weights = {"intrinsic": 0.7, "commercial": 0.1, "market": 0.1, "expiry": 0.1}
-    set_id = runs.add_weight_set("tuned-1", weights, "tuned", utc_now())
+    set_id = weight_sets_of(runs.engine).add("tuned-1", weights, "tuned", utc_now())
     second = start(runs)
     done = runner(runs).run(second.id)
     assert done.weight_set_id == set_id
