@@ -174,6 +174,36 @@ def test_requeue_one_and_many_dead_letters(client: TestClient, runtime: Runtime)
     assert nothing.headers["location"] == "/dead-letters?notice=nothing-selected"
 
 
+NOT_ENTRY_IDS = {
+    "superscript": "²",
+    "arabic-indic": "٣",
+    "5000-digits": "9" * 5_000,
+    "past-bigint": str(2**63),
+    "zero": "0",
+    "negative": "-1",
+    "exponent": "1e3",
+    "space": " 1",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("value", NOT_ENTRY_IDS.values(), ids=NOT_ENTRY_IDS.keys())
+def test_requeue_many_refuses_what_is_not_an_entry_id_with_a_400(
+    client: TestClient, runtime: Runtime, value: str
+) -> None:
+    entry = dead_letter(client, runtime)
+    response = client.post(
+        "/dead-letters/requeue",
+        data={"csrf_token": page_token(client), "entry": [str(entry["id"]), value]},
+        follow_redirects=False,
+    )
+    assert response.status_code == 400, response.text
+    assert "text/html" in response.headers["content-type"]
+    assert "is not a number from 1 to" in response.text
+    # Nothing was requeued, not even the valid id beside the bad one.
+    assert [left["id"] for left in client.get(f"{API}/dlq").json()] == [entry["id"]]
+
+
 def test_purge_needs_its_confirmation(client: TestClient, runtime: Runtime) -> None:
     dead_letter(client, runtime)
     token = page_token(client)
