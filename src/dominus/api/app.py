@@ -24,6 +24,7 @@ from dominus.api.routes import (
     watchlist,
 )
 from dominus.api.security import BearerTokenMiddleware
+from dominus.api.security_headers import SecurityHeadersMiddleware
 from dominus.api.services import ApiServices
 from dominus.config import Settings, api_token, load_settings
 from dominus.runtime import Runtime, build_runtime
@@ -85,7 +86,9 @@ def create_app(
         app.add_middleware(
             BearerTokenMiddleware, token=token, prefix=API_PREFIX, public_paths=public
         )
-    # Added last, so outermost: before the token and before any body is read (ADR 0008).
+    # Before the token and before any body is read (ADR 0008).
     hosts = HostAllowList.build(bind_host, settings.DOMINUS_ALLOWED_HOSTS)
     app.add_middleware(RequestGuardMiddleware, hosts=hosts, prefix=API_PREFIX)
+    # Outside even the guards, so their refusals carry the headers too.
+    app.add_middleware(SecurityHeadersMiddleware, docs_path=f"{API_PREFIX}/docs")
     return app
