@@ -10,6 +10,7 @@ from fastapi import Depends, Request
 from dominus.api.services import ApiServices, services
 from dominus.api.stream_limits import StreamLimits
 from dominus.web.rendering import Pages
+from dominus.web.session_generation import SessionGeneration
 from dominus.web.sessions import SessionKeys
 from dominus.web.throughput import ThroughputWindow
 
@@ -21,6 +22,7 @@ class Dashboard:
     token: str | None
     throughput: ThroughputWindow
     streams: StreamLimits  # the dashboard's share of the process's stream slots
+    generations: SessionGeneration  # which session cookies are still valid (logout moves it)
 
 
 def dashboard(request: Request) -> Dashboard:

@@ -1,14 +1,16 @@
 """/login and /logout (only with DOMINUS_API_TOKEN set; without it there is nothing to log
-into and /login says so)."""
+into and /login says so). Logging out ends the session on the server (sessions.py)."""
 
 from __future__ import annotations
 
 import time
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
+from dominus.api.services import services
 from dominus.web.context import Web
 from dominus.web.guard import LOGIN_PATH
 from dominus.web.routes.forms import first, form_fields, notice_text, see_other
@@ -61,7 +63,9 @@ def login_form(
     return _login_form(request, web, _safe_next(next))
 
 
-@router.post(LOGIN_PATH)
+# Both read or write the session generation: `services` first checks that the database holds
+# this code's schema (a 503 `not_migrated` otherwise), as every page's route does.
+@router.post(LOGIN_PATH, dependencies=[Depends(services)])
 async def login(request: Request, web: Web) -> Response:
     fields = await form_fields(request)
     next_path = _safe_next(first(fields, "next", "/"))
@@ -72,7 +76,8 @@ async def login(request: Request, web: Web) -> Response:
             request, web, next_path, error="That is not the API token.", status_code=401
         )
     secure = request.url.scheme == "https"
-    session = web.keys.issue("session", int(time.time()))
+    generation = await run_in_threadpool(web.generations.current)
+    session = web.keys.issue("session", int(time.time()), generation)
     response = see_other(next_path)
     response.headers.append(
         "Set-Cookie", cookie_header(SESSION_COOKIE, session, max_age=SESSION_SECONDS, secure=secure)
@@ -81,8 +86,13 @@ async def login(request: Request, web: Web) -> Response:
     return response
 
 
-@router.post("/logout")
+@router.post("/logout", dependencies=[Depends(services)])
 def logout(request: Request, web: Web) -> Response:
+    """Ends the session on the server, not only in this browser: the session generation moves
+    on, so this cookie (and every other of the token, wherever it was copied) is refused from
+    now on (sessions.py)."""
+    if web.token is not None:
+        web.generations.advance()
     secure = request.url.scheme == "https"
     response = see_other(LOGIN_PATH, "logged-out")
     response.headers.append(
