@@ -37,6 +37,7 @@ def install_dashboard(app: FastAPI, *, token: str | None, api_prefix: str) -> No
         throughput=ThroughputWindow(),
         streams=dashboard_share(services.streams.max_streams),
         generations=SessionGeneration(services.runtime.engine),
+        throttle=app.state.token_throttle,
     )
     for router in ROUTERS:
         app.include_router(router, include_in_schema=False)

@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from dominus.api.services import services
+from dominus.api.token_throttle import client_address
 from dominus.web.context import Web
 from dominus.web.guard import LOGIN_PATH
 from dominus.web.routes.forms import first, form_fields, notice_text, see_other
@@ -71,10 +72,23 @@ async def login(request: Request, web: Web) -> Response:
     next_path = _safe_next(first(fields, "next", "/"))
     if web.token is None:
         return see_other(next_path)
-    if not token_matches(first(fields, "token"), web.token):
+    # Counted with the API's bearer checks (token_throttle.py): a guesser gains nothing by
+    # switching between the two.
+    address = client_address(request.scope)
+    wait = web.throttle.retry_after(address)
+    if wait is not None:
+        error = f"Too many wrong tokens from this address: try again in {wait} s."
+        response = _login_form(request, web, next_path, error=error, status_code=429)
+        response.headers["Retry-After"] = str(wait)
+        return response
+    given = first(fields, "token")
+    if not token_matches(given, web.token):
+        if given:  # an empty form is not a guess (token_throttle.py)
+            web.throttle.failed(address, LOGIN_PATH)
         return _login_form(
             request, web, next_path, error="That is not the API token.", status_code=401
         )
+    web.throttle.succeeded(address)
     secure = request.url.scheme == "https"
     generation = await run_in_threadpool(web.generations.current)
     session = web.keys.issue("session", int(time.time()), generation)
