@@ -16,10 +16,10 @@ login form share one count.
   is forgotten.
 
 The count lives in this process's memory. Several processes serving the same token each count
-on their own (a guesser gets that many more tries), and a restart forgets them. Behind a
-reverse proxy on the same machine, uvicorn takes the client's address from X-Forwarded-For
-(it trusts 127.0.0.1 by default); without that, every client behind the proxy shares one
-address and so one count.
+on their own (a guesser gets that many more tries), and a restart forgets them. The address
+is the one uvicorn reports: it takes X-Forwarded-For from a proxy at 127.0.0.1 or ::1 (its
+default); behind a proxy it does not trust, every client of the proxy shares one count (ADR
+0038).
 """
 
 from __future__ import annotations
