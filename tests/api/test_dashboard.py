@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from dominus.errors import DatabaseError
 from dominus.runtime import Runtime
 from tests.api.conftest import (
     API,
@@ -172,6 +173,36 @@ def test_requeue_one_and_many_dead_letters(client: TestClient, runtime: Runtime)
     assert client.get(f"{API}/dlq").json() == []
     nothing = post(client, "/dead-letters/requeue", token)
     assert nothing.headers["location"] == "/dead-letters?notice=nothing-selected"
+
+
+NOT_ENTRY_IDS = {
+    "superscript": "²",
+    "arabic-indic": "٣",
+    "5000-digits": "9" * 5_000,
+    "past-bigint": str(2**63),
+    "zero": "0",
+    "negative": "-1",
+    "exponent": "1e3",
+    "space": " 1",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("value", NOT_ENTRY_IDS.values(), ids=NOT_ENTRY_IDS.keys())
+def test_requeue_many_refuses_what_is_not_an_entry_id_with_a_400(
+    client: TestClient, runtime: Runtime, value: str
+) -> None:
+    entry = dead_letter(client, runtime)
+    response = client.post(
+        "/dead-letters/requeue",
+        data={"csrf_token": page_token(client), "entry": [str(entry["id"]), value]},
+        follow_redirects=False,
+    )
+    assert response.status_code == 400, response.text
+    assert "text/html" in response.headers["content-type"]
+    assert "is not a number from 1 to" in response.text
+    # Nothing was requeued, not even the valid id beside the bad one.
+    assert [left["id"] for left in client.get(f"{API}/dlq").json()] == [entry["id"]]
 
 
 def test_purge_needs_its_confirmation(client: TestClient, runtime: Runtime) -> None:
@@ -383,6 +414,53 @@ def test_a_session_of_another_token_is_not_valid(
     other = make_client(DOMINUS_API_TOKEN=TOKEN + "-changed")
     other.cookies.set("dominus_session", value)
     assert other.get("/", follow_redirects=False).status_code == 303
+
+
+def test_logging_out_ends_the_session_on_the_server(
+    make_client: Callable[..., TestClient], token_client: TestClient
+) -> None:
+    """The old cookie is refused after logout (not only deleted from the browser), in this
+    process and in another one serving the same database, and so is every other session of
+    the token; logging in again works."""
+    assert log_in(token_client).status_code == 303
+    kept = token_client.cookies["dominus_session"]
+    elsewhere = make_client(DOMINUS_API_TOKEN=TOKEN)  # another process, the same database
+    elsewhere.follow_redirects = False
+    assert log_in(elsewhere).status_code == 303
+    other_session = elsewhere.cookies["dominus_session"]
+    assert elsewhere.get("/workers").status_code == 200
+    csrf = csrf_of(token_client.get("/workers").text)
+    response = post(token_client, "/logout", csrf)
+    assert response.headers["location"] == "/login?notice=logged-out"
+    for client, cookie in ((token_client, kept), (elsewhere, kept), (elsewhere, other_session)):
+        client.cookies.clear()
+        client.cookies.set("dominus_session", cookie)
+        assert client.get("/workers").status_code == 303
+        # Its CSRF token went with it: any action is refused before it runs.
+        assert post(client, "/jobs/1/cancel", csrf).status_code == 403
+    token_client.cookies.clear()
+    assert log_in(token_client).status_code == 303
+    assert token_client.get("/workers").status_code == 200
+
+
+def test_a_session_needs_a_reachable_database(
+    make_client: Callable[..., TestClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checking the session generation reads the database: down, it is a 503 page with
+    Retry-After, never a 500 or a page served on an unchecked cookie."""
+    client = make_client(DOMINUS_API_TOKEN=TOKEN)
+    client.follow_redirects = False
+    assert log_in(client).status_code == 303
+    generations = client.app.state.dashboard.generations  # type: ignore[attr-defined]
+
+    def unavailable() -> int:
+        raise DatabaseError("the database is unavailable", detail="connection refused")
+
+    monkeypatch.setattr(generations, "current", unavailable)
+    response = client.get("/workers")
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == "1"
+    assert "text/html" in response.headers["content-type"]
 
 
 def test_logged_in_posts_need_the_sessions_csrf_token(token_client: TestClient) -> None:

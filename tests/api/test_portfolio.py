@@ -83,6 +83,22 @@ def test_import_text_csv_and_multipart(client: TestClient) -> None:
     )
 
 
+def test_import_refuses_what_the_entry_body_refuses(client: TestClient) -> None:
+    """A NUL or an over-long value is a 422 naming the line and column, on both backends (it
+    was a database error, 503, on PostgreSQL), and nothing is written."""
+    for header, cell in (("notes", "a\x00b"), ("registrar", "r" * 201)):
+        refused = client.post(
+            f"{API}/portfolio/import",
+            content=f'domain,expiry date,{header}\nexample.org,2031-01-02,"{cell}"\n'.encode(),
+            headers={"Content-Type": "text/csv"},
+        )
+        error = assert_error(refused, 422, "invalid_import")
+        assert f"line 2, column '{header}'" in error["message"]
+        body = {"domain": "example.org", "renewal_date": "2031-01-02", header: cell}
+        assert_error(client.post(f"{API}/portfolio", json=body), 422, "invalid_request")
+    assert client.get(f"{API}/portfolio").json() == []
+
+
 def test_rescore_enqueues_and_a_worker_runs_it(client: TestClient) -> None:
     client.post(f"{API}/portfolio", json={"domain": "zentrova.com", "renewal_date": "2031-01-02"})
     first = client.post(f"{API}/portfolio/rescore", json={})

@@ -1,10 +1,14 @@
 """Every page of the dashboard loads in Chromium, at desktop and phone width, with no serious
-accessibility violation (axe-core), and is saved as a screenshot."""
+accessibility violation (axe-core), and is saved as a screenshot; another site cannot frame a
+page."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -109,3 +113,61 @@ def test_pages_are_readable_without_javascript(
     page.goto(f"{server.base_url}/jobs/{job['id']}")
     assert "cancelled" in page.locator("#job-status").inner_text()
     no_script.close()
+
+
+@contextmanager
+def another_site(framed: str) -> Iterator[str]:
+    """A site of another origin (a loopback port of its own) whose page frames `framed`, and,
+    as a control, a page of its own with a button."""
+    page = (
+        "<!doctype html><html lang=en><title>another site</title>"
+        f"<iframe id=target src='{framed}'></iframe><iframe id=control src='/own'></iframe>"
+    ).encode()
+    own = b"<!doctype html><html lang=en><title>own</title><button>Own button</button>"
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = own if self.path == "/own" else page
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_another_site_cannot_frame_a_page(
+    dashboard: Callable[..., ServeProcess], browser_page: Page
+) -> None:
+    """A page of another origin that frames Purge (to trick a click on it) gets an empty
+    frame: the browser refuses to render it there (`frame-ancestors 'none'`); a page of that
+    site's own renders in the frame beside it."""
+    server = dashboard()
+    # A context of its own: the refusal is reported as a policy violation, which the
+    # `browser_page` fixture counts against the pages.
+    browser = browser_page.context.browser
+    assert browser is not None
+    context = browser.new_context()
+    page = context.new_page()
+    with another_site(f"{server.base_url}/dead-letters-purge") as attacker:
+        page.goto(attacker, wait_until="load")  # `load` waits for the frames too
+        expect(
+            page.frame_locator("#control").get_by_role("button", name="Own button")
+        ).to_be_visible()
+        assert page.frame_locator("#target").get_by_role("button", name="Purge").count() == 0
+    # The page itself, opened directly, still has its button.
+    page.goto(f"{server.base_url}/dead-letters-purge")
+    expect(page.get_by_role("button", name="Purge")).to_be_visible()
+    context.close()

@@ -45,6 +45,10 @@ BAD_INPUT = [
     (("add", "example.com", "--renewal-date", "02/01/2031"), ("YYYY-MM-DD",)),
     (("add", "example.com", "--renewal-date", "2031-01-02", "--acquisition-cost", "-3"),
      ("--acquisition-cost", "negative")),
+    (("add", "example.com", "--renewal-date", "2031-01-02", "--registrar", "r" * 201),
+     ("registrar: longer than 200 characters",)),
+    (("add", "example.com", "--renewal-date", "2031-01-02", "--list-price", "1" + "0" * 13),
+     ("list_price", "over the largest amount")),
     (("show", "missing.com"), ("missing.com is not in the portfolio",)),
     (("rescore", "--sync", "--wait"), ("exclude each other",)),
 ]  # fmt: skip
@@ -73,6 +77,20 @@ def test_import_refuses_bad_rows_and_writes_nothing(cli: Cli, tmp_path: Path) ->
     assert cli.ok("portfolio", "list", "--json").json() == []
     done = cli.ok("portfolio", "import", str(bad), "--date-format", "%d/%m/%Y", "--json").json()
     assert done["added"] == ["example.com", "example.net"]
+
+
+def test_import_refuses_a_value_the_api_would_refuse(cli: Cli, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text(
+        "domain,expiry date,notes\nexample.com,2031-01-01,fine\n"
+        f"example.net,2031-01-01,{'n' * 10_001}\n"
+    )
+    assert_bad_input(
+        cli.run("portfolio", "import", str(bad)),
+        "1 invalid row(s), nothing imported",
+        "line 3, column 'notes': longer than 10,000 characters",
+    )
+    assert cli.ok("portfolio", "list", "--json").json() == []
 
 
 def test_preset_import_then_csv_export(cli: Cli, tmp_path: Path) -> None:

@@ -24,7 +24,9 @@ from dominus.api.routes import (
     watchlist,
 )
 from dominus.api.security import BearerTokenMiddleware
+from dominus.api.security_headers import SecurityHeadersMiddleware
 from dominus.api.services import ApiServices
+from dominus.api.token_throttle import TokenThrottle
 from dominus.config import Settings, api_token, load_settings
 from dominus.runtime import Runtime, build_runtime
 
@@ -36,11 +38,14 @@ def create_app(
     *,
     runtime: Runtime | None = None,
     bind_host: str | None = None,
+    token_throttle: TokenThrottle | None = None,
 ) -> FastAPI:
     """Build the app. The database is not required to be reachable or migrated at this point:
-    `/api/v1/ready` reports that, and other endpoints answer 503 until it is. `bind_host` is the
-    address the server listens on (`serve --host`); without it the app answers to loopback names
-    and DOMINUS_ALLOWED_HOSTS only."""
+        `/api/v1/ready` reports that, and other endpoints answer 503 until it is. `bind_host` is the
+        address the server listens on (`serve --host`); without it the app answers to loopback names
+        and DOMINUS_ALLOWED_HOSTS only. `token_throttle` counts wrong tokens per client address, for
+    the API and the dashboard's login form alike (a new one by default; tests give theirs a
+    clock)."""
     settings = settings or (runtime.settings if runtime else load_settings())
     token = api_token(settings)  # before anything is opened: an empty token is refused
     runtime = runtime or build_runtime(settings, require_migrated=False)
@@ -55,6 +60,7 @@ def create_app(
         redoc_url=None,
     )
     app.state.services = ApiServices(runtime=runtime, queue=runtime.queue(registry))
+    app.state.token_throttle = token_throttle or TokenThrottle()
     for module in (
         jobs,
         runs,
@@ -83,9 +89,15 @@ def create_app(
         # ADR 0006: the schema and its docs page stay public; everything else needs the token.
         public = frozenset({f"{API_PREFIX}/openapi.json", f"{API_PREFIX}/docs"})
         app.add_middleware(
-            BearerTokenMiddleware, token=token, prefix=API_PREFIX, public_paths=public
+            BearerTokenMiddleware,
+            token=token,
+            prefix=API_PREFIX,
+            public_paths=public,
+            throttle=app.state.token_throttle,
         )
-    # Added last, so outermost: before the token and before any body is read (ADR 0008).
+    # Before the token and before any body is read (ADR 0008).
     hosts = HostAllowList.build(bind_host, settings.DOMINUS_ALLOWED_HOSTS)
     app.add_middleware(RequestGuardMiddleware, hosts=hosts, prefix=API_PREFIX)
+    # Outside even the guards, so their refusals carry the headers too.
+    app.add_middleware(SecurityHeadersMiddleware, docs_path=f"{API_PREFIX}/docs")
     return app

@@ -8,23 +8,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-NO_NUL = "^[^\x00]*$"  # PostgreSQL cannot store NUL in text
-Amount = Field(default=None, ge=0, le=1e12, allow_inf_nan=False)
+from dominus.portfolio.entry_model import NO_NUL, EntryValues
 
 
-class EntryPatchIn(BaseModel):
-    """Fields to change; a field left out (or null) keeps its value."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    renewal_date: date | None = None
-    acquired_at: date | None = None
-    acquisition_cost: float | None = Amount
-    renewal_cost: float | None = Amount
-    registrar: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
-    list_price: float | None = Amount
-    renewals_paid: float | None = Amount
-    notes: str | None = Field(default=None, max_length=10_000, pattern=NO_NUL)
+class EntryPatchIn(EntryValues):
+    """Fields to change; a field left out (or null) keeps its value. (Their bounds are the
+    portfolio's own, shared with the command line and the CSV import.)"""
 
 
 class EntryIn(EntryPatchIn):

@@ -18,6 +18,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    SmallInteger,
     String,
     Table,
     Text,
@@ -391,3 +392,15 @@ threshold_sets = Table(
     Column("activated_at", UTCDateTime),
 )
 Index("ix_threshold_sets_activated_at", threshold_sets.c.activated_at)
+
+# --- the dashboard's sessions (migration 0012) -------------------------------------------------
+# One row (id 1): the generation a dashboard session cookie must carry to be valid. Logging out
+# adds one, ending every session issued before, on every process serving the dashboard. No row
+# yet: generation 0.
+dashboard_session_generation = Table(
+    "dashboard_session_generation",
+    metadata,
+    Column("id", SmallInteger, primary_key=True, autoincrement=False),
+    Column("generation", BigInteger, nullable=False),
+    CheckConstraint("id = 1", name="single_row"),
+)

@@ -1,12 +1,14 @@
 """Importing a portfolio from a registrar's or marketplace's CSV export (issue 13).
 
 Columns are found by an explicit `--map field=column`, then the preset's columns, then the
-header aliases (presets.py). Every row is checked before anything is written; an invalid row is
-reported with its line and column. By default one invalid row means nothing is written (the
-import is one transaction); `skip_invalid` writes the valid rows. A blank cell never overwrites
-a stored value, so re-importing the same file changes nothing. A new name needs a renewal date;
-its renewal cost, when the file has none, comes from the TLD price table (PortfolioService).
-A cell our own export guarded against formula injection (`'=…`) is read back without the `'`.
+header aliases (presets.py). Every row is checked before anything is written, against the same
+bounds as a value given to the API or `portfolio add` (entry_model.py: lengths, no NUL, amounts);
+an invalid row is reported with its line and column. By default one invalid row means nothing is
+written (the import is one transaction); `skip_invalid` writes the valid rows. A blank cell never
+overwrites a stored value, so re-importing the same file changes nothing. A new name needs a
+renewal date; its renewal cost, when the file has none, comes from the TLD price table
+(PortfolioService). A cell our own export guarded against formula injection (`'=…`) is read back
+without the `'`.
 """
 
 from __future__ import annotations
@@ -296,8 +298,16 @@ class PortfolioImporter:
         domain = values.pop("domain")
         if "registrar" not in values and preset is not None and preset.registrar is not None:
             values["registrar"] = preset.registrar
+        fields = EntryFields(**values)
+        # The bounds every other way in applies (length, NUL, amounts): a row the API would
+        # refuse is refused here, with its line and column, before anything is written.
+        problems = fields.problems()
+        if problems:
+            field_name, problem = problems[0]
+            found = columns.get(field_name)
+            return RowProblem(line, found[1] if found else field_name, problem)
         renewal = columns.get("renewal_date")
-        return _Row(line, domain, EntryFields(**values), renewal[1] if renewal else None)
+        return _Row(line, domain, fields, renewal[1] if renewal else None)
 
     @staticmethod
     def _value(name: str, raw: str, date_format: str | None, decimal_comma: bool) -> Any:

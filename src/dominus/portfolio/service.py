@@ -7,7 +7,7 @@ Every write is one transaction; time comes from the caller (`now`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Any
 
@@ -17,6 +17,7 @@ from dominus.db.errors import database_errors
 from dominus.db.schema import outcomes, portfolio_entries, portfolio_verdict_history
 from dominus.errors import DominusError
 from dominus.portfolio.clock import utc_today
+from dominus.portfolio.entry_model import entry_problems
 from dominus.portfolio.settings import PortfolioSettings
 from dominus.portfolio.store import (
     EntryStatus,
@@ -70,15 +71,17 @@ class EntryFields:
         return {key: value for key, value in asdict(self).items() if value is not None}
 
     def checked(self) -> EntryFields:
-        """The amounts finite and ≥ 0 (PortfolioInputError naming the field otherwise)."""
-        for field in fields(self):
-            value = getattr(self, field.name)
-            if isinstance(value, float | int) and not isinstance(value, bool):
-                try:
-                    check_amount(float(value))
-                except ValueError as error:
-                    raise PortfolioInputError(f"{field.name}: {error}") from None
+        """The values `EntryValues` accepts (the API's and the CSV import's bounds):
+        PortfolioInputError naming the field and the problem otherwise."""
+        problems = self.problems()
+        if problems:
+            field, problem = problems[0]
+            raise PortfolioInputError(f"{field}: {problem}")
         return self
+
+    def problems(self) -> list[tuple[str, str]]:
+        """(field, what is wrong) for each value out of bounds."""
+        return entry_problems(self.given())
 
 
 @dataclass(frozen=True)

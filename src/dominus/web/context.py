@@ -9,7 +9,9 @@ from fastapi import Depends, Request
 
 from dominus.api.services import ApiServices, services
 from dominus.api.stream_limits import StreamLimits
+from dominus.api.token_throttle import TokenThrottle
 from dominus.web.rendering import Pages
+from dominus.web.session_generation import SessionGeneration
 from dominus.web.sessions import SessionKeys
 from dominus.web.throughput import ThroughputWindow
 
@@ -21,6 +23,8 @@ class Dashboard:
     token: str | None
     throughput: ThroughputWindow
     streams: StreamLimits  # the dashboard's share of the process's stream slots
+    generations: SessionGeneration  # which session cookies are still valid (logout moves it)
+    throttle: TokenThrottle  # wrong tokens per client address, shared with the API's check
 
 
 def dashboard(request: Request) -> Dashboard:

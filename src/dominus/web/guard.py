@@ -1,8 +1,9 @@
 """The dashboard's gate: every page request passes here, inside the request guards (host and
 origin, ADR 0008) and the body limit, and outside the routes (ADR 0023).
 
-- With DOMINUS_API_TOKEN set, a page needs a valid session cookie: a GET without one is sent to
-  the login form (303), any other method is a 401.
+- With DOMINUS_API_TOKEN set, a page needs a valid session cookie, of the current session
+  generation (read from the database: logging out anywhere ends it here too): a GET without one
+  is sent to the login form (303), any other method is a 401.
 - Every POST must carry the CSRF token of its session (form field `csrf_token` or header
   `X-CSRF-Token`); without it, or with another, it is a 403 and nothing runs.
 
@@ -13,14 +14,19 @@ origin, ADR 0008) and the body limit, and outside the routes (ADR 0023).
 from __future__ import annotations
 
 import hmac
+import inspect
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import parse_qs, quote
 
+import anyio.to_thread
 from starlette.datastructures import Headers
+from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from dominus.errors import DominusError
 from dominus.web.sessions import (
     CSRF_FIELD,
     CSRF_HEADER,
@@ -53,10 +59,18 @@ class PageAuth:
 
 
 class DashboardGuardMiddleware:
-    def __init__(self, app: ASGIApp, *, keys: SessionKeys, api_prefix: str) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        keys: SessionKeys,
+        api_prefix: str,
+        current_generation: Callable[[], int],
+    ) -> None:
         self.app = app
         self.keys = keys
         self.api_prefix = api_prefix
+        self.current_generation = current_generation  # blocking: reads the database
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not self._is_page(scope["path"]):
@@ -65,9 +79,11 @@ class DashboardGuardMiddleware:
         headers = Headers(scope=scope)
         cookies = _cookies(headers.get("cookie", ""))
         now = int(time.time())
-        session = None
-        if self.keys.login_required:
-            session = self.keys.verify("session", cookies.get(SESSION_COOKIE), now, SESSION_SECONDS)
+        try:
+            session = await self._session(cookies.get(SESSION_COOKIE), now)
+        except DominusError as error:  # the database is down, busy or not migrated: a 503
+            await (await _error_answer(scope, error))(scope, receive, send)
+            return
         on_login_form = scope["path"] == LOGIN_PATH
         if on_login_form:
             login = self.keys.verify("login", cookies.get(LOGIN_COOKIE), now, LOGIN_FORM_SECONDS)
@@ -89,9 +105,28 @@ class DashboardGuardMiddleware:
         )
         await self.app(scope, receive, send)
 
+    async def _session(self, cookie: str | None, now: int) -> Session | None:
+        """The cookie's session if it is genuine, unexpired and of the current generation.
+        The database is asked only for a genuine cookie: a stranger's costs it nothing."""
+        if not self.keys.login_required:
+            return None
+        session = self.keys.verify("session", cookie, now, SESSION_SECONDS)
+        if session is None:
+            return None
+        current = await anyio.to_thread.run_sync(self.current_generation)
+        return session if session.generation == current else None
+
     def _is_page(self, path: str) -> bool:
         under_api = path == self.api_prefix or path.startswith(self.api_prefix + "/")
         return not under_api and not path.startswith(STATIC_PREFIX)
+
+
+async def _error_answer(scope: Scope, error: DominusError) -> Response:
+    """The app's own answer to `error` (its status, Retry-After and error page)."""
+    handler = scope["app"].exception_handlers[DominusError]
+    answer = handler(Request(scope), error)
+    response: Response = await answer if inspect.isawaitable(answer) else answer
+    return response
 
 
 def _login_needed(scope: Scope) -> Response:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib.resources import files
 
@@ -18,6 +18,7 @@ from dominus.web.guard import DashboardGuardMiddleware
 from dominus.web.live import dashboard_share
 from dominus.web.rendering import Pages
 from dominus.web.routes import ROUTERS
+from dominus.web.session_generation import SessionGeneration
 from dominus.web.sessions import SessionKeys
 from dominus.web.throughput import ThroughputWindow, sample_forever
 
@@ -35,6 +36,8 @@ def install_dashboard(app: FastAPI, *, token: str | None, api_prefix: str) -> No
         token=token,
         throughput=ThroughputWindow(),
         streams=dashboard_share(services.streams.max_streams),
+        generations=SessionGeneration(services.runtime.engine),
+        throttle=app.state.token_throttle,
     )
     for router in ROUTERS:
         app.include_router(router, include_in_schema=False)
@@ -42,9 +45,23 @@ def install_dashboard(app: FastAPI, *, token: str | None, api_prefix: str) -> No
     app.mount("/static", static, name="static")
     install_page_errors(app, api_prefix)
     app.add_middleware(
-        DashboardGuardMiddleware, keys=app.state.dashboard.keys, api_prefix=api_prefix
+        DashboardGuardMiddleware,
+        keys=app.state.dashboard.keys,
+        api_prefix=api_prefix,
+        current_generation=_generation_reader(services, app.state.dashboard.generations),
     )
     app.router.lifespan_context = _with_sampler(app.router.lifespan_context)
+
+
+def _generation_reader(services: ApiServices, generations: SessionGeneration) -> Callable[[], int]:
+    """The current session generation, once the schema is known to be there (as every route
+    checks: a database not migrated yet is a 503 `not_migrated`, not a missing table)."""
+
+    def read() -> int:
+        services.schema.check(services.runtime.engine)
+        return generations.current()
+
+    return read
 
 
 def _with_sampler(inner: Lifespan[FastAPI]) -> Lifespan[FastAPI]:

@@ -5,11 +5,16 @@
   rendered knows it (another site's page can send a form here but cannot read ours), so a
   cross-site form post is refused. After a restart, a page rendered before it must be reloaded.
 - **With a token**: the login form sets `dominus_session`, an HttpOnly, SameSite=Strict cookie
-  (Secure over https) holding a random id, when it was issued and an HMAC of both under a key
-  derived from the token, never the token itself; changing the token ends every session. The
-  CSRF token of a session is an HMAC of its id (a synchronizer token the server recomputes, so
-  it stores nothing). The login form has its own short-lived cookie and token, so logging in
-  cannot be forced from another site either.
+  (Secure over https) holding a random id, when it was issued, the session generation it was
+  issued in and an HMAC of them under a key derived from the token, never the token itself;
+  changing the token ends every session. The CSRF token of a session is an HMAC of its id (a
+  synchronizer token the server recomputes, so it stores nothing). The login form has its own
+  short-lived cookie and token, so logging in cannot be forced from another site either.
+- **Logging out** ends the session on the server too, not only in the browser that clicked:
+  the database keeps a session generation (session_generation.py), a cookie is valid only while
+  its generation is the current one, and logging out moves it on. That ends every session of
+  the token at once, on every process serving the dashboard: there is one operator and one
+  token, so "log out" reads as "log out everywhere" (a cookie copied elsewhere dies with it).
 """
 
 from __future__ import annotations
@@ -25,15 +30,18 @@ SESSION_SECONDS = 12 * 3600
 LOGIN_FORM_SECONDS = 30 * 60
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
-_VERSION = "v1"
+# v2 added the session generation: a v1 cookie (from before) is refused, its holder logs in once.
+_VERSION = "v2"
 
 
 @dataclass(frozen=True)
 class Session:
-    """A verified cookie: its random id and when it was issued (Unix seconds)."""
+    """A verified cookie: its random id, when it was issued (Unix seconds) and the session
+    generation it was issued in (0 for the login form's cookie, which has none)."""
 
     id: str
     issued_at: int
+    generation: int = 0
 
 
 class SessionKeys:
@@ -55,25 +63,26 @@ class SessionKeys:
         return hmac.new(self._key, message, hashlib.sha256).hexdigest()
 
     # --- cookies ----------------------------------------------------------------------------
-    def issue(self, purpose: str, now: int) -> str:
-        """A new cookie value for `purpose` (`session` or `login`)."""
-        body = f"{_VERSION}.{secrets.token_urlsafe(18)}.{now}"
+    def issue(self, purpose: str, now: int, generation: int = 0) -> str:
+        """A new cookie value for `purpose` (`session` or `login`), of session `generation`."""
+        body = f"{_VERSION}.{secrets.token_urlsafe(18)}.{now}.{generation}"
         return f"{body}.{self._mac(purpose, body)}"
 
     def verify(self, purpose: str, value: str | None, now: int, max_age: int) -> Session | None:
-        """The session a cookie value holds, or None if it is missing, forged or expired."""
+        """The session a cookie value holds, or None if it is missing, forged or expired (its
+        generation is the caller's to compare with the current one)."""
         if not value:
             return None
         body, _, mac = value.rpartition(".")
         parts = body.split(".")
-        if len(parts) != 3 or parts[0] != _VERSION or not parts[2].isdigit():
+        if len(parts) != 4 or parts[0] != _VERSION or not all(map(_is_number, parts[2:])):
             return None
         if not hmac.compare_digest(mac.encode(), self._mac(purpose, body).encode()):
             return None
         issued_at = int(parts[2])
         if not (now - max_age <= issued_at <= now + 60):  # a minute of clock skew
             return None
-        return Session(parts[1], issued_at)
+        return Session(parts[1], issued_at, int(parts[3]))
 
     # --- CSRF -------------------------------------------------------------------------------
     def csrf_token(self, session: Session | None, purpose: str = "session") -> str:
@@ -84,6 +93,10 @@ class SessionKeys:
     def csrf_matches(self, given: str, session: Session | None, purpose: str = "session") -> bool:
         expected = self.csrf_token(session, purpose)
         return bool(given) and hmac.compare_digest(given.encode(), expected.encode())
+
+
+def _is_number(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 20
 
 
 def token_matches(given: str, token: str) -> bool:

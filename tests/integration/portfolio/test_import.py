@@ -185,6 +185,38 @@ def test_invalid_rows_are_reported_and_nothing_is_written(
     assert list(snapshot(service)) == ["example.com"]
 
 
+# (header, cell, what the refusal says): values PostgreSQL cannot store (NUL) or its columns
+# cannot hold, and that SQLite would keep until a `db copy` to PostgreSQL failed on them.
+OUT_OF_BOUNDS = {
+    "nul-in-notes": ("notes", "a\x00b", "holds a NUL character"),
+    "long-notes": ("notes", "n" * 10_001, "longer than 10,000 characters"),
+    "nul-in-registrar": ("registrar", "Reg\x00istrar", "holds a NUL character"),
+    "long-registrar": ("registrar", "r" * 201, "longer than 200 characters"),
+    "huge-amount": ("purchase price", "1" + "0" * 13, "over the largest amount"),
+}
+
+
+@pytest.mark.parametrize("case", OUT_OF_BOUNDS.values(), ids=OUT_OF_BOUNDS.keys())
+def test_a_value_out_of_the_apis_bounds_is_refused_with_its_line_and_column(
+    service: PortfolioService, backend: str, case: tuple[str, str, str]
+) -> None:
+    header, cell, said = case
+    text = (
+        f'domain,expiry date,{header}\nexample.com,2030-05-01,\nexample.net,2030-05-01,"{cell}"\n'
+    )
+    with pytest.raises(ImportRefusedError) as refused:
+        run(service, text)
+    [problem] = refused.value.report.refused
+    assert (problem.line, problem.column) == (3, header)
+    assert said in problem.error
+    assert f"line 3, column {header!r}: {said}" in refused.value.message
+    assert snapshot(service) == {}
+    # With --skip-invalid the other rows are written, and the database never sees the bad one.
+    report = run(service, text, skip_invalid=True)
+    assert report["added"] == ["example.com"] and len(report["refused"]) == 1
+    assert list(snapshot(service)) == ["example.com"]
+
+
 def test_a_date_format_settles_ambiguous_dates(service: PortfolioService, backend: str) -> None:
     text = "domain,expiry date\nexample.com,03/04/2030\n"
     run(service, text, date_format="%d/%m/%Y")

@@ -12,21 +12,25 @@ def test_a_cookie_verifies_until_it_expires() -> None:
     keys = SessionKeys(TOKEN)
     value = keys.issue("session", NOW)
     session = keys.verify("session", value, NOW + 100, max_age=3600)
-    assert session is not None and session.issued_at == NOW
+    assert session is not None and (session.issued_at, session.generation) == (NOW, 0)
     assert keys.verify("session", value, NOW + 3601, max_age=3600) is None
     assert keys.verify("session", value, NOW - 3600, max_age=3600) is None  # from the future
 
 
 def test_the_cookie_holds_no_token_and_cannot_be_altered() -> None:
     keys = SessionKeys(TOKEN)
-    value = keys.issue("session", NOW)
+    value = keys.issue("session", NOW, generation=4)
     assert TOKEN not in value
-    version, session_id, issued, mac = value.split(".")
+    version, session_id, issued, generation, mac = value.split(".")
+    assert generation == "4"
     for forged in (
-        f"{version}.{session_id}.{NOW + 1}.{mac}",  # a later issue time
-        f"{version}.other{session_id}.{issued}.{mac}",
-        f"v2.{session_id}.{issued}.{mac}",
-        f"{version}.{session_id}.{issued}.{mac[:-1]}",
+        f"{version}.{session_id}.{NOW + 1}.{generation}.{mac}",  # a later issue time
+        f"{version}.other{session_id}.{issued}.{generation}.{mac}",
+        f"{version}.{session_id}.{issued}.5.{mac}",  # a later generation
+        f"{version}.{session_id}.{issued}.{chr(0x2074)}.{mac}",  # a superscript 4
+        f"v3.{session_id}.{issued}.{generation}.{mac}",
+        f"v1.{session_id}.{issued}.{mac}",  # before generations
+        f"{version}.{session_id}.{issued}.{generation}.{mac[:-1]}",
         "",
         "garbage",
     ):

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from dominus.errors import InvalidTransitionError
 from dominus.jobs.documents import dead_letter_document
 from dominus.web.context import Services, Web
-from dominus.web.routes.forms import first, form_fields, notice_text, see_other
+from dominus.web.routes.forms import first, form_fields, notice_text, row_id, see_other
 
 router = APIRouter()
 LISTED = 200
@@ -54,9 +54,10 @@ def requeue(entry_id: EntryId, api: Services) -> Response:
 
 @router.post("/dead-letters/requeue")
 async def requeue_many(request: Request, api: Services) -> Response:
-    """The entries ticked on the list; those requeued meanwhile are skipped."""
+    """The entries ticked on the list; those requeued meanwhile are skipped. A value that is
+    not an entry's id is a 400 and nothing is requeued."""
     fields = await form_fields(request)
-    ids = sorted({int(value) for value in fields.get("entry", []) if value.isdigit()})
+    ids = sorted({row_id(value, "entry") for value in fields.get("entry", [])})
     if not ids:
         return see_other("/dead-letters", "nothing-selected")
     for entry_id in ids:

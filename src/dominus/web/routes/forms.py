@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlencode
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
+
+from dominus.db.schema import MAX_ID
 
 # The words for `?notice=` codes: pages never echo text from the query string.
 NOTICES = {
@@ -39,6 +42,19 @@ async def form_fields(request: Request) -> dict[str, list[str]]:
 def first(fields: dict[str, list[str]], name: str, default: str = "") -> str:
     values = fields.get(name)
     return values[0] if values else default
+
+
+def row_id(text: str, what: str) -> int:
+    """A row's id posted in a form: ASCII digits naming a number from 1 to the largest id a
+    row can have, else a 400 page. `str.isdigit` alone would pass `²` (which `int` refuses)
+    and numbers of any length (past 4,300 digits `int` refuses them too, and past BIGINT no
+    driver can bind them)."""
+    if not (text.isascii() and text.isdigit() and len(text) <= len(str(MAX_ID))):
+        raise HTTPException(400, f"{what} {text[:40]!r} is not a number from 1 to {MAX_ID}")
+    value = int(text)
+    if not 0 < value <= MAX_ID:
+        raise HTTPException(400, f"{what} {text[:40]!r} is not a number from 1 to {MAX_ID}")
+    return value
 
 
 def see_other(path: str, notice: str | None = None) -> RedirectResponse:
