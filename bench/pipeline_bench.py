@@ -25,12 +25,12 @@ import psycopg
 
 import envinfo
 from dominus.db.engine import create_database_engine
-from dominus.db.migrate import upgrade
 from dominus.jobs.clock import utc_now
 from dominus.pipeline.model import STAGES, CloseoutDomain, RunInput
 from dominus.pipeline.runner import PipelineOptions, PipelineRunner
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.offline import offline_providers
+from dominus.schema.migrate import upgrade
 
 CONSONANTS = "bcdfghjklmnprstvz"
 VOWELS = "aeiou"

@@ -29,10 +29,10 @@ from typing import Any, TypeVar
 
 import envinfo
 from dominus.db.engine import create_database_engine
-from dominus.db.migrate import upgrade
 from dominus.maintenance import prune_rules
 from dominus.maintenance.prune import prune
 from dominus.maintenance.prune_rules import Retention
+from dominus.schema.migrate import upgrade
 
 T = TypeVar("T")
 SEED_CHUNK = 50_000

@@ -33,13 +33,13 @@ from typing import Any
 
 import envinfo
 from dominus.db.engine import create_database_engine
-from dominus.db.migrate import upgrade
 from dominus.jobs.clock import utc_now
 from dominus.pipeline.model import RunInput
 from dominus.pipeline.runner import PipelineOptions, PipelineRunner
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.models import ComparableSale
 from dominus.providers.offline import SAMPLE_INPUT_PATH, offline_providers
+from dominus.schema.migrate import upgrade
 from dominus.scoring import ComparablesIndex, ScoringConfig, ScoringInput, Weights, score_domain
 from dominus.scoring.words import clear_word_cache
 

@@ -29,9 +29,9 @@ sys.path[:0] = [str(HERE.parent)]
 
 from common import percentiles, wait_for  # noqa: E402
 from dominus.db.engine import create_database_engine  # noqa: E402
-from dominus.db.migrate import upgrade  # noqa: E402
 from dominus.jobs import HandlerRegistry, JobQueue, JobStatus, SqlJobStore  # noqa: E402
 from dominus.jobs.diagnostic import register_diagnostic_jobs  # noqa: E402
+from dominus.schema.migrate import upgrade  # noqa: E402
 from pg import DEFAULT_URL, PgServer  # noqa: E402
 
 DEFAULTS = {

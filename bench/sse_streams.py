@@ -41,7 +41,7 @@ from dominus.api import services, stream_limits
 from dominus.api.stream_limits import STREAM_READ_THREADS
 from dominus.cli.main import main as dominus_main
 from dominus.db.engine import create_database_engine
-from dominus.db.migrate import upgrade
+from dominus.schema.migrate import upgrade
 from pg import DEFAULT_URL, PgServer
 
 API = "/api/v1"

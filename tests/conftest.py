@@ -25,9 +25,9 @@ from hypothesis import settings
 from sqlalchemy import Engine, make_url
 
 from dominus.db.engine import create_database_engine
-from dominus.db.migrate import upgrade
 from dominus.jobs import HandlerRegistry, JobQueue, SqlJobStore
 from dominus.jobs.diagnostic import register_diagnostic_jobs
+from dominus.schema.migrate import upgrade
 
 T0 = datetime(2030, 1, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Engine, delete, func, insert, select, text
 
-from dominus.db.schema import metadata
+from dominus.schema.tables import metadata
 
 
 def database_digest(engine: Engine) -> str:

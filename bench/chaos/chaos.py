@@ -51,10 +51,10 @@ from analysis import (  # noqa: E402
 from chaos_worker import JOB_TYPE, ChaosJob, chaos_registry  # noqa: E402
 
 from dominus.db.engine import create_database_engine  # noqa: E402
-from dominus.db.migrate import upgrade  # noqa: E402
-from dominus.db.schema import job_events, job_queue  # noqa: E402
 from dominus.jobs import EnqueueRequest, JobQueue, SqlJobStore  # noqa: E402
 from dominus.jobs.clock import utc_now  # noqa: E402
+from dominus.schema.migrate import upgrade  # noqa: E402
+from dominus.schema.tables import job_events, job_queue  # noqa: E402
 
 WORKER_SCRIPT = HERE / "chaos_worker.py"
 RESTART_DELAY = 1.0  # seconds before a worker that exited by itself is started again

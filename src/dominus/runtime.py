@@ -10,7 +10,6 @@ from sqlalchemy import Engine
 
 from dominus.config import Settings
 from dominus.db.engine import SqliteMode, create_database_engine
-from dominus.db.migrate import ensure_migrated
 from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs.client import JobQueue
 from dominus.jobs.clock import Clock
@@ -24,6 +23,7 @@ from dominus.jobs.worker_config import WorkerConfig
 from dominus.notify import Notifier, notifier_from_settings
 from dominus.notify.dead_letters import dead_letter_hook
 from dominus.scheduling.service import ScheduleService
+from dominus.schema.migrate import ensure_migrated
 
 
 @dataclass

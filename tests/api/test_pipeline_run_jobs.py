@@ -18,7 +18,6 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import update
 
-from dominus.db.schema import job_queue
 from dominus.jobs import EventKind, JobStatus
 from dominus.jobs.model import Failed
 from dominus.pipeline.model import PIPELINE_RUN, RunStatus
@@ -26,6 +25,7 @@ from dominus.pipeline.runner import PipelineOptions, PipelineRunner
 from dominus.pipeline.store import PipelineStore, RunRecord
 from dominus.providers.offline import offline_providers
 from dominus.runtime import Runtime
+from dominus.schema.tables import job_queue
 from tests.api.conftest import API, assert_error, finish_jobs, runtime_of
 
 BODY = {"keywords": ["home gym"], "brandableNames": ["zentrova"]}

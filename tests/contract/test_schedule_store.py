@@ -11,12 +11,12 @@ from datetime import datetime, timedelta
 import pytest
 from sqlalchemy import Connection, Engine, func, select, update
 
-from dominus.db.schema import job_queue, schedules
 from dominus.jobs import JobQueue, JobStatus, SqlJobStore, Worker, WorkerConfig
 from dominus.jobs.model import EnqueueResult
 from dominus.jobs.scheduling.model import Schedule, SchedulerInfo
 from dominus.jobs.scheduling.planning import FirePlan, plan_fires
 from dominus.jobs.scheduling.store import ScheduleStore
+from dominus.schema.tables import job_queue, schedules
 from tests.conftest import T0, FakeClock
 from tests.draining import drain
 

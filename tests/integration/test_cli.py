@@ -29,7 +29,6 @@ from typing import Any, TypeVar
 import pytest
 
 from dominus.config import Settings
-from dominus.db.migrate import head_revision
 from dominus.jobs import (
     HandlerRegistry,
     JobQueue,
@@ -42,6 +41,7 @@ from dominus.jobs import (
     utc_now,
 )
 from dominus.pipeline.csv_export import cell, flatten
+from dominus.schema.migrate import head_revision
 from tests.fakes.rdap_server import FakeRdap, bootstrap_doc
 from tests.polling import wait_until
 

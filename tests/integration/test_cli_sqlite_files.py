@@ -19,9 +19,9 @@ import pytest
 
 from dominus.config import Settings
 from dominus.db.engine import create_database_engine
-from dominus.db.migrate import head_revision
 from dominus.jobs import HandlerRegistry, JobQueue, JobStatus, SqlJobStore
 from dominus.jobs.diagnostic import register_diagnostic_jobs
+from dominus.schema.migrate import head_revision
 from tests.polling import free_port, wait_until
 
 DOMINUS = Path(sys.executable).with_name("dominus")

@@ -27,10 +27,7 @@ import pytest
 from sqlalchemy import Engine, func, select
 
 from dominus.config import Settings
-from dominus.db.copy import CopyRefusedError, copy_database
 from dominus.db.engine import create_database_engine
-from dominus.db.migrate import current_revision, downgrade, head_revision
-from dominus.db.schema import job_metrics, metadata
 from dominus.errors import ConfigurationError, DatabaseError, SchemaNotMigratedError
 from dominus.jobs import (
     EnqueueRequest,
@@ -46,6 +43,9 @@ from dominus.jobs import (
     WorkerInfo,
 )
 from dominus.jobs.diagnostic import NoPayload, register_diagnostic_jobs
+from dominus.schema.copy import CopyRefusedError, copy_database
+from dominus.schema.migrate import current_revision, downgrade, head_revision
+from dominus.schema.tables import job_metrics, metadata
 from tests.conftest import FakeClock, PostgresDatabases
 from tests.draining import drain
 

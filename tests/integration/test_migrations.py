@@ -16,18 +16,18 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, inspect
 
 from dominus.db.engine import create_database_engine
-from dominus.db.migrate import (
+from dominus.errors import SchemaNotMigratedError
+from dominus.jobs import SqlJobStore
+from dominus.jobs.metrics_model import ENQUEUED
+from dominus.jobs.model import NewJob
+from dominus.schema.migrate import (
     current_revision,
     downgrade,
     ensure_migrated,
     head_revision,
     upgrade,
 )
-from dominus.db.schema import metadata
-from dominus.errors import SchemaNotMigratedError
-from dominus.jobs import SqlJobStore
-from dominus.jobs.metrics_model import ENQUEUED
-from dominus.jobs.model import NewJob
+from dominus.schema.tables import metadata
 
 T = datetime(2030, 1, 1, tzinfo=UTC)
 POSTGRES_URL = os.environ.get(

@@ -44,7 +44,6 @@ from hypothesis.stateful import (
 )
 from sqlalchemy import Engine, delete, func, select, text
 
-from dominus.db.schema import dead_letter_jobs, job_events, job_metrics, job_queue, workers
 from dominus.errors import InvalidTransitionError
 from dominus.jobs import EventKind, JobStatus, SqlJobStore
 from dominus.jobs.model import (
@@ -56,6 +55,7 @@ from dominus.jobs.model import (
     Interrupted,
     NewJob,
 )
+from dominus.schema.tables import dead_letter_jobs, job_events, job_metrics, job_queue, workers
 from tests.conftest import T0
 
 # The default budget of this test, more than the suite's profile gives (a step takes ~3 ms on

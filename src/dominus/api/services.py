@@ -14,7 +14,6 @@ from sqlalchemy import Engine
 
 from dominus.api.scheduler_health import SchedulerProbe
 from dominus.api.stream_limits import StreamLimits
-from dominus.db.migrate import ensure_migrated
 from dominus.jobs.client import JobQueue
 from dominus.jobs.documents import stats_document, worker_document
 from dominus.jobs.model import JobStatus
@@ -23,6 +22,7 @@ from dominus.pipeline.service import PipelineService
 from dominus.pipeline.store import PipelineStore
 from dominus.runtime import Runtime
 from dominus.scheduling.service import ScheduleService
+from dominus.schema.migrate import ensure_migrated
 
 # Running jobs read to tell which worker runs what.
 RUNNING_JOBS_LISTED = 10_000

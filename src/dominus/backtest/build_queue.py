@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, select
 
-from dominus.db.schema import job_queue
 from dominus.jobs.client import JobQueue
+from dominus.schema.tables import job_queue
 
 BACKTEST_BUILD = "BACKTEST_BUILD"
 WEIGHT_TUNE = "WEIGHT_TUNE"

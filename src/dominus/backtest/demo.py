@@ -17,13 +17,13 @@ from sqlalchemy import func, select
 
 from dominus.backtest.service import BacktestService
 from dominus.db.errors import database_errors
-from dominus.db.schema import outcomes
 from dominus.pipeline.closeout_csv import read_closeout_csv
 from dominus.pipeline.model import RunInput
 from dominus.pipeline.runner import PipelineRunner
 from dominus.pipeline.settings import pipeline_options
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.setup import OFFLINE, open_providers
+from dominus.schema.tables import outcomes
 
 DATA = Path(__file__).parent / "data"
 SAMPLE_OUTCOMES = DATA / "sample_outcomes.csv"

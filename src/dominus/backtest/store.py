@@ -17,9 +17,9 @@ from dominus.backtest.outcomes import OutcomeIn
 from dominus.backtest.samples import Sample
 from dominus.backtest.snapshot import SnapshotResult, build_snapshot, read_samples
 from dominus.db.errors import database_errors
-from dominus.db.schema import outcomes, weight_tunes
 from dominus.pipeline.scoring_sets import threshold_sets_of, weight_sets_of
 from dominus.portfolio.store import Outcome, outcome_of
+from dominus.schema.tables import outcomes, weight_tunes
 from dominus.scoring.config import ScoringConfig
 
 # (connection) -> (job id, created): enqueues the build in the outcome's own transaction.

@@ -6,8 +6,8 @@ import typer
 
 from dominus.cli.output import console, errors
 from dominus.cli.runtime import open_runtime
-from dominus.db import migrate
-from dominus.db.copy import copy_database
+from dominus.schema import migrate
+from dominus.schema.copy import copy_database
 
 app = typer.Typer(
     help="Database schema: apply and inspect migrations; copy to another database.",

@@ -9,9 +9,9 @@ import threading
 
 from sqlalchemy import Engine
 
-from dominus.db.migrate import ensure_migrated
 from dominus.errors import DatabaseError
 from dominus.jobs.backoff import Backoff, FailureStreak
+from dominus.schema.migrate import ensure_migrated
 
 # How often a waiting thread looks at the database again: soon at first, then every few
 # seconds (0.5 s, 1 s, 2 s, 4 s, then every 5 s).

@@ -48,7 +48,8 @@ from sqlalchemy import (
 
 from dominus.db.engine import read_only
 from dominus.db.errors import database_errors
-from dominus.db.schema import (
+from dominus.jobs.sql.backend import backend_for
+from dominus.schema.tables import (
     candidates,
     dead_letter_jobs,
     job_events,
@@ -57,7 +58,6 @@ from dominus.db.schema import (
     pipeline_runs,
     scoring_runs,
 )
-from dominus.jobs.sql.backend import backend_for
 
 T = TypeVar("T")
 FINISHED_JOB_STATUSES = ("completed", "cancelled", "failed")

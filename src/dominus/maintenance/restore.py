@@ -28,7 +28,6 @@ from typing import Any
 
 from sqlalchemy import Engine, inspect
 
-from dominus.db import migrate
 from dominus.db.engine import sqlite_path
 from dominus.db.errors import database_errors
 from dominus.errors import BackupFailedError, MaintenanceError
@@ -45,6 +44,7 @@ from dominus.maintenance.files import (
 )
 from dominus.maintenance.restore_checks import check_dump, check_sqlite_backup, unpack
 from dominus.maintenance.sqlite_copy import copy_online, open_sqlite
+from dominus.schema import migrate
 
 PRE_RESTORE_SUFFIX = ".pre-restore"
 

@@ -19,12 +19,12 @@ import sqlite3
 import zlib
 from pathlib import Path
 
-from dominus.db import migrate
 from dominus.errors import BackupFailedError, MaintenanceError
 from dominus.jobs.abort import AbortSignal
 from dominus.maintenance import pg_tools
 from dominus.maintenance.backup import gunzip
 from dominus.maintenance.sqlite_copy import interruptible, open_sqlite
+from dominus.schema import migrate
 
 # The job engine's tables (the first migration's): present at every revision of the schema.
 TABLES_OF_RECORD = ("job_queue", "job_events", "dead_letter_jobs", "workers")

@@ -19,8 +19,8 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Table, insert, select
 
 from dominus.db.errors import database_errors
-from dominus.db.schema import MAX_ID, threshold_sets, weight_sets
 from dominus.errors import ConfigurationError, DominusError
+from dominus.schema.tables import MAX_ID, threshold_sets, weight_sets
 from dominus.scoring.config import ScoringConfig
 
 

@@ -32,15 +32,15 @@ from sqlalchemy import (
 
 from dominus.db.dialects import JsonArrayLength, dialect_insert
 from dominus.db.errors import database_errors
-from dominus.db.schema import (
+from dominus.errors import DominusError
+from dominus.pipeline.model import RunInput, RunStatus, Stage
+from dominus.schema.tables import (
     MAX_ID,
     candidates,
     pipeline_checkpoints,
     pipeline_runs,
     scoring_runs,
 )
-from dominus.errors import DominusError
-from dominus.pipeline.model import RunInput, RunStatus, Stage
 
 BATCH_SIZE = 500
 # The lists of a run's input (RunInput's fields), counted in run listings.

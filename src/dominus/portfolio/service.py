@@ -14,7 +14,6 @@ from typing import Any
 from sqlalchemy import Connection, Engine, delete, insert, select, update
 
 from dominus.db.errors import database_errors
-from dominus.db.schema import outcomes, portfolio_entries, portfolio_verdict_history
 from dominus.errors import DominusError
 from dominus.portfolio.clock import utc_today
 from dominus.portfolio.entry_model import entry_problems
@@ -28,6 +27,7 @@ from dominus.portfolio.store import (
 )
 from dominus.portfolio.values import check_amount, parse_domain
 from dominus.portfolio.verdicts import VerdictFacts, VerdictRules, judge, money_words
+from dominus.schema.tables import outcomes, portfolio_entries, portfolio_verdict_history
 from dominus.scoring.config import ScoringConfig
 from dominus.scoring.settings import scoring_config
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from sqlalchemy import Connection, Engine, select
 
 from dominus.db.errors import database_errors
-from dominus.db.schema import outcomes, portfolio_entries, portfolio_verdict_history
+from dominus.schema.tables import outcomes, portfolio_entries, portfolio_verdict_history
 
 EntryStatus = Literal["active", "sold", "dropped"]
 Verdict = Literal["keep", "drop", "reprice"]

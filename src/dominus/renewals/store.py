@@ -16,10 +16,10 @@ from typing import Any
 from sqlalchemy import Connection, Engine, and_, insert, select, update
 
 from dominus.db.errors import database_errors
-from dominus.db.schema import portfolio_entries, renewal_alerts
 from dominus.errors import DominusError
 from dominus.portfolio.store import PortfolioEntry
 from dominus.renewals.model import AlertType, RenewalAlert
+from dominus.schema.tables import portfolio_entries, renewal_alerts
 
 
 class AlertNotFoundError(DominusError):

@@ -10,9 +10,9 @@ from sqlalchemy import Connection, Engine, delete, or_, select, update
 
 from dominus.db.dialects import dialect_insert
 from dominus.db.errors import database_errors
-from dominus.db.schema import watchlist_entries
 from dominus.domain_names import normalise_domain
 from dominus.errors import DominusError
+from dominus.schema.tables import watchlist_entries
 from dominus.watchlist.model import WatchEntry, WatchStatus
 
 MAX_NOTES_LENGTH = 2000

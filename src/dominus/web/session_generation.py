@@ -7,7 +7,7 @@ from sqlalchemy import Engine, select
 
 from dominus.db.dialects import dialect_insert
 from dominus.db.errors import database_errors
-from dominus.db.schema import dashboard_session_generation as generations
+from dominus.schema.tables import dashboard_session_generation as generations
 
 _ROW = 1
 

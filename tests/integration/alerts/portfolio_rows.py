@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import Engine, delete, insert, update
 
-from dominus.db.schema import portfolio_entries
+from dominus.schema.tables import portfolio_entries
 
 
 def add_entry(engine: Engine, domain: str, renewal_date: date, now: datetime, **values: Any) -> int:

@@ -11,11 +11,11 @@ from datetime import UTC, date, datetime
 import pytest
 from sqlalchemy import Engine, update
 
-from dominus.db.schema import renewal_alerts
 from dominus.errors import JobAbortedError
 from dominus.renewals.check import CheckResult, RenewalCheck
 from dominus.renewals.model import Thresholds
 from dominus.renewals.store import AlertNotFoundError, AlertStore
+from dominus.schema.tables import renewal_alerts
 from tests.conftest import FakeClock
 from tests.integration.alerts.portfolio_rows import add_entry, change_entry, remove_entry
 from tests.integration.alerts.watch_fixtures import RecordingNotifier

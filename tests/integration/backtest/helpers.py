@@ -10,8 +10,8 @@ from sqlalchemy import Engine, insert
 from dominus.backtest.outcomes import OutcomeIn
 from dominus.backtest.service import BacktestService
 from dominus.config import Settings
-from dominus.db.schema import pipeline_runs, scoring_runs
 from dominus.jobs.client import JobQueue
+from dominus.schema.tables import pipeline_runs, scoring_runs
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

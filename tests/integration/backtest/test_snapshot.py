@@ -10,7 +10,7 @@ from sqlalchemy import Engine, func, select
 
 from dominus.backtest.outcomes import OutcomeInputError
 from dominus.config import Settings
-from dominus.db.schema import backtest_signals
+from dominus.schema.tables import backtest_signals
 from tests.integration.backtest.helpers import add_score, at, sale, service
 
 SALE_DAY = date(2026, 5, 10)

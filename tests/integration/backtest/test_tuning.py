@@ -11,7 +11,6 @@ from sqlalchemy import Engine, insert, select
 
 from dominus.backtest.build_queue import BACKTEST_BUILD, WEIGHT_TUNE
 from dominus.config import Settings
-from dominus.db.schema import backtest_signals, job_queue, outcomes, weight_tunes
 from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs.client import JobQueue
 from dominus.jobs.sql import SqlJobStore
@@ -21,6 +20,7 @@ from dominus.pipeline.model import RunInput
 from dominus.pipeline.runner import PipelineOptions, PipelineRunner
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.offline import offline_providers
+from dominus.schema.tables import backtest_signals, job_queue, outcomes, weight_tunes
 from dominus.scoring.weights import Weights
 from tests.draining import drain
 from tests.integration.backtest.helpers import NOW, sale, service

@@ -8,7 +8,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, func, insert, select
 
-from dominus.db.schema import (
+from dominus.jobs.clock import utc_now
+from dominus.schema.tables import (
     candidates,
     dead_letter_jobs,
     job_events,
@@ -19,7 +20,6 @@ from dominus.db.schema import (
     schedules,
     scoring_runs,
 )
-from dominus.jobs.clock import utc_now
 
 TABLES = (
     dead_letter_jobs,

@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import Engine, select
 
-from dominus.db.schema import candidates, job_queue, pipeline_runs
 from dominus.errors import JobAbortedError
 from dominus.jobs import SqlJobStore
 from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.maintenance.prune import prune
 from dominus.maintenance.prune_rules import Retention
+from dominus.schema.tables import candidates, job_queue, pipeline_runs
 from tests.integration.maintenance.seeding import EXPECTED_COUNTS, column, seed, table_counts
 
 NOW = datetime(2030, 6, 1, 12, 0, tzinfo=UTC)

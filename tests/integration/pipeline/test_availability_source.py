@@ -15,7 +15,6 @@ from rich.console import Console
 from sqlalchemy import Engine, select
 
 from dominus.cli.candidate_tables import recommendations_table
-from dominus.db.schema import candidates
 from dominus.jobs.clock import utc_now
 from dominus.pipeline.documents import candidate_document
 from dominus.pipeline.model import RunInput, RunStatus, Stage
@@ -28,6 +27,7 @@ from dominus.providers.rdap_bootstrap import RdapBootstrap
 from dominus.providers.sets import ProviderSet
 from dominus.providers.whois import WhoisClient
 from dominus.providers.whois_servers import WhoisServers
+from dominus.schema.tables import candidates
 from tests.fakes.rdap_server import FakeRdap, bootstrap_doc
 from tests.fakes.whois_server import FakeWhois
 

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection, Engine, func, select
 
-from dominus.db.schema import pipeline_checkpoints, scoring_runs
 from dominus.errors import ClaimLostError
 from dominus.handlers.pipeline_run import fenced_pipeline_store, run_result
 from dominus.jobs import AbortReason, JobStatus, SqlJobStore
@@ -27,6 +26,7 @@ from dominus.pipeline.model import PIPELINE_RUN, RunInput, RunStatus, Stage
 from dominus.pipeline.runner import PipelineOptions, PipelineRunner
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.offline import offline_providers
+from dominus.schema.tables import pipeline_checkpoints, scoring_runs
 from tests.conftest import FakeClock
 
 MAX_AGE = 60.0

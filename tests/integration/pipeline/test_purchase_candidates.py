@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, select
 
-from dominus.db.schema import candidates
 from dominus.jobs.backoff import Backoff
 from dominus.jobs.clock import utc_now
 from dominus.pipeline import runner as runner_module
@@ -24,6 +23,7 @@ from dominus.pipeline.store import PipelineStore, RunRecord
 from dominus.providers.models import Availability, DnsVerdict, RdapRecord, StopSignal
 from dominus.providers.offline import offline_providers
 from dominus.providers.sets import ProviderSet
+from dominus.schema.tables import candidates
 from dominus.scoring import ScoringInput
 
 INPUT = RunInput(

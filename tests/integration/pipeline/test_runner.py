@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, select
 
-from dominus.db.schema import candidates, pipeline_checkpoints, scoring_runs
 from dominus.errors import JobAbortedError
 from dominus.jobs.backoff import Backoff
 from dominus.jobs.clock import utc_now
@@ -23,6 +22,7 @@ from dominus.pipeline.store import PipelineStore, RunRecord
 from dominus.providers.models import Availability, DnsVerdict, Mark, RdapRecord, StopSignal
 from dominus.providers.offline import offline_providers
 from dominus.providers.sets import ProviderSet
+from dominus.schema.tables import candidates, pipeline_checkpoints, scoring_runs
 
 INPUT = RunInput(
     keywords=["home gym", "solar panels", "meal prep"],

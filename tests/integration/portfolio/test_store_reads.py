@@ -6,8 +6,8 @@ from datetime import UTC, date, datetime
 
 from sqlalchemy import Engine, insert
 
-from dominus.db.schema import outcomes, portfolio_entries, portfolio_verdict_history
 from dominus.portfolio.store import PortfolioReader
+from dominus.schema.tables import outcomes, portfolio_entries, portfolio_verdict_history
 
 NOW = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 

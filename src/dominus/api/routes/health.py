@@ -11,7 +11,7 @@ from dominus.api.prometheus import render
 from dominus.api.routes.jobs import NO_STORE
 from dominus.api.schemas import ErrorBody, HealthOut, ReadyOut, SchedulerHealthOut
 from dominus.api.services import ApiServices, services
-from dominus.db.migrate import current_revision, ensure_migrated
+from dominus.schema.migrate import current_revision, ensure_migrated
 
 router = APIRouter(tags=["operations"])
 Services = Annotated[ApiServices, Depends(services)]

@@ -2,7 +2,7 @@
 metrics, workers and the scheduler's. `dominus.jobs` reads and writes these only, so it needs
 nothing of the domain.
 
-The domain's tables (`dominus.db.schema`) are defined on the same `metadata`: one database, one
+The domain's tables (`dominus.schema.tables`) are defined on the same `metadata`: one database, one
 Alembic history (ADR 0031). The newest migration and these definitions must agree, which
 `tests/integration/test_migrations.py` checks."""
 

@@ -10,7 +10,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
 
-from dominus.db.schema import MAX_ID
+from dominus.schema.tables import MAX_ID
 
 # The words for `?notice=` codes: pages never echo text from the query string.
 NOTICES = {

@@ -1,7 +1,7 @@
 """`dominus db copy`: copy every DOMINUS table from one database to another, SQLite to
 PostgreSQL or back (or between two databases of the same kind), so moving is one command.
 
-What is copied: every table of `dominus.db.schema.metadata` (jobs, events, dead-letter entries,
+What is copied: every table of `dominus.schema.tables.metadata` (jobs, events, dead-letter entries,
 workers, and every domain table that exists). A domain table registered in the same metadata
 later is copied too, with no change here. `alembic_version` is not copied: the target gets its
 own by being migrated.
@@ -35,10 +35,8 @@ from alembic.util.exc import CommandError
 from sqlalchemy import Connection, Engine, Table, delete, func, inspect, select, text
 from sqlalchemy.engine import URL
 
-from dominus.db import migrate
 from dominus.db.engine import create_database_engine, parse_database_url, read_only
 from dominus.db.errors import database_errors
-from dominus.db.schema import job_metrics, metadata
 from dominus.errors import (
     ConfigurationError,
     CopyRefusedError,
@@ -47,6 +45,8 @@ from dominus.errors import (
 from dominus.jobs.metrics_model import ENQUEUED, ENQUEUED_COUNTED_THROUGH
 from dominus.jobs.sql.backend import backend_for
 from dominus.jobs.sql.metrics import Increments
+from dominus.schema import migrate
+from dominus.schema.tables import job_metrics, metadata
 
 BATCH_ROWS = 5_000
 BACKENDS = ("sqlite", "postgresql")

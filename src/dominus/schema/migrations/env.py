@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from dominus.db.schema import metadata
+from dominus.schema.tables import metadata
 
 connection = context.config.attributes["connection"]
 context.configure(
