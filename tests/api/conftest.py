@@ -32,11 +32,11 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from dominus.api import create_app
 from dominus.config import Settings, load_settings
 from dominus.jobs import HandlerRegistry, RetryPolicy, Worker, WorkerConfig
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 from dominus.runtime import Runtime
+from dominus.server import create_app
 from tests.polling import free_port
 
 T = TypeVar("T")

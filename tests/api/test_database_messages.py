@@ -16,7 +16,7 @@ from sqlalchemy import event
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from dominus.api import create_app
+from dominus.server import create_app
 from tests.api.conftest import API, api_settings, assert_error, local_client, runtime_of
 
 UNAVAILABLE = "the database is unavailable"

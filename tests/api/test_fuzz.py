@@ -27,7 +27,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from dominus.api import create_app, streaming
+from dominus.api import streaming
 from dominus.backtest.outcomes import OutcomeIn, OutcomeInputError, checked
 from dominus.jobs import JobQueue
 from dominus.pipeline.appraisal import AppraisalInputError, AppraisalRequest, validate_requests
@@ -36,6 +36,7 @@ from dominus.pipeline.service import PipelineService
 from dominus.pipeline.store import PipelineStore
 from dominus.portfolio.service import PortfolioInputError, valid_domain
 from dominus.runtime import Runtime
+from dominus.server import create_app
 from dominus.watchlist.store import InvalidWatchDomainError, watched_domain
 from tests.api.conftest import (
     LOCAL_BASE_URL,

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from dominus.api import create_app
+from dominus.server import create_app
 from tests.api.conftest import (
     API,
     TOKEN,

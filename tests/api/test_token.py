@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from dominus.api import create_app
 from dominus.config import Settings
 from dominus.errors import ConfigurationError
+from dominus.server import create_app
 from tests.api.conftest import API, assert_error, dominus_executable, serve_env
 from tests.polling import free_port
 

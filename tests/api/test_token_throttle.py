@@ -12,8 +12,8 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from dominus.api import create_app
 from dominus.api.token_throttle import TokenThrottle
+from dominus.server import create_app
 from tests.api.conftest import API, LOCAL_BASE_URL, REQUESTED_BY_HEADER, TOKEN, api_settings
 from tests.api.test_dashboard import csrf_of
 

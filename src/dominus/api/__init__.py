@@ -1,5 +1,2 @@
-"""The HTTP API (FastAPI). `create_app` builds it; nothing is created at import time."""
-
-from dominus.api.app import create_app
-
-__all__ = ["create_app"]
+"""The HTTP API (FastAPI): its routes, services and guards. The served app, with the dashboard,
+is `dominus.server.create_app`; nothing is created at import time."""

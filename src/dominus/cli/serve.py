@@ -48,7 +48,7 @@ def serve(
     _refuse_an_open_public_bind(host, api_token(runtime.settings))
     # The web app is imported here, not at the top: FastAPI, the dashboard and the backtest's
     # plotting take seconds to import, and every other command would pay for them.
-    from dominus.api import create_app  # noqa: PLC0415
+    from dominus.server import create_app  # noqa: PLC0415
 
     app = create_app(runtime.settings, runtime=runtime, bind_host=host)
     config = uvicorn.Config(app, host=host, port=port, log_config=None)
