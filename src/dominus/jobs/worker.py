@@ -63,6 +63,7 @@ from dominus.jobs.prefetch import PrefetchBudget, StartGate
 from dominus.jobs.reaper import StaleJobReaper
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.rescue import DeadWorkerRescue
+from dominus.jobs.retry import RetryPolicies
 from dominus.jobs.shutdown import ShutdownSequence, ShutdownStep
 from dominus.jobs.store import JobStore
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher
@@ -106,6 +107,7 @@ class Worker:
         self._config = config or WorkerConfig()
         self._clock = clock
         self._watcher = watcher or NoChangeWatcher()
+        self._retry = RetryPolicies(registry, self._config.retry_policy)
         # Dead-letter notices go to a thread of their own: a slow hook never delays heartbeats.
         self._dead_letter_hook = (
             None if on_dead_letter is None else HookRunner("dead-letter", on_dead_letter)
@@ -143,7 +145,7 @@ class Worker:
             store,
             max_running_age_seconds=self._config.max_running_age_seconds,
             interval_seconds=self._config.reclaim_interval_seconds,
-            retry_delay=self._retry_delay,
+            retry_delay=self._retry.delay,
             heartbeat_interval_seconds=self._config.heartbeat_interval_seconds,
         )
         # When the current run of failed ticks began (None while the database answers).
@@ -162,7 +164,7 @@ class Worker:
             self.id,
             confirm_seconds=self._config.dead_worker_confirm_seconds,
             settle_seconds=self._config.dead_worker_settle_seconds,
-            retry_delay=self._retry_delay,
+            retry_delay=self._retry.delay,
             troubled_since=self._reaper.seconds_since_trouble,
         )
 
@@ -395,15 +397,7 @@ class Worker:
         )
 
     def _retry_at(self, running: RunningJob) -> datetime:
-        policy = running.job_type.retry_policy or self._config.retry_policy
-        delay = policy.delay_seconds(running.job.attempts)
-        return self._clock() + timedelta(seconds=delay)
-
-    def _retry_delay(self, job_type: str, failed_attempt: int) -> float:
-        policy = self._config.retry_policy
-        if job_type in self._registry:
-            policy = self._registry.get(job_type).retry_policy or policy
-        return policy.delay_seconds(failed_attempt)
+        return self._retry.retry_at(running.job.job_type, running.job.attempts, self._clock())
 
     def _enforce_timeouts(self, now: datetime) -> None:
         for running in self._running.values():
