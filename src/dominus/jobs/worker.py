@@ -10,7 +10,8 @@ thread (event_loop.py, ADR 0029). Both kinds share the worker's concurrency, are
 same signal and end through the same outcome path.
 
 When each duty is due is `DutySchedule`'s to say (duties.py); the graceful shutdown's steps and
-deadlines are `ShutdownSequence`'s (shutdown.py); the worker performs them.
+deadlines are `ShutdownSequence`'s (shutdown.py); the worker performs them. The attempts it holds,
+from the claim until the store has the outcome, are kept by `Attempts` (attempts.py).
 """
 
 from __future__ import annotations
@@ -359,6 +360,7 @@ class Worker:
             self._duties.expect_retry_at(due)
 
     def _retry_at(self, running: RunningJob) -> datetime:
+        """When a failed attempt's job is due again, from the moment its failure is collected."""
         return self._retry.retry_at(running.job.job_type, running.job.attempts, self._clock())
 
     def _release_claims_in_doubt(self, now: datetime) -> None:
