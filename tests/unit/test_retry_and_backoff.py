@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 import random
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from pydantic import BaseModel
 
 from dominus.cli.schema_wait import LOOKS
 from dominus.jobs.backoff import DEFAULT_MAX_EXPONENT, Backoff, DatabaseBackoff, FailureStreak
 from dominus.jobs.notifications import RECONNECT_BACKOFF
-from dominus.jobs.retry import RetryPolicy
+from dominus.jobs.registry import HandlerRegistry
+from dominus.jobs.retry import RetryPolicies, RetryPolicy
 from dominus.notify.webhook import WebhookNotifier
 from dominus.pipeline.runner import STAGE_RETRIES, STAGE_RETRY_BACKOFF
 from dominus.providers.whois import lookup_backoff
@@ -35,6 +38,36 @@ def test_invalid_policies_are_refused() -> None:
         RetryPolicy(base_seconds=-1)
     with pytest.raises(ValueError):
         RetryPolicy(jitter=1.5)
+
+
+class NoPayload(BaseModel):
+    pass
+
+
+def _policies() -> RetryPolicies:
+    registry = HandlerRegistry()
+    registry.register("own", lambda _p, _c: None, NoPayload, retry_policy=RetryPolicy(5, 50, 0))
+    registry.register("plain", lambda _p, _c: None, NoPayload)
+    return RetryPolicies(registry, default=RetryPolicy(1, 600, jitter=0))
+
+
+def test_a_type_with_a_policy_of_its_own_follows_it() -> None:
+    policies = _policies()
+    assert [policies.delay("own", attempt) for attempt in (1, 2, 5)] == [5, 10, 50]
+
+
+def test_a_type_without_one_and_a_type_not_registered_follow_the_default() -> None:
+    policies = _policies()
+    assert [policies.delay("plain", attempt) for attempt in (1, 3)] == [1, 4]
+    # Jobs of any type may be taken back from another worker: no error for an unknown one.
+    assert [policies.delay("registered elsewhere", attempt) for attempt in (1, 3)] == [1, 4]
+
+
+def test_the_retry_time_is_the_delay_after_the_failure() -> None:
+    now = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    policies = _policies()
+    assert policies.retry_at("own", 2, now) == now + timedelta(seconds=10)
+    assert policies.retry_at("plain", 1, now) == now + timedelta(seconds=1)
 
 
 def test_busy_backoff_follows_the_seed_formula() -> None:

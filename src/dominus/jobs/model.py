@@ -201,7 +201,8 @@ class Completed(OutcomeBase):
 @dataclass(frozen=True, slots=True)
 class Failed(OutcomeBase):
     """The handler raised (or timed out). Retried at `retry_at` (None: at once) while attempts
-    remain, unless `permanent` (a PermanentJobError: retrying cannot help)."""
+    remain, unless `permanent` (a PermanentJobError: retrying cannot help). A worker always sets
+    `retry_at` from the job type's retry policy; None is for other callers of the store."""
 
     error: str
     retry_at: datetime | None = None

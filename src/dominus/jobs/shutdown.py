@@ -7,8 +7,8 @@
 3. give up: when the abort grace is over too, record the jobs of handlers that ignored their
    abort as interrupted, without waiting for them any longer.
 
-The sequence only keeps time and says which step is due; the worker, which owns the running
-attempts, performs it (`Worker._advance_shutdown`). Requests may come from any thread; the rest is
+The sequence only keeps time and says which step is due; the worker performs it on the attempts
+it holds (`Worker._advance_shutdown`, `Attempts`). Requests may come from any thread; the rest is
 called from the worker's loop thread.
 """
 

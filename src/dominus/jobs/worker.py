@@ -10,7 +10,8 @@ thread (event_loop.py, ADR 0029). Both kinds share the worker's concurrency, are
 same signal and end through the same outcome path.
 
 When each duty is due is `DutySchedule`'s to say (duties.py); the graceful shutdown's steps and
-deadlines are `ShutdownSequence`'s (shutdown.py); the worker performs them.
+deadlines are `ShutdownSequence`'s (shutdown.py); the worker performs them. The attempts it holds,
+from the claim until the store has the outcome, are kept by `Attempts` (attempts.py).
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ import secrets
 import socket
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import TypeVar
 
 from dominus.errors import DatabaseBusyError, DatabaseError, DatabaseGoneError
 from dominus.jobs.abort import AbortReason, AbortSignal
+from dominus.jobs.attempts import Attempts
 from dominus.jobs.backoff import DatabaseBackoff
 from dominus.jobs.clock import utc_now
 from dominus.jobs.context import HandlerTransactions, ProgressReporter
@@ -39,7 +40,6 @@ from dominus.jobs.execution import (
     HandlerPool,
     RunningJob,
     Start,
-    outcome_of,
     run_async_handler,
     run_handler,
 )
@@ -47,22 +47,18 @@ from dominus.jobs.hooks import HookRunner
 from dominus.jobs.liveness import LivenessLock
 from dominus.jobs.maintenance import MaintenanceThread, PeriodicDuty, housekeeping
 from dominus.jobs.model import (
-    AttemptOutcome,
-    Cancelled,
-    Claim,
     DeadLetteredJob,
     Failed,
-    Interrupted,
     Job,
     ReclaimedJob,
-    Returned,
     WorkerInfo,
 )
-from dominus.jobs.outcome_log import dead_lettered, log_settled, scheduled_retry
+from dominus.jobs.outcome_log import dead_lettered, scheduled_retry
 from dominus.jobs.prefetch import PrefetchBudget, StartGate
 from dominus.jobs.reaper import StaleJobReaper
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.rescue import DeadWorkerRescue
+from dominus.jobs.retry import RetryPolicies
 from dominus.jobs.shutdown import ShutdownSequence, ShutdownStep
 from dominus.jobs.store import JobStore
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher
@@ -106,6 +102,7 @@ class Worker:
         self._config = config or WorkerConfig()
         self._clock = clock
         self._watcher = watcher or NoChangeWatcher()
+        self._retry = RetryPolicies(registry, self._config.retry_policy)
         # Dead-letter notices go to a thread of their own: a slow hook never delays heartbeats.
         self._dead_letter_hook = (
             None if on_dead_letter is None else HookRunner("dead-letter", on_dead_letter)
@@ -116,14 +113,13 @@ class Worker:
         )
         # Handlers started at once, both kinds: the concurrency, whatever was claimed ahead.
         self._gate = StartGate(self._config.concurrency)
-        # Async jobs claimed and not yet handed to the event loop (waiting for the gate). Taken
-        # from by the loop thread and by the event loop's thread as a handler ends, under the lock.
-        self._async_waiting: deque[RunningJob] = deque()
-        self._async_waiting_lock = threading.Lock()
-        self._running: dict[Claim, RunningJob] = {}
-        self._unfinished = 0
-        self._finished: queue.SimpleQueue[Finished] = queue.SimpleQueue()
-        self._unsettled: list[AttemptOutcome] = []
+        self._attempts = Attempts(
+            self._gate,
+            start_async=self._start_async,
+            sync_waiting=self._sync_jobs_waiting,
+            shutdown_requeue=self._config.shutdown_requeue,
+            retry_at=self._retry_at,
+        )
         self._wake = threading.Event()
         self._pool: HandlerPool | None = None
         self._async_loop: HandlerLoop | None = None  # started with the first async job
@@ -143,7 +139,7 @@ class Worker:
             store,
             max_running_age_seconds=self._config.max_running_age_seconds,
             interval_seconds=self._config.reclaim_interval_seconds,
-            retry_delay=self._retry_delay,
+            retry_delay=self._retry.delay,
             heartbeat_interval_seconds=self._config.heartbeat_interval_seconds,
         )
         # When the current run of failed ticks began (None while the database answers).
@@ -162,7 +158,7 @@ class Worker:
             self.id,
             confirm_seconds=self._config.dead_worker_confirm_seconds,
             settle_seconds=self._config.dead_worker_settle_seconds,
-            retry_delay=self._retry_delay,
+            retry_delay=self._retry.delay,
             troubled_since=self._reaper.seconds_since_trouble,
         )
 
@@ -193,21 +189,19 @@ class Worker:
     @property
     def running_count(self) -> int:
         """Handlers dispatched and not yet returned (or given up on at shutdown)."""
-        return self._unfinished
+        return self._attempts.running_count
 
     @property
     def handlers_in_flight(self) -> int:
         """Handlers dispatched whose call has not returned yet (`running_count` also counts
         those that returned until the next tick collects them). Exact between ticks."""
-        # max: the late result of a handler given up on at shutdown still passes the queue.
-        return max(0, self._unfinished - self._finished.qsize())
+        return self._attempts.handlers_in_flight
 
     @property
     def handlers_started(self) -> int:
         """Handlers whose call has begun and whose job is not yet recorded here (a job claimed
         ahead counts once its handler starts, ADR 0033). From any thread: a snapshot."""
-        held = list(self._running.values())
-        return sum(1 for running in held if running.start is Start.STARTED and not running.finished)
+        return self._attempts.handlers_started
 
     # --- the loop ------------------------------------------------------------------------
     def run(self) -> None:
@@ -285,7 +279,7 @@ class Worker:
             report, claimed = self._settle_and_claim(now)
             for job in claimed:
                 self._dispatch(job, now)
-            self._start_waiting_async()
+            self._attempts.start_waiting_async()
         except Exception as error:  # noqa: BLE001 - the loop survives anything, and logs it
             self._back_off(now, error)
             return TickReport(failed=True)
@@ -295,7 +289,7 @@ class Worker:
     @property
     def idle(self) -> bool:
         """Nothing running and nothing waiting to be recorded."""
-        return not self._running and not self._unsettled
+        return self._attempts.idle
 
     # --- tick steps ----------------------------------------------------------------------
     def _ensure_pool(self) -> None:
@@ -330,11 +324,11 @@ class Worker:
         return self._liveness is None or self._liveness.held
 
     def _collect(self, now: datetime) -> None:
-        self._collect_finished()
+        self._attempts.collect_finished()
         self._collect_reclaimed()
-        self._return_jobs_waiting_too_long(now)
-        self._start_waiting_async()
-        self._enforce_timeouts(now)
+        self._attempts.return_waiting_too_long(now, self._config.prefetch_max_wait_seconds)
+        self._attempts.start_waiting_async()
+        self._attempts.abort_overdue(now)
         self._advance_shutdown(now)
 
     def _database_due(self, now: datetime) -> bool:
@@ -360,69 +354,21 @@ class Worker:
         self._backoff.succeeded()
         self._backoff_until = None
 
-    def _collect_finished(self) -> None:
-        for finished in _taken(self._finished):
-            if finished.running.finished:
-                continue  # given up on at shutdown and already recorded as interrupted
-            finished.running.finished = True
-            self._unfinished -= 1
-            if finished.recorded:
-                self._completed_by_handler(finished.running)
-                continue
-            self._unsettled.append(
-                outcome_of(
-                    finished,
-                    shutdown_requeue=self._config.shutdown_requeue,
-                    retry_at=self._retry_at,
-                )
-            )
-
     def _collect_reclaimed(self) -> None:
         """Jobs the maintenance thread put back to pending: claim when each falls due."""
         for due in _taken(self._reclaimed_due):
             self._duties.expect_retry_at(due)
 
-    def _completed_by_handler(self, running: RunningJob) -> None:
-        """The handler completed its job in its own fenced transaction (ADR 0024): the store
-        already says so, and the claim is no longer held."""
-        self._running.pop(running.claim, None)
-        log.info(
-            "job %d %s completed (attempt %d/%d) in the handler's transaction",
-            running.job.id,
-            running.job.job_type,
-            running.job.attempts,
-            running.job.max_attempts,
-        )
-
     def _retry_at(self, running: RunningJob) -> datetime:
-        policy = running.job_type.retry_policy or self._config.retry_policy
-        delay = policy.delay_seconds(running.job.attempts)
-        return self._clock() + timedelta(seconds=delay)
-
-    def _retry_delay(self, job_type: str, failed_attempt: int) -> float:
-        policy = self._config.retry_policy
-        if job_type in self._registry:
-            policy = self._registry.get(job_type).retry_policy or policy
-        return policy.delay_seconds(failed_attempt)
-
-    def _enforce_timeouts(self, now: datetime) -> None:
-        for running in self._running.values():
-            if running.finished or running.deadline is None or now < running.deadline:
-                continue
-            if running.abort.set(AbortReason.TIMEOUT):
-                log.warning(
-                    "job %d %s timed out after %g s; aborting",
-                    running.job.id,
-                    running.job.job_type,
-                    running.job.timeout_seconds,
-                )
+        """When a failed attempt's job is due again, from the moment its failure is collected."""
+        return self._retry.retry_at(running.job.job_type, running.job.attempts, self._clock())
 
     def _release_claims_in_doubt(self, now: datetime) -> None:
         """After a failed claim, give back what it claimed unseen, before the claims would go
         stale and be reclaimed as if this worker had crashed (an attempt spent for nothing)."""
         if not self._claims_in_doubt:
             return
-        released = self._store.release_unseen_claims(self.id, list(self._running), now)
+        released = self._store.release_unseen_claims(self.id, self._attempts.claims(), now)
         self._claims_in_doubt = False
         if released:
             log.warning(
@@ -435,60 +381,25 @@ class Worker:
     def _maybe_heartbeat(self, now: datetime) -> None:
         if not self._duties.heartbeat_due(now):
             return
-        # Every claim still in `_running` is held, finished ones included: their outcome is
-        # known here but not yet recorded (the database may have been unavailable), and a
-        # claim left to go stale would be reclaimed and its result thrown away.
+        # Every claim held, finished ones included: their outcome is known here but not yet
+        # recorded (the database may have been unavailable), and a claim left to go stale
+        # would be reclaimed and its result thrown away.
         held = dict(
-            self._store.heartbeat(self.id, list(self._running), now, register_as=self._info)
+            self._store.heartbeat(self.id, self._attempts.claims(), now, register_as=self._info)
         )
         self._duties.heartbeat_done(now)
         self._own_claims_fresh_since = now
-        lost: list[Claim] = []
-        for claim, running in self._running.items():
-            if running.finished or running.completed_in_transaction:
-                continue
-            if claim not in held:
-                if running.abort.set(AbortReason.LOST):
-                    log.warning(
-                        "job %d: this worker lost its claim (reclaimed elsewhere); aborting",
-                        claim.job_id,
-                    )
-                if self._take_back(running):
-                    lost.append(claim)  # never started: nothing to record
-            elif held[claim]:
-                self._abort_cancelled(running)
-        for claim in lost:
-            del self._running[claim]
+        self._attempts.heartbeat_answered(held)
 
     def _maybe_check_cancels(self, now: datetime) -> None:
-        if not self._duties.take_cancel_check(now, self.running_count):
+        if not self._duties.take_cancel_check(now, self._attempts.running_count):
             return
         for claim in self._store.cancel_requests(self.id):
-            running = self._running.get(claim)
-            if running is not None and not running.finished:
-                self._abort_cancelled(running)
+            self._attempts.cancel(claim)
 
     @staticmethod
     def _abort_lost(abort: AbortSignal) -> None:
         abort.set(AbortReason.LOST)
-
-    def _abort_cancelled(self, running: RunningJob) -> None:
-        if not running.abort.set(AbortReason.CANCELLED):
-            return
-        if self._take_back(running):
-            log.info("job %d %s: cancelled before it started", running.job.id, running.job.job_type)
-            self._unsettled.append(Cancelled(running.claim, job_type=running.job.job_type))
-            return
-        log.info("job %d %s: cancel requested; aborting", running.job.id, running.job.job_type)
-
-    def _take_back(self, running: RunningJob) -> bool:
-        """Withhold a prefetched job whose handler has not started (ADR 0033): it counts as
-        finished here, and the caller says what to record for it."""
-        if not running.withhold():
-            return False
-        running.finished = True
-        self._unfinished -= 1
-        return True
 
     def reclaim(self, now: datetime) -> list[ReclaimedJob]:
         """Reclaim the jobs of silent workers across the cluster, if a pass is due. A duty of
@@ -520,8 +431,8 @@ class Worker:
         return rescued
 
     def _settle_and_claim(self, now: datetime) -> tuple[TickReport, list[Job]]:
-        outcomes = list(self._unsettled)
-        free = self._config.concurrency + self._claim_ahead(now) - self.running_count
+        outcomes = self._attempts.to_settle()
+        free = self._config.concurrency + self._claim_ahead(now) - self._attempts.running_count
         can_claim = self._accepting and free > 0 and self._alive_to_others
         requested = can_claim and self._duties.take_poll_request(now)
         want_claim = can_claim and (requested or self._duties.claim_due(now))
@@ -535,23 +446,21 @@ class Worker:
             if requested:
                 self.wake()  # keep the request for the tick after the backoff
             raise
-        self._unsettled.clear()
+        failures = self._attempts.settled(outcomes, accepted)
         if want_claim:
             self._duties.claimed(now, full=len(claimed) == free)
-        for outcome, was_accepted in zip(outcomes, accepted, strict=True):
-            self._after_settle(outcome, was_accepted)
+        self._after_failures(failures)
         return TickReport(claimed=len(claimed), settled=len(outcomes)), claimed
 
-    def _after_settle(self, outcome: AttemptOutcome, accepted: bool) -> None:
-        running = self._running.pop(outcome.claim, None)
-        if running is None:
-            return
-        log_settled(running.job, outcome, accepted)
-        if accepted and isinstance(outcome, Failed) and dead_lettered(running.job, outcome):
-            self._tell_dead_lettered(_failed_notice(running.job, outcome, self._clock()))
-        retry_at = scheduled_retry(running.job, outcome) if accepted else None
-        if retry_at is not None:
-            self._duties.expect_retry_at(retry_at)
+    def _after_failures(self, failures: Sequence[tuple[Job, Failed]]) -> None:
+        """Failures the store accepted: tell the dead-lettered, look again when retries fall
+        due."""
+        for job, failure in failures:
+            if dead_lettered(job, failure):
+                self._tell_dead_lettered(_failed_notice(job, failure, self._clock()))
+            retry_at = scheduled_retry(job, failure)
+            if retry_at is not None:
+                self._duties.expect_retry_at(retry_at)
 
     def _tell_dead_lettered(self, notice: DeadLetteredJob) -> None:
         if self._dead_letter_hook is not None:
@@ -563,7 +472,7 @@ class Worker:
 
     def _dispatch(self, job: Job, now: datetime) -> None:
         claim = job.claim
-        if claim in self._running:
+        if self._attempts.holds(claim):
             # The same claim twice: the database lost the commit of an earlier claim (a server
             # crash under asynchronous commit) and this worker took the job again with the same
             # attempt number. Its first run is still here and its outcome will settle this
@@ -587,28 +496,18 @@ class Worker:
             claimed_at=now,
             transactions=HandlerTransactions(self._store, job, self._clock, abort, reporter),
         )
-        self._running[claim] = running
-        self._unfinished += 1
+        self._attempts.add(running)
         if running.job_type.is_async:
-            with self._async_waiting_lock:
-                self._async_waiting.append(running)
-            return
+            return  # it waits in the ledger for the gate
         assert self._pool is not None
         self._pool.submit(running)
 
-    def _start_waiting_async(self) -> None:
-        """Hand waiting async jobs to the event loop while the gate has room (withheld ones are
-        dropped: they are recorded already)."""
-        with self._async_waiting_lock:
-            while self._async_waiting:
-                running = self._async_waiting[0]
-                if running.start is not Start.WAITING:
-                    self._async_waiting.popleft()
-                    continue
-                if not self._gate.try_enter():
-                    return
-                self._async_waiting.popleft()
-                self._handler_loop().submit(running)
+    def _start_async(self, running: RunningJob) -> None:
+        """Hand an async job the gate let in to the event loop."""
+        self._handler_loop().submit(running)
+
+    def _sync_jobs_waiting(self) -> int:
+        return 0 if self._pool is None else self._pool.waiting
 
     def _handler_loop(self) -> HandlerLoop:
         if self._async_loop is None:
@@ -633,10 +532,10 @@ class Worker:
             finished = run_handler(running, self._clock)
         finally:
             self._gate.leave()
-        self._finished.put(finished)
+        self._attempts.hand_over(finished)
         self._observe(finished)
         assert self._pool is not None
-        if self._pool.waiting < self._prefetch.refill_below or self._async_waiting:
+        if self._pool.waiting < self._prefetch.refill_below or self._attempts.async_waiting:
             self._wake.set()
 
     async def _execute_async(self, running: RunningJob) -> None:
@@ -648,14 +547,14 @@ class Worker:
             finished = await run_async_handler(running, self._clock)
         finally:
             self._gate.leave()
-        self._finished.put(finished)
+        self._attempts.hand_over(finished)
         self._observe(finished)
         if self._accepting:
             # Start the next job claimed ahead from here, as a pool thread takes its next one,
             # instead of a round through the worker's loop per job (ADR 0033). While shutting
             # down, only the loop starts (or returns) what waits.
-            self._start_waiting_async()
-        if len(self._async_waiting) < self._prefetch.refill_below:
+            self._attempts.start_waiting_async()
+        if self._attempts.async_waiting < self._prefetch.refill_below:
             self._wake.set()
 
     def _observe(self, finished: Finished) -> None:
@@ -668,7 +567,7 @@ class Worker:
         if self._trouble_since is None:
             self._trouble_since = now
             self._reaper.trouble_began(now)
-        if self._running:
+        if self._attempts.holds_claims:
             # Claims expire if they are not heartbeated: while holding any, try at least once
             # per heartbeat interval, however long the database has been failing.
             delay = min(delay, self._config.heartbeat_interval_seconds)
@@ -687,104 +586,39 @@ class Worker:
         return not self._shutdown.draining
 
     def _advance_shutdown(self, now: datetime) -> None:
-        for step in self._shutdown.advance(now, self.running_count):
+        for step in self._shutdown.advance(now, self._attempts.running_count):
             match step:
                 case ShutdownStep.DRAIN:
                     # `_accepting` is now False: nothing more is claimed.
-                    self._return_waiting_jobs()
+                    self._attempts.return_waiting()
                 case ShutdownStep.ABORT:
-                    for running in self._running.values():
-                        if not running.finished:
-                            running.abort.set(AbortReason.SHUTDOWN)
+                    self._attempts.abort_unfinished(AbortReason.SHUTDOWN)
                 case ShutdownStep.GIVE_UP:
-                    self._give_up_on_running()
-
-    @property
-    def _jobs_waiting(self) -> bool:
-        """Jobs claimed ahead wait for a handler thread or for the gate."""
-        return bool(self._async_waiting) or (self._pool is not None and self._pool.waiting > 0)
+                    # Handlers that ignored the abort: recorded without waiting any longer.
+                    self._attempts.give_up(self._config.abort_grace_seconds)
 
     def _claim_ahead(self, now: datetime) -> int:
         """How many jobs to claim beyond the handler threads: the budget, unless a handler now
         running has already taken longer than the window (the jobs ahead are not all quick)."""
-        longest = max(
-            (
-                (now - running.started_at).total_seconds()
-                for running in self._running.values()
-                if running.started_at is not None and not running.finished
-            ),
-            default=0.0,
-        )
-        return self._prefetch.jobs_while(longest)
-
-    def _return_waiting_jobs(self) -> None:
-        """Prefetched jobs whose handlers have not started go back to pending at once, their
-        attempts not spent, for other workers to run (ADR 0033)."""
-        for running in self._running.values():
-            if not running.finished and self._take_back(running):
-                self._unsettled.append(_returned(running, RETURNED_AT_SHUTDOWN))
-
-    def _return_jobs_waiting_too_long(self, now: datetime) -> None:
-        """A job claimed ahead that has waited `max_wait` behind slow handlers goes back to
-        pending for a worker with a free slot (ADR 0033): claiming ahead bets that the jobs
-        ahead are quick, and must not hold a job up when they were not."""
-        if not self._jobs_waiting:
-            return
-        oldest_allowed = now - timedelta(seconds=self._config.prefetch_max_wait_seconds)
-        for running in self._running.values():
-            if running.finished or running.claimed_at > oldest_allowed:
-                continue
-            if self._take_back(running):
-                self._unsettled.append(_returned(running, RETURNED_AFTER_WAITING))
-
-    def _give_up_on_running(self) -> None:
-        """Handlers that ignored the abort: record their jobs as interrupted without waiting."""
-        for running in list(self._running.values()):
-            if running.finished:
-                continue
-            running.finished = True
-            self._unfinished -= 1
-            if running.completed_in_transaction:
-                self._completed_by_handler(running)  # recorded; only slow to return
-                continue
-            log.warning(
-                "job %d %s did not stop within %g s of its abort; recording it anyway",
-                running.job.id,
-                running.job.job_type,
-                self._config.abort_grace_seconds,
-            )
-            self._unsettled.append(
-                Interrupted(
-                    running.claim,
-                    requeue=self._config.shutdown_requeue,
-                    progress=running.reporter.unwritten(),
-                    job_type=running.job.job_type,
-                )
-            )
+        return self._prefetch.jobs_while(self._attempts.longest_run_seconds(now))
 
     def _shutdown_finished(self) -> bool:
-        return self._shutdown.draining and not self._running and not self._unsettled
+        return self._shutdown.draining and self._attempts.idle
 
     def _burst_finished(self) -> bool:
-        return (
-            self._accepting
-            and not self._running
-            and not self._unsettled
-            and self._duties.nothing_left_to_claim()
-        )
+        return self._accepting and self._attempts.idle and self._duties.nothing_left_to_claim()
 
     def _close(self) -> None:
         for _ in range(FINAL_SETTLE_TRIES):
-            if not self._unsettled:
+            outcomes = self._attempts.to_settle()
+            if not outcomes:
                 break
             try:
-                accepted, _ = self._store.settle(self._unsettled, self._clock())
+                accepted, _ = self._store.settle(outcomes, self._clock())
             except DatabaseError as error:
                 log.error("could not record the last outcomes: %s", error)
                 continue
-            for outcome, was_accepted in zip(self._unsettled, accepted, strict=True):
-                self._after_settle(outcome, was_accepted)
-            self._unsettled.clear()
+            self._after_failures(self._attempts.settled(outcomes, accepted))
         try:
             self._release_claims_in_doubt(self._clock())
         except DatabaseError as error:
@@ -804,8 +638,7 @@ class Worker:
     def _abandon(self) -> None:
         """Stop without writing: abort every handler (their jobs stay `running` in the lost
         database, which nobody will read again) and release the threads."""
-        for running in self._running.values():
-            running.abort.set(AbortReason.SHUTDOWN)
+        self._attempts.abort_all(AbortReason.SHUTDOWN)
         self._release_liveness()
         self._close_handlers()
         self._watcher.close()
@@ -830,7 +663,7 @@ class Worker:
         watch = (
             self._watcher.needs_polling
             and self._accepting
-            and self.running_count < self._config.concurrency
+            and self._attempts.running_count < self._config.concurrency
         )
         if not watch:
             self._wake.wait(timeout)
@@ -851,23 +684,20 @@ class Worker:
             duties = [self._backoff_until]  # nothing touches the database before then
         else:
             duties = self._database_duties()
-        duties.extend(
-            running.deadline
-            for running in self._running.values()
-            if running.deadline is not None and not running.finished and not running.abort.is_set()
-        )
-        shutdown_deadline = self._shutdown.next_deadline(self.running_count)
+        duties.extend(self._attempts.deadlines())
+        shutdown_deadline = self._shutdown.next_deadline(self._attempts.running_count)
         if shutdown_deadline is not None:
             duties.append(shutdown_deadline)
-        if self._jobs_waiting:
+        if self._attempts.jobs_waiting:
             # Finished handlers do not wake the loop while prefetched jobs wait (ADR 0033).
             duties.append(now + timedelta(seconds=self._config.settle_flush_seconds))
         return max(now, min(duties))
 
     def _database_duties(self) -> list[datetime]:
         slots = self._config.concurrency + self._prefetch.jobs_while(0.0)
-        can_claim = self._accepting and self.running_count < slots
-        return self._duties.due_times(running=self.running_count, can_claim=can_claim)
+        running = self._attempts.running_count
+        can_claim = self._accepting and running < slots
+        return self._duties.due_times(running=running, can_claim=can_claim)
 
 
 def _taken(handed_over: queue.SimpleQueue[T]) -> Iterator[T]:
@@ -877,14 +707,6 @@ def _taken(handed_over: queue.SimpleQueue[T]) -> Iterator[T]:
             yield handed_over.get_nowait()
         except queue.Empty:
             return
-
-
-RETURNED_AT_SHUTDOWN = "returned to pending unstarted at worker shutdown (claimed ahead)"
-RETURNED_AFTER_WAITING = "returned to pending unstarted: it waited too long behind slower jobs"
-
-
-def _returned(running: RunningJob, why: str) -> Returned:
-    return Returned(running.claim, why=why, job_type=running.job.job_type)
 
 
 def _log_started(job: Job) -> None:

@@ -80,7 +80,9 @@ def _fail(backend: Backend, connection: Connection, outcome: Failed, now: dateti
         claim=outcome.claim,
         kind=EventKind.FAILED,
         message=outcome.error or "failed",
-        retry_at=outcome.retry_at or now,
+        # None: due at once, as `Failed` documents for the store's callers. The worker never
+        # leaves it out: it always gives the time its retry policy says (`RetryPolicies`).
+        retry_at=now if outcome.retry_at is None else outcome.retry_at,
         traceback=outcome.traceback,
         progress=outcome.progress,
         permanent=outcome.permanent,
