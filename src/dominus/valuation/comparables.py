@@ -25,6 +25,7 @@ worth beyond what the model already sees, rather than re-pricing the name from s
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ FUNCTION_WORDS = frozenset(
 Key = TypeVar("Key", str, tuple[str, str])
 MIN_WORD = 3
 MAX_SHAPE_LENGTH = 6
-MAX_POSTINGS = 400
+MAX_POSTINGS = 150
 MIN_SIMILARITY = 0.15
 SHAPE_MATCH = 0.6
 SAME_GROUP = 0.6
@@ -151,32 +152,43 @@ class ComparablesIndex:
         """The comparables of `domain` on `today`: (position, similarity, weight), heaviest
         first. `exclude` leaves one sale out (the sale being fitted)."""
         name = _name(domain)
+        names = self._names
         found: dict[int, float] = {}
-        for word in name.words:
+        words = name.words
+        for word in words:
             for position in self._by_word.get(word, ()):
                 if position not in found:
-                    found[position] = self._word_match(name, self._names[position])
+                    theirs = names[position].words
+                    shared = len(words & theirs)
+                    found[position] = shared / len(words | theirs) if shared else 0.0
         for position in self._by_label.get(name.label, ()):
             found[position] = 1.0
         if name.shape is not None:
             for position in self._by_shape.get((name.group, name.shape), ()):
                 found.setdefault(position, SHAPE_MATCH)
         today_ordinal = today.toordinal()
+        ordinals = self._ordinals
+        size = len(name.label)
+        half_life_days = self.half_life_years * DAYS_A_YEAR
         scored: list[tuple[float, int, float]] = []
         for position, match in found.items():
-            if position == exclude or self._ordinals[position] > today_ordinal:
+            if position == exclude or ordinals[position] > today_ordinal:
                 continue
-            similarity = match * self._tld_factor(name, self._names[position])
-            similarity *= self._length_factor(name, self._names[position])
+            other = names[position]
+            tld = (
+                1.0
+                if other.tld == name.tld
+                else SAME_GROUP
+                if other.group == name.group
+                else OTHER_TLD
+            )
+            similarity = match * tld * math.exp(-abs(size - len(other.label)) / LENGTH_SCALE)
             if similarity < MIN_SIMILARITY:
                 continue
-            age = (today_ordinal - self._ordinals[position]) / DAYS_A_YEAR
-            weight = similarity * 0.5 ** (age / self.half_life_years)
+            weight = similarity * 0.5 ** ((today_ordinal - ordinals[position]) / half_life_days)
             scored.append((weight, position, similarity))
-        scored.sort(key=lambda item: (-item[0], item[1]))
-        return [
-            (position, similarity, weight) for weight, position, similarity in scored[: k or self.k]
-        ]
+        best = heapq.nsmallest(k or self.k, scored, key=lambda item: (-item[0], item[1]))
+        return [(position, similarity, weight) for weight, position, similarity in best]
 
     def used(self, domain: str, found: Sequence[tuple[int, float, float]]) -> list[UsedComparable]:
         """The comparables as an appraisal reports them, each with its reason."""
@@ -196,23 +208,6 @@ class ComparablesIndex:
                 )
             )
         return used
-
-    @staticmethod
-    def _word_match(name: _Name, other: _Name) -> float:
-        if name.label == other.label:
-            return 1.0
-        shared = len(name.words & other.words)
-        return shared / len(name.words | other.words) if shared else 0.0
-
-    @staticmethod
-    def _tld_factor(name: _Name, other: _Name) -> float:
-        if name.tld == other.tld:
-            return 1.0
-        return SAME_GROUP if name.group == other.group else OTHER_TLD
-
-    @staticmethod
-    def _length_factor(name: _Name, other: _Name) -> float:
-        return math.exp(-abs(len(name.label) - len(other.label)) / LENGTH_SCALE)
 
     @staticmethod
     def _why(name: _Name, other: _Name) -> str:

@@ -46,6 +46,7 @@ RETAIL_MARKET_COLUMN = ALL_FEATURES.index("retail_x_tld_market")
 RETAIL_COLUMN = ALL_FEATURES.index("retail")
 INTERVAL_LEVELS = 3
 MIN_LEVEL_SALES = 40
+MIN_TLD_SALES = 5
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,12 @@ def fit_market(sales: Sequence[Sale], shrinkage: float) -> TldMarket:
         tld = split_domain(sale.domain)[1]
         tlds.setdefault(tld, []).append(value)
         groups.setdefault(tld_group(tld).value, []).append(value)
+    # A TLD seen fewer than MIN_TLD_SALES times is left to its group: the model file holds
+    # aggregates of several sales, never one sale's price
     return TldMarket(
-        tlds={key: (len(v), float(np.mean(v))) for key, v in tlds.items()},
+        tlds={
+            key: (len(v), float(np.mean(v))) for key, v in tlds.items() if len(v) >= MIN_TLD_SALES
+        },
         groups={key: (len(v), float(np.mean(v))) for key, v in groups.items()},
         overall=float(np.mean(logs)),
         shrinkage=shrinkage,
@@ -108,6 +113,8 @@ def _leave_one_out_market(market: TldMarket, sales: Sequence[Sale], matrix: Matr
     """Each sale's TLD market without the sale itself (in place)."""
     for row, sale in enumerate(sales):
         tld = split_domain(sale.domain)[1]
+        if tld not in market.tlds:
+            continue  # its group's market, which the sale barely moves
         count, mean = market.tlds[tld]
         prior = market.group_prior(tld)
         own = math.log(sale.price)
