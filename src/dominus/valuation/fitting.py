@@ -198,7 +198,7 @@ def fit_model(
         term, signal, notes = _fit_comparables(model, index, sales, target, oof, weight, options)
         model.comparables_term = term
     total = oof + model.comparables_term.beta * signal
-    model.intervals = _intervals(total, target, classes)
+    model.intervals = _intervals(total, target, classes, weight)
     model.baselines = _fit_baselines(sales, options)
     dates = sorted(sale.date for sale in sales)
     model.trained_on = {
@@ -279,7 +279,17 @@ def _fit_comparables(
     return term, signal, {"comparables_coverage": round(covered, 3)}
 
 
-def _intervals(predicted: Matrix, target: Matrix, classes: Sequence[VenueClass]) -> Intervals:
+def weighted_quantile(values: Matrix, weights: Matrix, share: float) -> float:
+    """The `share` quantile of `values`, each counted `weights` times (the fit's weights)."""
+    order = np.argsort(values)
+    cumulative = np.cumsum(weights[order])
+    position = int(np.searchsorted(cumulative, share * cumulative[-1]))
+    return float(values[order][min(position, len(values) - 1)])
+
+
+def _intervals(
+    predicted: Matrix, target: Matrix, classes: Sequence[VenueClass], weight: Matrix
+) -> Intervals:
     edges: dict[str, list[float]] = {}
     low: dict[str, list[float]] = {}
     mid: dict[str, list[float]] = {}
@@ -295,16 +305,17 @@ def _intervals(predicted: Matrix, target: Matrix, classes: Sequence[VenueClass])
         edges[venue_class.value] = [float(cut) for cut in cuts]
         level = np.searchsorted(np.asarray(cuts), predicted[chosen])
         residuals = residual[chosen]
+        weights = weight[chosen]
         low[venue_class.value] = []
         mid[venue_class.value] = []
         high[venue_class.value] = []
         # One median shift per class (not per level), so that it never reorders two names
-        middle = float(np.quantile(residuals, 0.5))
+        middle = weighted_quantile(residuals, weights, 0.5)
         for index in range(levels):
-            part = residuals[level == index]
-            low[venue_class.value].append(float(np.quantile(part, 0.1)))
+            part, part_weights = residuals[level == index], weights[level == index]
+            low[venue_class.value].append(weighted_quantile(part, part_weights, 0.1))
             mid[venue_class.value].append(middle)
-            high[venue_class.value].append(float(np.quantile(part, 0.9)))
+            high[venue_class.value].append(weighted_quantile(part, part_weights, 0.9))
     return Intervals(edges, low, high, mid)
 
 
