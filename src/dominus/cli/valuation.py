@@ -5,6 +5,8 @@ line naming the file and line, exit 2 (the errors are DominusErrors; main.py pri
 
 from __future__ import annotations
 
+import math
+import re
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -50,8 +52,8 @@ def fit(
     model and both baselines, fitted on the same rows) and write the model file."""
     if not 0 <= holdout <= 0.9:
         raise ValuationInputError(f"--holdout {holdout} is not between 0 and 0.9")
-    if extra_weight <= 0:
-        raise ValuationInputError(f"--extra-weight {extra_weight} is not positive")
+    if not (math.isfinite(extra_weight) and extra_weight > 0):
+        raise ValuationInputError(f"--extra-weight {extra_weight} is not a positive number")
     if out.exists() and not force:
         raise ValuationInputError(f"{out} exists: pass --force to overwrite it")
     sources = [
@@ -122,7 +124,9 @@ def appraise(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list."),
 ) -> None:
     """The wholesale and retail values of each name, with their explanation."""
-    names = list(domains or []) + (_names_in(from_file) if from_file else [])
+    names = [
+        _domain(name) for name in list(domains or []) + (_names_in(from_file) if from_file else [])
+    ]
     if not names:
         raise ValuationInputError("no names: give DOMAIN arguments or --from-file")
     model = load_model(model_path)
@@ -153,6 +157,24 @@ def _index(comps: Path | None, model: ValueModel) -> ComparablesIndex | None:
         return None
     term = model.comparables_term
     return ComparablesIndex(read_sales(comps), half_life_years=term.half_life_years, k=term.k)
+
+
+_ASCII_DOMAIN = re.compile(r"[a-z0-9_-]+(\.[a-z0-9-]+)+")
+
+
+def _domain(text: str) -> str:
+    """A name to appraise in its ASCII form (an IDN as its xn-- A-labels); anything that is not
+    a domain name is one line of bad input."""
+    name = text.strip().lower().rstrip(".")
+    try:
+        ascii_name = name.encode("idna").decode("ascii")
+    except UnicodeError:
+        ascii_name = ""
+    if not _ASCII_DOMAIN.fullmatch(ascii_name):
+        raise ValuationInputError(
+            f"{text.encode('utf-8', 'backslashreplace').decode()!r} is not a domain name"
+        )
+    return ascii_name
 
 
 def _names_in(path: Path) -> list[str]:

@@ -272,6 +272,19 @@ class ValueModel:
         ]
         return values
 
+    def retail_design(self, wholesale: Matrix) -> Matrix:
+        """The retail rows of names whose wholesale rows are `wholesale` (the retail terms are
+        the only columns that differ), without computing the features again."""
+        retail = wholesale.copy()
+        column = {name: ALL_FEATURES.index(name) for name in ALL_FEATURES}
+        retail[:, column["retail"]] = 1.0
+        retail[:, column["retail_x_com"]] = wholesale[:, column["tld_com"]]
+        retail[:, column["retail_x_label_zipf"]] = wholesale[:, column["label_zipf"]]
+        retail[:, column["retail_x_short"]] = (wholesale[:, column["length"]] <= 4).astype(float)
+        retail[:, column["retail_x_length"]] = wholesale[:, column["length"]]
+        retail[:, column["retail_x_tld_market"]] = wholesale[:, column["tld_market"]]
+        return retail
+
     def base_log(self, matrix: Matrix) -> Matrix:
         result: Matrix = self.intercept + (matrix - self._centres) @ self._weights
         return result
@@ -328,7 +341,7 @@ class ValueModel:
         if not names:
             return []
         wholesale_x = self.design(names, [VenueClass.WHOLESALE] * len(names))
-        retail_x = self.design(names, [VenueClass.RETAIL] * len(names))
+        retail_x = self.retail_design(wholesale_x)
         wholesale = self.base_log(wholesale_x)
         retail = self.base_log(retail_x)
         adjustments = np.zeros(len(names))

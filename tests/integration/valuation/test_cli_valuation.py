@@ -88,3 +88,17 @@ def test_appraise_with_the_bundled_model(tmp_path: Path) -> None:
     for appraisal in appraisals:
         assert set(appraisal["wholesale"]) == {"p10", "p50", "p90"}
         assert set(appraisal) >= {"retail", "model", "contributions", "comparables"}
+
+
+def test_bad_names_and_options_are_one_line_exit_2(tmp_path: Path) -> None:
+    for args, message in [
+        (("appraise", "a b.com"), "error: 'a b.com' is not a domain name"),
+        (("appraise",), "error: no names: give DOMAIN arguments or --from-file"),
+        (("fit", "x.csv", "--extra-weight", "nan"), "error: --extra-weight nan is not a"),
+        (("fit", "x.csv", "--holdout", "1.5"), "error: --holdout 1.5 is not between 0 and 0.9"),
+        (("evaluate", "missing.csv"), "error: missing.csv: no such file"),
+    ]:
+        result = dominus(*args, cwd=tmp_path)
+        assert result.returncode == 2, (args, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(message), (args, lines)

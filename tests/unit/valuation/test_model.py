@@ -15,6 +15,7 @@ from dominus.valuation.model import (
     read_model,
 )
 from dominus.valuation.sales import Sale
+from dominus.valuation.venues import VenueClass
 from tests.unit.valuation.made_up import made_up_sales
 
 TODAY = date(2024, 3, 1)
@@ -102,3 +103,14 @@ def test_valuation_model_path_selects_a_users_model(
     fitted.save(path)
     monkeypatch.setenv("VALUATION_MODEL_PATH", str(path))
     assert load_model().version == "mine-1"
+
+
+def test_the_retail_rows_derived_from_the_wholesale_ones_match_a_direct_design(
+    fitted: ValueModel,
+) -> None:
+    # appraise_many derives the retail rows from the wholesale ones instead of recomputing
+    # every feature; both ways must give the same matrix (length is capped at 30 in features)
+    names = ["voice.com", "best-4you.net", "8364.com", "a" * 40 + ".io", "xn--bcher-kva.de"]
+    wholesale = fitted.design(names, [VenueClass.WHOLESALE] * len(names))
+    direct = fitted.design(names, [VenueClass.RETAIL] * len(names))
+    assert (fitted.retail_design(wholesale) == direct).all()
