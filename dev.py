@@ -6,6 +6,9 @@
     python3 dev.py test     set up (with test tools); run lint, type checks and the whole suite
     python3 dev.py bench    set up a separate benchmark environment (with huey); run bench/run.py
     python3 dev.py lock     regenerate the pinned lock files from pyproject.toml
+    python3 dev.py valuation-model
+                            refit the bundled value model from ../shared/data (when it is
+                            there) and the compiled public sales: bench/valuation_fit.py
 
 Each environment is a virtualenv inside the checkout, installed from a pinned lock file and
 reinstalled only when that lock file changes.
@@ -143,7 +146,19 @@ def lock(_args: list[str]) -> None:
     )
 
 
-COMMANDS = {"demo": demo, "test": test, "bench": bench, "lock": lock}
+def valuation_model(args: list[str]) -> None:
+    """Refit src/dominus/valuation/data/model.json (exit 2 without ../shared/data)."""
+    python = _environment(".venv", ["runtime.lock"])
+    _run(python, ROOT / "bench" / "valuation_fit.py", *args)
+
+
+COMMANDS = {
+    "demo": demo,
+    "test": test,
+    "bench": bench,
+    "lock": lock,
+    "valuation-model": valuation_model,
+}
 
 
 def main() -> None:

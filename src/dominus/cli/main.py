@@ -28,6 +28,7 @@ from dominus.cli import (
     runs,
     schedules,
     scoring,
+    valuation,
     watchlist,
 )
 from dominus.cli.demo import demo
@@ -76,6 +77,7 @@ app.add_typer(weights_app, name="weights")
 app.add_typer(thresholds_app, name="thresholds")
 app.add_typer(watchlist.app, name="watchlist")
 app.add_typer(alerts.app, name="alerts")
+app.add_typer(valuation.app, name="valuation")
 app.command("worker")(worker)
 app.command("scheduler")(scheduler)
 app.command("enqueue")(enqueue)
