@@ -1,33 +1,66 @@
-"""The exception tree. Every error DOMINUS raises on purpose derives from `DominusError`.
+"""The exception tree. Every error DOMINUS raises on purpose derives from `DominusError`, and
+every error of a feature from one of three kinds: `NotFoundError` (what was asked for does not
+exist), `ConflictError` (valid, but the state of what it names does not allow it) or
+`InvalidInputError` (the input is wrong; nothing was changed). The API answers each kind with
+its status (404, 409, 422; a database in trouble 503, a full queue 429) and the error's own
+`code`; the CLI exits 2 for all but a database failure (1) and a full queue (75). Each class's
+docstring says what it means, and is its default message. Classes defined elsewhere name their
+module; "(+Kind)" names the second base.
 
     DominusError
-    ├── ConfigurationError          a setting is missing or out of range
-    │   └── InvalidScheduleError    a cron expression or time zone that cannot be used
-    ├── CopyRefusedError            `db copy` refused (same database, non-empty target)
-    ├── MaintenanceError            a backup, restore or vacuum cannot start (BACKUP_DIR unusable,
-    │   │                           a file outside it, pg_dump missing or too old, live workers,
-    │   │                           a backup to restore that is damaged or not DOMINUS's)
-    │   └── BackupFailedError       a backup or restore started and failed (verification, tool)
-    ├── DatabaseError               the database could not be reached or used (driver error kept
-    │   │                           as __cause__)
-    │   ├── DatabaseBusyError       the database stayed locked (SQLITE_BUSY) or a lock timed out
-    │   ├── DatabaseGoneError       the SQLite file this process opened was deleted or replaced
-    │   └── SchemaNotMigratedError  the database is behind the code's migrations
-    └── JobError                    something about a job or its queue
-        ├── UnknownJobTypeError     no handler is registered for that job type
-        ├── NotEnqueueableError     that job type is enqueued only by its own endpoint/command
-        ├── InvalidPayloadError     the payload does not match the job type's payload model
-        ├── InvalidJobOptionError   an enqueue option is out of range (priority, attempts, ...)
-        ├── QueueFullError          JOB_QUEUE_MAX_DEPTH pending+running jobs already exist
-        ├── JobNotFoundError        no job (or dead-letter entry) with that id
-        ├── InvalidTransitionError  the job's state does not allow that operation
-        │   └── ScheduleInactiveError  the schedule cannot enqueue (cron off, type not registered)
-        ├── DuplicateJobTypeError   a job type was registered twice
-        ├── ScheduleNotFoundError   no schedule with that name
-        ├── JobAbortedError         raised inside a handler when its abort signal is set
-        └── PermanentJobError       raised by a handler: retrying cannot help, fail the job now
+    ├── ConfigurationError
+    │   └── InvalidScheduleError
+    ├── ConflictError
+    │   ├── CopyRefusedError
+    │   ├── CalibrationError                                dominus.backtest.model
+    │   └── WatchlistEntryExistsError                       dominus.watchlist.model
+    ├── DatabaseError
+    │   ├── DatabaseBusyError
+    │   ├── DatabaseGoneError
+    │   └── SchemaNotMigratedError
+    ├── InvalidInputError
+    │   ├── OutcomeInputError                               dominus.backtest.model
+    │   ├── ExportPathError                                 dominus.cli.csv_file
+    │   ├── OptionError                                     dominus.cli.pipeline_output
+    │   ├── RunInputError                                   dominus.cli.run
+    │   ├── ValuationInputError                             dominus.cli.valuation
+    │   ├── AppraisalInputError                             dominus.pipeline.appraisal
+    │   ├── ProviderError                                   dominus.providers.errors
+    │   │   ├── BootstrapError                              dominus.providers.errors
+    │   │   └── ProviderDataError                           dominus.providers.errors
+    │   ├── ModelFileError                                  dominus.valuation.model
+    │   ├── SalesFileError                                  dominus.valuation.sales
+    │   └── InvalidWatchlistInputError                      dominus.watchlist.model
+    │       └── InvalidWatchDomainError                     dominus.watchlist.model
+    ├── JobError
+    │   ├── ClaimLostError
+    │   ├── DuplicateJobTypeError
+    │   ├── InvalidJobOptionError (+InvalidInputError)
+    │   ├── InvalidPayloadError (+InvalidInputError)
+    │   ├── InvalidTransitionError (+ConflictError)
+    │   │   └── ScheduleInactiveError
+    │   ├── JobAbortedError
+    │   ├── JobNotFoundError (+NotFoundError)
+    │   ├── NotEnqueueableError (+InvalidInputError)
+    │   ├── PermanentJobError
+    │   ├── QueueFullError
+    │   ├── ScheduleNotFoundError (+NotFoundError)
+    │   └── UnknownJobTypeError (+InvalidInputError)
+    ├── MaintenanceError
+    │   └── BackupFailedError
+    ├── NotFoundError
+    │   ├── VersionNotFoundError                            dominus.pipeline.scoring_sets
+    │   ├── RunNotFoundError                                dominus.pipeline.store
+    │   ├── AlertNotFoundError                              dominus.renewals.model
+    │   └── WatchlistEntryNotFoundError                     dominus.watchlist.model
+    └── PortfolioError                                      dominus.portfolio.model
+        ├── EntryExistsError (+ConflictError)               dominus.portfolio.model
+        ├── EntryNotFoundError (+NotFoundError)             dominus.portfolio.model
+        └── PortfolioInputError (+InvalidInputError)        dominus.portfolio.model
+            ├── ImportRefusedError                          dominus.portfolio.csv_import
+            └── EntryStatusError (+ConflictError)           dominus.portfolio.model
 
-The class docstring is the default message, so `raise QueueFullError()` still says something useful.
+This tree is checked against the classes themselves by `tests/unit/test_errors.py`.
 """
 
 from __future__ import annotations
@@ -36,12 +69,35 @@ from __future__ import annotations
 class DominusError(Exception):
     """DOMINUS failed."""
 
-    def __init__(self, message: str | None = None) -> None:
+    # The API's error code for it (`{"error": {"code": ...}}`); subclasses narrow it.
+    code = "bad_request"
+
+    def __init__(self, message: str | None = None, *, code: str | None = None) -> None:
         super().__init__(message or (self.__doc__ or "").strip())
+        if code is not None:
+            self.code = code
 
     @property
     def message(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class NotFoundError(DominusError):
+    """What was asked for does not exist."""
+
+    code = "not_found"
+
+
+class ConflictError(DominusError):
+    """The request is valid, but the state of what it names does not allow it."""
+
+    code = "conflict"
+
+
+class InvalidInputError(DominusError):
+    """The input is invalid (the message says which value and why); nothing was changed."""
+
+    code = "invalid_request"
 
 
 class ConfigurationError(DominusError):
@@ -52,7 +108,7 @@ class InvalidScheduleError(ConfigurationError):
     """A cron expression or time zone that cannot be used."""
 
 
-class CopyRefusedError(DominusError):
+class CopyRefusedError(ConflictError):
     """The copy was refused (same database, or a target that is not empty); nothing was written."""
 
 
@@ -67,6 +123,8 @@ class BackupFailedError(MaintenanceError):
 class DatabaseError(DominusError):
     """The database could not be reached or used."""
 
+    code = "database_unavailable"
+
     def __init__(self, message: str | None = None, *, detail: str | None = None) -> None:
         super().__init__(message)
         # The driver's own words: for logs only, since they can name hosts, users and paths.
@@ -79,6 +137,8 @@ class DatabaseError(DominusError):
 class DatabaseBusyError(DatabaseError):
     """The database stayed locked by another writer for longer than the busy timeout."""
 
+    code = "database_busy"
+
 
 class DatabaseGoneError(DatabaseError):
     """The database file this process opened was deleted or replaced; it must stop."""
@@ -87,37 +147,49 @@ class DatabaseGoneError(DatabaseError):
 class SchemaNotMigratedError(DatabaseError):
     """The database schema is not up to date; run `dominus db upgrade`."""
 
+    code = "not_migrated"
+
 
 class JobError(DominusError):
     """A job operation failed."""
 
 
-class UnknownJobTypeError(JobError):
+class UnknownJobTypeError(JobError, InvalidInputError):
     """No handler is registered for that job type."""
 
+    code = "unknown_job_type"
 
-class NotEnqueueableError(JobError):
+
+class NotEnqueueableError(JobError, InvalidInputError):
     """That job type belongs to a resource and is enqueued only by the resource's own
     endpoint or command, not by the generic enqueue."""
 
+    code = "not_enqueueable"
 
-class InvalidPayloadError(JobError):
+
+class InvalidPayloadError(JobError, InvalidInputError):
     """The payload does not match the job type's payload model."""
 
+    code = "invalid_payload"
 
-class InvalidJobOptionError(JobError):
+
+class InvalidJobOptionError(JobError, InvalidInputError):
     """An enqueue option is out of its allowed range."""
+
+    code = "invalid_option"
 
 
 class QueueFullError(JobError):
     """The job queue is full (JOB_QUEUE_MAX_DEPTH pending and running jobs); try again later."""
 
+    code = "queue_full"
 
-class JobNotFoundError(JobError):
+
+class JobNotFoundError(JobError, NotFoundError):
     """No job with that id."""
 
 
-class InvalidTransitionError(JobError):
+class InvalidTransitionError(JobError, ConflictError):
     """The job's current state does not allow that operation."""
 
 
@@ -125,7 +197,7 @@ class DuplicateJobTypeError(JobError):
     """That job type is already registered."""
 
 
-class ScheduleNotFoundError(JobError):
+class ScheduleNotFoundError(JobError, NotFoundError):
     """No schedule with that name."""
 
 

@@ -14,7 +14,8 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from dominus.notify import LogNotifier
-from dominus.portfolio.service import PortfolioService, ScoreUpdate
+from dominus.portfolio.model import ScoreUpdate
+from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.verdicts import money_words
 from dominus.renewals.check import RenewalCheck
 from dominus.renewals.model import Thresholds

@@ -28,16 +28,18 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from dominus.api import streaming
-from dominus.backtest.outcomes import OutcomeIn, OutcomeInputError, checked
+from dominus.backtest.model import OutcomeInputError
+from dominus.backtest.outcomes import OutcomeIn, checked
 from dominus.jobs import JobQueue
 from dominus.pipeline.appraisal import AppraisalInputError, AppraisalRequest, validate_requests
 from dominus.pipeline.model import RunInput
 from dominus.pipeline.service import PipelineService
 from dominus.pipeline.store import PipelineStore
-from dominus.portfolio.service import PortfolioInputError, valid_domain
+from dominus.portfolio.model import PortfolioInputError
+from dominus.portfolio.service import valid_domain
 from dominus.runtime import Runtime
 from dominus.server import create_app
-from dominus.watchlist.store import InvalidWatchDomainError, watched_domain
+from dominus.watchlist.model import InvalidWatchDomainError, watched_domain
 from tests.api.conftest import (
     LOCAL_BASE_URL,
     api_settings,

@@ -15,27 +15,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from dominus.errors import (
-    DatabaseBusyError,
+    ConflictError,
     DatabaseError,
     DominusError,
-    InvalidJobOptionError,
-    InvalidPayloadError,
-    InvalidTransitionError,
-    JobNotFoundError,
-    NotEnqueueableError,
+    InvalidInputError,
+    NotFoundError,
     QueueFullError,
-    ScheduleNotFoundError,
-    SchemaNotMigratedError,
-    UnknownJobTypeError,
-)
-from dominus.pipeline.store import RunNotFoundError
-from dominus.providers.errors import ProviderDataError
-from dominus.renewals.store import AlertNotFoundError
-from dominus.watchlist.store import (
-    InvalidWatchDomainError,
-    InvalidWatchlistInputError,
-    WatchlistEntryExistsError,
-    WatchlistEntryNotFoundError,
 )
 
 log = logging.getLogger("dominus.api")
@@ -43,26 +28,14 @@ log = logging.getLogger("dominus.api")
 QUEUE_FULL_RETRY_AFTER_SECONDS = 5
 BUSY_RETRY_AFTER_SECONDS = 1
 
-# Most specific first.
-_MAPPING: list[tuple[type[DominusError], int, str]] = [
-    (JobNotFoundError, 404, "not_found"),
-    (RunNotFoundError, 404, "not_found"),
-    (ScheduleNotFoundError, 404, "not_found"),
-    (WatchlistEntryNotFoundError, 404, "not_found"),
-    (AlertNotFoundError, 404, "not_found"),
-    (WatchlistEntryExistsError, 409, "conflict"),
-    (InvalidWatchDomainError, 422, "invalid_domain"),
-    (InvalidWatchlistInputError, 422, "invalid_request"),
-    (ProviderDataError, 422, "invalid_data"),
-    (UnknownJobTypeError, 422, "unknown_job_type"),
-    (NotEnqueueableError, 422, "not_enqueueable"),
-    (InvalidPayloadError, 422, "invalid_payload"),
-    (InvalidJobOptionError, 422, "invalid_option"),
-    (InvalidTransitionError, 409, "conflict"),
-    (QueueFullError, 429, "queue_full"),
-    (SchemaNotMigratedError, 503, "not_migrated"),
-    (DatabaseBusyError, 503, "database_busy"),
-    (DatabaseError, 503, "database_unavailable"),
+# Each kind of error and its status, most specific first; the code is the error's own
+# (`DominusError.code`: `not_found`, `invalid_payload`, `database_busy` ...).
+STATUS_OF: list[tuple[type[DominusError], int]] = [
+    (NotFoundError, 404),
+    (ConflictError, 409),
+    (QueueFullError, 429),
+    (InvalidInputError, 422),
+    (DatabaseError, 503),
 ]
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 _HTTP_CODES = {
@@ -91,18 +64,16 @@ def install_error_handlers(app: FastAPI) -> None:
 
 
 async def _dominus_error(_request: Request, error: DominusError) -> JSONResponse:
-    for kind, status, code in _MAPPING:
-        if isinstance(error, kind):
-            headers = None
-            if isinstance(error, QueueFullError):
-                headers = {"Retry-After": str(QUEUE_FULL_RETRY_AFTER_SECONDS)}
-            elif status == 503:
-                headers = {"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)}
-                # The driver's text (in `str(error)`) is for the operator's log only: it can name
-                # hosts, users and paths. The client gets the message, in DOMINUS's words.
-                log.warning("%s", error)
-            return error_response(status, code, error.message, headers)
-    return error_response(400, "bad_request", error.message)
+    status = next((status for kind, status in STATUS_OF if isinstance(error, kind)), 400)
+    headers = None
+    if isinstance(error, QueueFullError):
+        headers = {"Retry-After": str(QUEUE_FULL_RETRY_AFTER_SECONDS)}
+    elif status == 503:
+        headers = {"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)}
+        # The driver's text (in `str(error)`) is for the operator's log only: it can name
+        # hosts, users and paths. The client gets the message, in DOMINUS's words.
+        log.warning("%s", error)
+    return error_response(status, error.code, error.message, headers)
 
 
 async def _validation_error(_request: Request, error: RequestValidationError) -> JSONResponse:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dominus.portfolio.entry_model import NO_NUL, EntryValues
+from dominus.portfolio.model import NO_NUL, EntryValues
 
 
 class EntryPatchIn(EntryValues):

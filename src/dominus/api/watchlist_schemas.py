@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dominus.watchlist.store import MAX_NOTES_LENGTH
+from dominus.watchlist.model import MAX_NOTES_LENGTH
 
 
 class WatchEntryIn(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dominus.portfolio.store import Outcome
+from dominus.portfolio.model import Outcome
 
 
 def outcome_document(outcome: Outcome) -> dict[str, Any]:

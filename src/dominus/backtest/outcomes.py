@@ -15,8 +15,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from dominus.backtest.model import OutcomeInputError
 from dominus.domain_names import InvalidNameError, normalise_domain
-from dominus.errors import DominusError
 from dominus.providers.csvfiles import read_rows
 from dominus.providers.errors import ProviderDataError
 
@@ -25,10 +25,6 @@ MAX_IMPORT_ROWS = 100_000
 CSV_COLUMNS = ("domain", "type", "price", "currency", "date", "venue", "fees", "notes")
 
 Text = Annotated[str, StringConstraints(max_length=2000, pattern="^[^\x00]*$")]
-
-
-class OutcomeInputError(DominusError):
-    """An outcome's input is invalid (the message says which field and why)."""
 
 
 class OutcomeIn(BaseModel):

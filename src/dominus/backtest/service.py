@@ -16,15 +16,15 @@ from sqlalchemy import Connection, Engine
 
 from dominus.backtest.build_queue import enqueue_build
 from dominus.backtest.calibrate import calibrate
+from dominus.backtest.model import CalibrationError, RecordedOutcomes
 from dominus.backtest.outcomes import OutcomeIn, checked, read_outcomes_csv
 from dominus.backtest.plot import render_png
 from dominus.backtest.report import ReportOptions, build_report
 from dominus.backtest.safety import Limits
 from dominus.backtest.settings import BacktestSettings
-from dominus.backtest.store import BacktestStore, RecordedOutcomes
+from dominus.backtest.store import BacktestStore
 from dominus.backtest.suggest import suggest
 from dominus.backtest.tuning import TuneResult, current_weights, tune
-from dominus.errors import DominusError
 from dominus.jobs.client import JobQueue
 from dominus.pipeline.scoring_sets import THRESHOLD_FIELDS, with_active_thresholds
 from dominus.scoring.config import ScoringConfig
@@ -33,10 +33,6 @@ from dominus.scoring.weighting import shares_of
 from dominus.scoring.weights import Weights
 
 DEFAULT_MIN_SAMPLE_SIZE = 5
-
-
-class CalibrationError(DominusError):
-    """No threshold setting to apply (no snapshot, or none reaches the target precision)."""
 
 
 @dataclass

@@ -17,7 +17,8 @@ from sqlalchemy import Connection, select
 
 from dominus.backtest.samples import Sample, confidence_bucket
 from dominus.db.dialects import dialect_insert
-from dominus.portfolio.store import Outcome, outcome_of
+from dominus.portfolio.model import Outcome
+from dominus.portfolio.store import outcome_of
 from dominus.schema.tables import backtest_signals, outcomes, scoring_runs
 from dominus.scoring.config import ScoringConfig
 from dominus.scoring.market import weighted_quantile

@@ -7,30 +7,24 @@ and activates it, so `history` shows every change in order and nothing is rewrit
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, func, insert, select
 
+from dominus.backtest.model import RecordedOutcomes
 from dominus.backtest.outcomes import OutcomeIn
 from dominus.backtest.samples import Sample
 from dominus.backtest.snapshot import SnapshotResult, build_snapshot, read_samples
 from dominus.db.errors import database_errors
 from dominus.pipeline.scoring_sets import threshold_sets_of, weight_sets_of
-from dominus.portfolio.store import Outcome, outcome_of
+from dominus.portfolio.model import Outcome
+from dominus.portfolio.store import outcome_of
 from dominus.schema.tables import outcomes, weight_tunes
 from dominus.scoring.config import ScoringConfig
 
 # (connection) -> (job id, created): enqueues the build in the outcome's own transaction.
 EnqueueBuild = Callable[[Connection], tuple[int, bool]]
-
-
-@dataclass(frozen=True)
-class RecordedOutcomes:
-    outcomes: list[Outcome]
-    build_job_id: int | None
-    build_created: bool
 
 
 class BacktestStore:

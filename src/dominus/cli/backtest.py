@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from dominus.backtest.demo import run_demo
-from dominus.backtest.outcomes import OutcomeInputError
+from dominus.backtest.model import OutcomeInputError
 from dominus.backtest.report import ReportOptions
 from dominus.backtest.service import BacktestService
 from dominus.cli.backtest_output import print_calibration, print_report, print_tune

@@ -7,10 +7,10 @@ import contextlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from dominus.errors import DominusError
+from dominus.errors import InvalidInputError
 
 
-class ExportPathError(DominusError):
+class ExportPathError(InvalidInputError):
     """The export cannot be written where it was asked to go."""
 
 

@@ -87,14 +87,18 @@ app.command("run")(run)
 app.command("score")(score)
 
 
+# Each kind of error and its exit code, most specific first; anything else DOMINUS refuses on
+# purpose (bad input, nothing found, a conflict, a configuration) is 2: nothing was done.
+EXIT_CODE_OF: list[tuple[type[DominusError], int]] = [
+    (QueueFullError, EXIT_TRY_LATER),
+    (SchemaNotMigratedError, EXIT_BAD_INPUT),  # a command to run first, not a failure
+    (DatabaseError, EXIT_FAILURE),
+    (BackupFailedError, EXIT_FAILURE),
+]
+
+
 def exit_code_for(error: DominusError) -> int:
-    if isinstance(error, QueueFullError):
-        return EXIT_TRY_LATER
-    if isinstance(error, SchemaNotMigratedError):
-        return EXIT_BAD_INPUT
-    if isinstance(error, DatabaseError | BackupFailedError):
-        return EXIT_FAILURE
-    return EXIT_BAD_INPUT
+    return next((code for kind, code in EXIT_CODE_OF if isinstance(error, kind)), EXIT_BAD_INPUT)
 
 
 def main() -> None:

@@ -10,9 +10,9 @@ from rich.table import Table
 
 from dominus.backtest.demo import SAMPLE_OUTCOMES
 from dominus.backtest.documents import outcome_document
-from dominus.backtest.outcomes import OutcomeIn, OutcomeInputError, describe
+from dominus.backtest.model import OutcomeInputError, RecordedOutcomes
+from dominus.backtest.outcomes import OutcomeIn, describe
 from dominus.backtest.service import BacktestService
-from dominus.backtest.store import RecordedOutcomes
 from dominus.cli.output import console, print_json
 from dominus.cli.runtime import Runtime, open_runtime
 from dominus.scoring.decision import amount

@@ -14,7 +14,7 @@ from dominus.cli.candidate_tables import (
     speculative_table,
 )
 from dominus.cli.output import console, errors, print_json
-from dominus.errors import DominusError
+from dominus.errors import InvalidInputError
 from dominus.jobs.model import Job
 from dominus.jobs.sql import SqlJobStore
 from dominus.pipeline.documents import effective_status, job_of_run, run_document
@@ -32,7 +32,7 @@ DEFAULT_TOP = 20  # rows of each table (recommended, speculative) a run's report
 MAX_TOP = 100_000  # a run's most names
 
 
-class OptionError(DominusError):
+class OptionError(InvalidInputError):
     """An option's value is out of its range."""
 
 

@@ -20,7 +20,6 @@ from dominus.handlers.dependencies import HandlerDependencies
 from dominus.handlers.portfolio_rescore import PORTFOLIO_RESCORE
 from dominus.pipeline.appraisal import appraiser
 from dominus.pipeline.store import PipelineStore
-from dominus.portfolio.clock import days_until_renewal
 from dominus.portfolio.csv_export import csv_lines, entries_csv
 from dominus.portfolio.csv_import import (
     ImportOptions,
@@ -30,14 +29,10 @@ from dominus.portfolio.csv_import import (
     parse_mapping,
 )
 from dominus.portfolio.documents import entry_document, history_document
+from dominus.portfolio.model import EntryFields, PortfolioInputError, days_until_renewal
 from dominus.portfolio.report import REPORT_COLUMNS, build_report, report_rows
 from dominus.portfolio.rescore import Rescorer, appraiser_scorer
-from dominus.portfolio.service import (
-    EntryFields,
-    PortfolioInputError,
-    PortfolioService,
-    valid_domain,
-)
+from dominus.portfolio.service import PortfolioService, valid_domain
 from dominus.portfolio.store import PortfolioReader
 from dominus.portfolio.values import parse_amount
 from dominus.portfolio.verdicts import money_words

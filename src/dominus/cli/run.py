@@ -19,7 +19,7 @@ from dominus.cli.pipeline_output import (
 )
 from dominus.cli.runtime import open_runtime
 from dominus.cli.signals import on_stop_signals
-from dominus.errors import DominusError
+from dominus.errors import InvalidInputError
 from dominus.pipeline.closeout_csv import read_closeout_csv
 from dominus.pipeline.documents import job_of_run
 from dominus.pipeline.model import CloseoutDomain, RunInput
@@ -29,7 +29,7 @@ from dominus.providers.offline import SAMPLE_INPUT_PATH
 from dominus.providers.setup import OFFLINE
 
 
-class RunInputError(DominusError):
+class RunInputError(InvalidInputError):
     """The run's input is invalid."""
 
 

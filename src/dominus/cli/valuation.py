@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 
 from dominus.cli.output import console, print_json
-from dominus.errors import DominusError
+from dominus.errors import InvalidInputError
 from dominus.valuation.comparables import ComparablesIndex
 from dominus.valuation.fitting import FitOptions, measure
 from dominus.valuation.metrics import Figures, Report
@@ -29,7 +29,7 @@ app = typer.Typer(
 DEFAULT_OUT = Path("valuation-model.json")
 
 
-class ValuationInputError(DominusError):
+class ValuationInputError(InvalidInputError):
     """An option of a valuation command is out of range."""
 
 

@@ -9,9 +9,9 @@ from rich.table import Table
 
 from dominus.cli.output import clip, console, print_json, short_time
 from dominus.cli.runtime import open_runtime
-from dominus.watchlist.model import WatchEntry
+from dominus.watchlist.model import WatchEntry, watched_domain
 from dominus.watchlist.service import poll_watchlist
-from dominus.watchlist.store import WatchlistStore, checked_notes, watched_domain
+from dominus.watchlist.store import WatchlistStore, checked_notes
 
 app = typer.Typer(help="Domains watched until they can be registered.", no_args_is_help=True)
 

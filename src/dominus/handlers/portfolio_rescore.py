@@ -14,8 +14,9 @@ from dominus.jobs.context import JobContext
 from dominus.jobs.registry import HandlerRegistry
 from dominus.pipeline.appraisal import appraiser
 from dominus.pipeline.store import PipelineStore
+from dominus.portfolio.model import PortfolioError
 from dominus.portfolio.rescore import Rescorer, appraiser_scorer
-from dominus.portfolio.service import PortfolioInputError, PortfolioService
+from dominus.portfolio.service import PortfolioService
 
 PORTFOLIO_RESCORE = "PORTFOLIO_RESCORE"
 
@@ -60,7 +61,7 @@ def run_rescore(
         )
         try:
             result = rescorer.run(domain)
-        except PortfolioInputError as error:
+        except PortfolioError as error:
             raise PermanentJobError(error.message) from None
     context.abort.raise_if_set()
     return result.to_dict()

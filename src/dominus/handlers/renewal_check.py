@@ -10,9 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.jobs.context import JobContext
 from dominus.jobs.registry import HandlerRegistry
-from dominus.renewals.check import RenewalCheck
-from dominus.renewals.model import Thresholds
-from dominus.renewals.settings import RenewalSettings
+from dominus.renewals.service import renewal_check
 
 RENEWAL_CHECK = "RENEWAL_CHECK"
 
@@ -21,17 +19,11 @@ class RenewalCheckPayload(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def thresholds(settings: RenewalSettings) -> Thresholds:
-    return Thresholds(
-        critical_days=settings.RENEWAL_CRITICAL_DAYS, warning_days=settings.RENEWAL_WARNING_DAYS
-    )
-
-
 def register_renewal_check(registry: HandlerRegistry, dependencies: HandlerDependencies) -> None:
-    check = RenewalCheck(
+    check = renewal_check(
+        dependencies.settings,
         dependencies.engine,
         dependencies.notifications(),
-        thresholds(dependencies.settings),
         dependencies.clock,
     )
 

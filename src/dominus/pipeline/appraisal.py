@@ -31,7 +31,7 @@ import httpx
 from pydantic import ValidationError
 
 from dominus.domain_names import DomainName, InvalidNameError, normalise_domain
-from dominus.errors import ConfigurationError, DominusError
+from dominus.errors import ConfigurationError, InvalidInputError
 from dominus.pipeline.appraisal_result import (
     ActiveWeights,
     Appraisal,
@@ -57,12 +57,9 @@ from dominus.scoring import ComparablesIndex, Weights, score_domain
 LOOKUP_FAILURES: tuple[type[BaseException], ...] = (OSError, TimeoutError, httpx.HTTPError)
 
 
-class AppraisalInputError(DominusError):
-    """An appraisal's input is invalid (the message says which and why)."""
-
-    def __init__(self, message: str, code: str = "invalid_request") -> None:
-        super().__init__(message)
-        self.code = code  # the API's error code: invalid_domain, invalid_listing...
+class AppraisalInputError(InvalidInputError):
+    """An appraisal's input is invalid (the message says which and why; the code is
+    `invalid_request`, `invalid_domain` or `invalid_listing`)."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +93,7 @@ def validate_requests(requests: Sequence[AppraisalRequest]) -> list[ValidName]:
         raise AppraisalInputError(
             "price, age, backlinks and wayback describe one listing: give them with one "
             f"domain, not {len(requests)}",
-            "invalid_listing",
+            code="invalid_listing",
         )
     return [_valid(request) for request in requests]
 
@@ -106,7 +103,7 @@ def _valid(request: AppraisalRequest) -> ValidName:
         name = normalise_domain(request.domain)
     except InvalidNameError as error:
         raise AppraisalInputError(
-            f"invalid domain {request.domain!r}: {error}", "invalid_domain"
+            f"invalid domain {request.domain!r}: {error}", code="invalid_domain"
         ) from None
     if not request.listed:
         return ValidName(name, None)
@@ -123,7 +120,7 @@ def _valid(request: AppraisalRequest) -> ValidName:
             f"{'.'.join(str(part) for part in issue['loc'])} {issue['input']!r}: {issue['msg']}"
             for issue in error.errors()
         )
-        raise AppraisalInputError(f"{name.unicode}: {problems}", "invalid_listing") from None
+        raise AppraisalInputError(f"{name.unicode}: {problems}", code="invalid_listing") from None
     return ValidName(name, listing)
 
 

@@ -19,12 +19,12 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Table, insert, select
 
 from dominus.db.errors import database_errors
-from dominus.errors import ConfigurationError, DominusError
+from dominus.errors import ConfigurationError, NotFoundError
 from dominus.schema.tables import MAX_ID, threshold_sets, weight_sets
 from dominus.scoring.config import ScoringConfig
 
 
-class VersionNotFoundError(DominusError):
+class VersionNotFoundError(NotFoundError):
     """No weight or threshold set with that version."""
 
 

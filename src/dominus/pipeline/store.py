@@ -32,7 +32,7 @@ from sqlalchemy import (
 
 from dominus.db.dialects import JsonArrayLength, dialect_insert
 from dominus.db.errors import database_errors
-from dominus.errors import DominusError
+from dominus.errors import NotFoundError
 from dominus.pipeline.model import RunInput, RunStatus, Stage
 from dominus.schema.tables import (
     MAX_ID,
@@ -47,7 +47,7 @@ BATCH_SIZE = 500
 INPUT_LISTS = ("keywords", "brandable", "closeout")
 
 
-class RunNotFoundError(DominusError):
+class RunNotFoundError(NotFoundError):
     """No pipeline run with that id."""
 
 

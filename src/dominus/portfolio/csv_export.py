@@ -12,7 +12,7 @@ from datetime import date, datetime
 from typing import Any
 
 from dominus.pipeline.csv_export import BOM, cell
-from dominus.portfolio.store import PortfolioEntry
+from dominus.portfolio.model import PortfolioEntry
 
 ENTRY_COLUMNS = (
     "domain",

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from dominus.db.errors import database_errors
+from dominus.portfolio.model import EntryFields, PortfolioEntry, PortfolioInputError
 from dominus.portfolio.presets import (
     ALIASES,
     AMOUNT_FIELDS,
@@ -32,8 +33,8 @@ from dominus.portfolio.presets import (
     normalise_header,
     preset_names,
 )
-from dominus.portfolio.service import EntryFields, PortfolioInputError, PortfolioService
-from dominus.portfolio.store import PortfolioEntry, read_entries
+from dominus.portfolio.service import PortfolioService
+from dominus.portfolio.store import read_entries
 from dominus.portfolio.values import parse_amount, parse_date, parse_domain
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -95,7 +96,7 @@ class ImportRefusedError(PortfolioInputError):
         super().__init__(
             f"{len(problems)} invalid row(s), nothing imported: {shown}{extra}; fix them or "
             "pass --skip-invalid to import the valid rows (--dry-run --skip-invalid lists all)",
-            "invalid_import",
+            code="invalid_import",
         )
         self.report = report
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from dominus.portfolio.clock import days_until_renewal
-from dominus.portfolio.store import HistoryEvent, PortfolioEntry
+from dominus.portfolio.model import HistoryEvent, PortfolioEntry, days_until_renewal
 
 
 def _iso(value: Any) -> Any:

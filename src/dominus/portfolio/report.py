@@ -18,9 +18,8 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
-from dominus.portfolio.clock import utc_today
+from dominus.portfolio.model import Outcome, PortfolioEntry, utc_today
 from dominus.portfolio.service import entry_cost
-from dominus.portfolio.store import Outcome, PortfolioEntry
 
 MONTHS = 12
 

@@ -24,7 +24,8 @@ from dominus.jobs.clock import Clock
 from dominus.pipeline.appraisal import AppraisalInputError, Appraiser, ValidName
 from dominus.pipeline.appraisal_result import Appraisal
 from dominus.pipeline.concurrency import bounded_map
-from dominus.portfolio.service import EntryNotFoundError, PortfolioService, ScoreUpdate
+from dominus.portfolio.model import EntryNotFoundError, ScoreUpdate
+from dominus.portfolio.service import PortfolioService
 from dominus.providers.models import StopSignal
 
 # (domain) → its fresh score; raises when the name cannot be appraised now.

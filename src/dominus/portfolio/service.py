@@ -7,24 +7,26 @@ Every write is one transaction; time comes from the caller (`now`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, insert, select, update
 
 from dominus.db.errors import database_errors
-from dominus.errors import DominusError
-from dominus.portfolio.clock import utc_today
-from dominus.portfolio.entry_model import entry_problems
-from dominus.portfolio.settings import PortfolioSettings
-from dominus.portfolio.store import (
+from dominus.portfolio.model import (
+    EntryExistsError,
+    EntryFields,
+    EntryNotFoundError,
     EntryStatus,
+    EntryStatusError,
     PortfolioEntry,
-    entry_of,
-    read_entries,
-    read_entry,
+    PortfolioInputError,
+    ScoreUpdate,
+    VerdictChange,
+    utc_today,
 )
+from dominus.portfolio.settings import PortfolioSettings
+from dominus.portfolio.store import entry_of, read_entries, read_entry
 from dominus.portfolio.values import check_amount, parse_domain
 from dominus.portfolio.verdicts import VerdictFacts, VerdictRules, judge, money_words
 from dominus.schema.tables import outcomes, portfolio_entries, portfolio_verdict_history
@@ -32,85 +34,11 @@ from dominus.scoring.config import ScoringConfig
 from dominus.scoring.settings import scoring_config
 
 
-class PortfolioInputError(DominusError):
-    """Invalid portfolio input (the message says which value and why); nothing was written."""
-
-    def __init__(self, message: str, code: str = "invalid_request") -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class EntryNotFoundError(PortfolioInputError):
-    """No portfolio entry with that domain."""
-
-    def __init__(self, domain: str) -> None:
-        super().__init__(f"{domain} is not in the portfolio", "not_found")
-
-
-class EntryExistsError(PortfolioInputError):
-    """The domain is already in the portfolio."""
-
-    def __init__(self, domain: str) -> None:
-        super().__init__(f"{domain} is already in the portfolio", "conflict")
-
-
-@dataclass(frozen=True)
-class EntryFields:
-    """What a person (or an import row) says about an entry; None: not given, leave as is."""
-
-    renewal_date: date | None = None
-    acquired_at: date | None = None
-    acquisition_cost: float | None = None
-    renewal_cost: float | None = None
-    registrar: str | None = None
-    list_price: float | None = None
-    renewals_paid: float | None = None
-    notes: str | None = None
-
-    def given(self) -> dict[str, Any]:
-        return {key: value for key, value in asdict(self).items() if value is not None}
-
-    def checked(self) -> EntryFields:
-        """The values `EntryValues` accepts (the API's and the CSV import's bounds):
-        PortfolioInputError naming the field and the problem otherwise."""
-        problems = self.problems()
-        if problems:
-            field, problem = problems[0]
-            raise PortfolioInputError(f"{field}: {problem}")
-        return self
-
-    def problems(self) -> list[tuple[str, str]]:
-        """(field, what is wrong) for each value out of bounds."""
-        return entry_problems(self.given())
-
-
-@dataclass(frozen=True)
-class VerdictChange:
-    domain: str
-    old: str | None
-    new: str
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"domain": self.domain, "from": self.old, "to": self.new, "reason": self.reason}
-
-
-@dataclass(frozen=True)
-class ScoreUpdate:
-    """What PORTFOLIO_RESCORE writes for one name."""
-
-    current_score: float  # 0–100
-    expected_value: float
-    confidence: float
-    suggested_list_price: float
-    details: dict[str, Any]
-
-
 def valid_domain(text: str) -> str:
     try:
         return parse_domain(text)[0]
     except ValueError as error:
-        raise PortfolioInputError(str(error), "invalid_domain") from None
+        raise PortfolioInputError(str(error), code="invalid_domain") from None
 
 
 def verdict_rules(settings: PortfolioSettings, config: ScoringConfig) -> VerdictRules:
@@ -389,7 +317,7 @@ class PortfolioService:
         if entry is None:
             raise EntryNotFoundError(name)
         if entry.status != "active":
-            raise PortfolioInputError(f"{name} is already {entry.status}", "conflict")
+            raise EntryStatusError(f"{name} is already {entry.status}")
         return entry
 
     @staticmethod

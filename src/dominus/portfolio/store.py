@@ -5,74 +5,13 @@ reads are what other parts (renewal alerts, the backtest) rely on."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import date, datetime
-from typing import Any, Literal
+from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
 from dominus.db.errors import database_errors
+from dominus.portfolio.model import EntryStatus, HistoryEvent, Outcome, PortfolioEntry
 from dominus.schema.tables import outcomes, portfolio_entries, portfolio_verdict_history
-
-EntryStatus = Literal["active", "sold", "dropped"]
-Verdict = Literal["keep", "drop", "reprice"]
-OutcomeType = Literal["sold", "dropped", "expired"]
-
-
-@dataclass(frozen=True)
-class PortfolioEntry:
-    id: int
-    domain: str
-    tld: str
-    acquired_at: date | None
-    renewal_date: date
-    acquisition_cost: float | None
-    renewal_cost: float | None
-    currency: str
-    registrar: str | None
-    current_score: float | None
-    expected_value: float | None
-    confidence: float | None
-    suggested_list_price: float | None
-    list_price: float | None
-    score_details: dict[str, Any] | None
-    verdict: Verdict | None
-    verdict_reason: str | None
-    verdict_at: datetime | None
-    scored_at: datetime | None
-    notes: str | None
-    status: EntryStatus
-    renewals_paid: float
-    created_at: datetime
-    updated_at: datetime
-
-
-@dataclass(frozen=True)
-class HistoryEvent:
-    id: int
-    entry_id: int
-    domain: str
-    kind: Literal["verdict", "sold", "dropped"]
-    old_verdict: Verdict | None
-    new_verdict: Verdict | None
-    method: str | None
-    reason: str
-    at: datetime
-
-
-@dataclass(frozen=True)
-class Outcome:
-    id: int
-    domain: str
-    type: OutcomeType
-    sale_price: float | None
-    currency: str | None
-    date: date
-    venue: str | None
-    fees: float | None
-    cost_basis: float | None
-    notes: str | None
-    created_at: datetime
 
 
 def entry_of(row: Any) -> PortfolioEntry:

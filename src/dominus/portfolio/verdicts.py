@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
 
-from dominus.portfolio.clock import days_until_renewal, within_horizon
+from dominus.portfolio.model import days_until_renewal, within_horizon
 from dominus.portfolio.settings import DropMethod
 
 Verdict = Literal["keep", "drop", "reprice"]

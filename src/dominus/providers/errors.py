@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dominus.errors import DominusError
+from dominus.errors import InvalidInputError
 
 
-class ProviderError(DominusError):
+class ProviderError(InvalidInputError):
     """A provider could not be set up or used."""
 
 
 class ProviderDataError(ProviderError):
     """A provider data file is missing, unreadable or malformed."""
+
+    code = "invalid_data"
 
     def __init__(self, path: Path | str, problem: str, line: int | None = None) -> None:
         where = f"{path}, line {line}" if line is not None else str(path)

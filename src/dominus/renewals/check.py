@@ -15,9 +15,10 @@ from sqlalchemy import Engine
 from dominus.db.errors import database_errors
 from dominus.errors import JobAbortedError
 from dominus.notify.model import Notification, Notifier, Severity
-from dominus.portfolio.store import PortfolioEntry, read_entries
+from dominus.portfolio.model import PortfolioEntry, days_until_renewal
+from dominus.portfolio.store import read_entries
 from dominus.providers.models import StopSignal
-from dominus.renewals.model import AlertType, RenewalAlert, Thresholds, alert_type, days_until
+from dominus.renewals.model import AlertType, RenewalAlert, Thresholds, alert_type
 from dominus.renewals.store import AlertStore
 
 Progress = Callable[[int, int, str], None]  # (done, total, domain)
@@ -64,7 +65,7 @@ class RenewalCheck:
 
     def _check(self, alerts: AlertStore, entry: PortfolioEntry, result: CheckResult) -> None:
         now = self.clock()
-        days_left = days_until(entry.renewal_date, now)
+        days_left = days_until_renewal(entry.renewal_date, now)
         outcome = alerts.record(entry, alert_type(days_left, self.thresholds), days_left, now)
         result.domains_checked += 1
         if outcome.alert_id is not None:

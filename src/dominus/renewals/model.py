@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
+
+from dominus.errors import NotFoundError
 
 
 class AlertType(StrEnum):
@@ -30,12 +32,6 @@ _RANKS = {AlertType.IMMINENT: 1, AlertType.CRITICAL: 2, AlertType.PAST_DUE: 3}
 class Thresholds:
     critical_days: int  # RENEWAL_CRITICAL_DAYS
     warning_days: int  # RENEWAL_WARNING_DAYS
-
-
-def days_until(renewal_date: date, now: datetime) -> int:
-    """Days until the renewal in UTC calendar days: the renewal date minus today's date in UTC
-    (0 on the day itself, negative after it), whatever the zone `now` is given in."""
-    return (renewal_date - now.astimezone(UTC).date()).days
 
 
 def alert_type(days_left: int, thresholds: Thresholds) -> AlertType | None:
@@ -98,3 +94,16 @@ class RenewalAlert:
 
 def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
+
+
+class AlertNotFoundError(NotFoundError):
+    """No renewal alert with that id."""
+
+
+@dataclass(frozen=True)
+class EntryOutcome:
+    """What one entry's check did: the alert it created or re-armed (None: none), and whether
+    that was an escalation of a less severe alert of the same renewal."""
+
+    alert_id: int | None = None
+    escalated_from: AlertType | None = None

@@ -9,36 +9,21 @@ acknowledged, not notified.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, insert, select, update
 
 from dominus.db.errors import database_errors
-from dominus.errors import DominusError
-from dominus.portfolio.store import PortfolioEntry
-from dominus.renewals.model import AlertType, RenewalAlert
+from dominus.portfolio.model import PortfolioEntry
+from dominus.renewals.model import AlertNotFoundError, AlertType, EntryOutcome, RenewalAlert
 from dominus.schema.tables import portfolio_entries, renewal_alerts
-
-
-class AlertNotFoundError(DominusError):
-    """No renewal alert with that id."""
 
 
 def alert_of(row: Any) -> RenewalAlert:
     values = {column.name: row._mapping[column.name] for column in renewal_alerts.c}
     values["type"] = AlertType(values["type"])
     return RenewalAlert(**values)
-
-
-@dataclass(frozen=True)
-class EntryOutcome:
-    """What one entry's check did: the alert it created or re-armed (None: none), and whether
-    that was an escalation of a less severe alert of the same renewal."""
-
-    alert_id: int | None = None
-    escalated_from: AlertType | None = None
 
 
 UNRESOLVED = renewal_alerts.c.resolved_at.is_(None)

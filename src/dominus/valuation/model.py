@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dominus.errors import DominusError
+from dominus.errors import InvalidInputError
 from dominus.valuation.comparables import ComparablesIndex, UsedComparable
 from dominus.valuation.features import FEATURE_NAMES, GROUPS, feature_row, name_features
 from dominus.valuation.tlds import split_domain, tld_group
@@ -61,7 +61,7 @@ GROUP_OF: dict[str, str] = {
 TOP_CONTRIBUTIONS = 5
 
 
-class ModelFileError(DominusError):
+class ModelFileError(InvalidInputError):
     """The value model file cannot be used."""
 
 

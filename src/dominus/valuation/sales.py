@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from dominus.errors import DominusError
+from dominus.errors import InvalidInputError
 from dominus.valuation.venues import VenueClass, venue_class
 
 _COLUMNS = {
@@ -31,7 +31,7 @@ _COLUMNS = {
 _REQUIRED = ("domain", "price", "date", "venue")
 
 
-class SalesFileError(DominusError):
+class SalesFileError(InvalidInputError):
     """The sales file cannot be read."""
 
 

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from dominus.domain_names import normalise_domain
+from dominus.errors import ConflictError, InvalidInputError, NotFoundError
+
 WatchStatus = Literal["available", "registered", "unknown"]
 
 
@@ -40,3 +43,32 @@ class WatchEntry:
 
 def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
+
+
+MAX_NOTES_LENGTH = 2000
+
+
+class WatchlistEntryExistsError(ConflictError):
+    """That domain is already on the watchlist."""
+
+
+class WatchlistEntryNotFoundError(NotFoundError):
+    """That domain is not on the watchlist."""
+
+
+class InvalidWatchlistInputError(InvalidInputError):
+    """Notes too long or not text (the message says why)."""
+
+
+class InvalidWatchDomainError(InvalidWatchlistInputError):
+    """Not a registrable domain name (the message says why)."""
+
+    code = "invalid_domain"
+
+
+def watched_domain(raw: str) -> str:
+    """The name as it is stored and looked up (lower-case ASCII, IDNA): stage 1's rules."""
+    try:
+        return normalise_domain(raw).ascii
+    except ValueError as error:  # InvalidNameError, or text no codec takes (a lone surrogate)
+        raise InvalidWatchDomainError(f"invalid domain {raw!r}: {error}") from None

@@ -10,36 +10,15 @@ from sqlalchemy import Connection, Engine, delete, or_, select, update
 
 from dominus.db.dialects import dialect_insert
 from dominus.db.errors import database_errors
-from dominus.domain_names import normalise_domain
-from dominus.errors import DominusError
 from dominus.schema.tables import watchlist_entries
-from dominus.watchlist.model import WatchEntry, WatchStatus
-
-MAX_NOTES_LENGTH = 2000
-
-
-class WatchlistEntryExistsError(DominusError):
-    """That domain is already on the watchlist."""
-
-
-class WatchlistEntryNotFoundError(DominusError):
-    """That domain is not on the watchlist."""
-
-
-class InvalidWatchlistInputError(DominusError):
-    """Notes too long or not text (the message says why)."""
-
-
-class InvalidWatchDomainError(InvalidWatchlistInputError):
-    """Not a registrable domain name (the message says why)."""
-
-
-def watched_domain(raw: str) -> str:
-    """The name as it is stored and looked up (lower-case ASCII, IDNA): stage 1's rules."""
-    try:
-        return normalise_domain(raw).ascii
-    except ValueError as error:  # InvalidNameError, or text no codec takes (a lone surrogate)
-        raise InvalidWatchDomainError(f"invalid domain {raw!r}: {error}") from None
+from dominus.watchlist.model import (
+    MAX_NOTES_LENGTH,
+    InvalidWatchlistInputError,
+    WatchEntry,
+    WatchlistEntryExistsError,
+    WatchlistEntryNotFoundError,
+    WatchStatus,
+)
 
 
 def checked_notes(notes: str | None) -> str | None:

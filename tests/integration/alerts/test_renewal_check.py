@@ -13,8 +13,8 @@ from sqlalchemy import Engine, update
 
 from dominus.errors import JobAbortedError
 from dominus.renewals.check import CheckResult, RenewalCheck
-from dominus.renewals.model import Thresholds
-from dominus.renewals.store import AlertNotFoundError, AlertStore
+from dominus.renewals.model import AlertNotFoundError, Thresholds
+from dominus.renewals.store import AlertStore
 from dominus.schema.tables import renewal_alerts
 from tests.conftest import FakeClock
 from tests.integration.alerts.portfolio_rows import add_entry, change_entry, remove_entry

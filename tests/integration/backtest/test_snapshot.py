@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 from sqlalchemy import Engine, func, select
 
-from dominus.backtest.outcomes import OutcomeInputError
+from dominus.backtest.model import OutcomeInputError
 from dominus.config import Settings
 from dominus.schema.tables import backtest_signals
 from tests.integration.backtest.helpers import add_score, at, sale, service

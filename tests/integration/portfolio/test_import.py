@@ -17,7 +17,8 @@ from dominus.portfolio.csv_import import (
     PortfolioImporter,
     parse_mapping,
 )
-from dominus.portfolio.service import EntryFields, PortfolioInputError, PortfolioService
+from dominus.portfolio.model import EntryFields, PortfolioInputError
+from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.store import PortfolioReader
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "portfolio"

@@ -18,8 +18,9 @@ from dominus.errors import JobAbortedError
 from dominus.pipeline.appraisal import Appraiser, ValidName, active_weights
 from dominus.pipeline.settings import pipeline_options
 from dominus.pipeline.store import PipelineStore
+from dominus.portfolio.model import EntryFields, EntryNotFoundError
 from dominus.portfolio.rescore import Rescorer, appraiser_scorer, score_update
-from dominus.portfolio.service import EntryFields, EntryNotFoundError, PortfolioService
+from dominus.portfolio.service import PortfolioService
 from dominus.providers.models import KeywordStats
 from dominus.providers.offline import offline_providers
 

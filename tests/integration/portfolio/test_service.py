@@ -8,14 +8,14 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from dominus.portfolio.service import (
+from dominus.portfolio.model import (
     EntryExistsError,
     EntryFields,
     EntryNotFoundError,
     PortfolioInputError,
-    PortfolioService,
     ScoreUpdate,
 )
+from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.store import PortfolioReader
 
 NOW = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)

@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from dominus.portfolio.clock import days_until_renewal, within_horizon
+from dominus.portfolio.model import days_until_renewal, within_horizon
 
 RENEWAL = date(2030, 3, 10)
 

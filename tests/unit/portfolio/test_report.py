@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, date, datetime
 
+from dominus.portfolio.model import Outcome, PortfolioEntry
 from dominus.portfolio.report import build_report, report_rows
-from dominus.portfolio.store import Outcome, PortfolioEntry
 
 NOW = datetime(2030, 11, 15, 23, 30, tzinfo=UTC)
 

@@ -9,7 +9,8 @@ import pytest
 
 from dominus.config import load_settings
 from dominus.errors import ConfigurationError
-from dominus.renewals.model import AlertType, Thresholds, alert_type, days_until
+from dominus.portfolio.model import days_until_renewal as days_until
+from dominus.renewals.model import AlertType, Thresholds, alert_type
 
 RENEWAL = date(2030, 3, 8)
 ISSUE_THRESHOLDS = Thresholds(critical_days=7, warning_days=30)

@@ -8,12 +8,11 @@ from fastapi import APIRouter, Depends, Query, Response
 from fastapi.responses import JSONResponse
 
 from dominus.api.backtest_schemas import OutcomeOut, RecordedOutcomeOut, WeightsOut
-from dominus.api.errors import error_response
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, with_errors
 from dominus.api.schemas import ErrorBody
 from dominus.api.services import ApiServices, services
 from dominus.backtest.documents import outcome_document
-from dominus.backtest.outcomes import OutcomeIn, OutcomeInputError
+from dominus.backtest.outcomes import OutcomeIn
 from dominus.backtest.report import ReportOptions
 from dominus.backtest.service import BacktestService
 
@@ -40,10 +39,7 @@ def record_outcome(body: OutcomeIn, api: Services) -> Any:
     """Record an outcome. A sale with a price enqueues BACKTEST_BUILD (one while one is pending).
     An invalid name, a price with a drop or expiry, or a date after today is a 422
     `invalid_outcome`."""
-    try:
-        recorded = backtest(api, with_queue=True).record([body])
-    except OutcomeInputError as error:
-        return error_response(422, "invalid_outcome", error.message)
+    recorded = backtest(api, with_queue=True).record([body])
     document = outcome_document(recorded.outcomes[0]) | {"build_job_id": recorded.build_job_id}
     return JSONResponse(document, status_code=201, headers=NO_STORE)
 

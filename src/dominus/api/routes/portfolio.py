@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from email import policy
 from email.parser import BytesParser
 from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
-from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.convertors import StringConvertor, register_url_convertor
 
@@ -32,7 +30,8 @@ from dominus.portfolio.csv_import import (
     parse_mapping,
 )
 from dominus.portfolio.documents import entry_document, history_document
-from dominus.portfolio.service import EntryFields, PortfolioInputError, PortfolioService
+from dominus.portfolio.model import EntryFields
+from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.store import PortfolioReader
 
 
@@ -54,7 +53,6 @@ Services = Annotated[ApiServices, Depends(services)]
 DomainPath = Annotated[str, Path(max_length=300, description="The domain, e.g. example.com.")]
 T = TypeVar("T")
 
-_STATUS = {"not_found": 404, "conflict": 409}
 CSV_TYPES = ("text/csv", "text/plain", "application/csv", "application/octet-stream")
 IMPORT_BODY = {
     "requestBody": {
@@ -75,14 +73,6 @@ IMPORT_BODY = {
 
 def _service(api: ApiServices) -> PortfolioService:
     return PortfolioService(api.runtime.engine, api.runtime.settings)
-
-
-def _answer(call: Callable[[], T]) -> T | JSONResponse:
-    """The call's value, or the portfolio's input error in the API's error shape."""
-    try:
-        return call()
-    except PortfolioInputError as error:
-        return error_response(_STATUS.get(error.code, 422), error.code, error.message)
 
 
 def _fields(body: EntryPatchIn) -> EntryFields:
@@ -136,7 +126,7 @@ def rescore(body: RescoreIn, response: Response, api: Services) -> Any:
             response.status_code = 200
         return RescoreAccepted(jobId=result.job_id, created=result.created)
 
-    return _answer(enqueue)
+    return enqueue()
 
 
 @router.post(
@@ -185,7 +175,7 @@ async def import_csv(
         report = PortfolioImporter(_service(api)).run(decode(body), options, api.now())
         return ImportReportOut.model_validate(report.to_dict())
 
-    return await run_in_threadpool(_answer, run)
+    return await run_in_threadpool(run)
 
 
 def _multipart_file(content_type: str, body: bytes) -> bytes | None:
@@ -206,10 +196,8 @@ def add(body: EntryIn, api: Services) -> Any:
     """Add a name (amounts in the scoring currency); its renewal cost defaults from the TLD
     price table. 409 when it is already in the portfolio."""
     now = api.now()
-    return _answer(
-        lambda: EntryOut.model_validate(
-            entry_document(_service(api).add(body.domain, _fields(body), now), now)
-        )
+    return EntryOut.model_validate(
+        entry_document(_service(api).add(body.domain, _fields(body), now), now)
     )
 
 
@@ -225,17 +213,15 @@ def get(domain: DomainPath, response: Response, api: Services) -> Any:
         document["history"] = [history_document(event) for event in history]
         return EntryOut.model_validate(document)
 
-    return _answer(read)
+    return read()
 
 
 @router.patch("/portfolio/{domain:domain}", response_model=EntryOut, responses=BODY_ERRORS)
 def change(domain: DomainPath, body: EntryPatchIn, api: Services) -> Any:
     """Change an entry's fields (those left out keep their values); its verdict is refreshed."""
     now = api.now()
-    return _answer(
-        lambda: EntryOut.model_validate(
-            entry_document(_service(api).update(domain, _fields(body), now), now)
-        )
+    return EntryOut.model_validate(
+        entry_document(_service(api).update(domain, _fields(body), now), now)
     )
 
 
@@ -245,7 +231,5 @@ def change(domain: DomainPath, body: EntryPatchIn, api: Services) -> Any:
 def remove(domain: DomainPath, api: Services) -> Response:
     """Delete an entry and its history (use the ledger, `dominus portfolio sold|drop`, to close
     a name instead)."""
-    result = _answer(lambda: _service(api).remove(domain))
-    if isinstance(result, JSONResponse):
-        return result
+    _service(api).remove(domain)
     return Response(status_code=204)

@@ -8,12 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Response
 from pydantic import StringConstraints
 
-from dominus.api.errors import error_response
 from dominus.api.routes.jobs import ERRORS, NO_STORE
 from dominus.api.score_schemas import AppraisalOut
 from dominus.api.services import ApiServices, services
 from dominus.pipeline.appraisal import (
-    AppraisalInputError,
     AppraisalRequest,
     appraise,
     validate_requests,
@@ -76,12 +74,9 @@ def score(
     `invalid_listing` otherwise) and make the name a purchase. The trademark gate runs with
     the configured marks source; `sample_data` says when the figures are the bundled sample."""
     response.headers.update(NO_STORE)
-    try:
-        names = validate_requests(
-            [AppraisalRequest(name, price, age, backlinks, wayback) for name in domain]
-        )
-    except AppraisalInputError as error:
-        return error_response(422, error.code, error.message)
+    names = validate_requests(
+        [AppraisalRequest(name, price, age, backlinks, wayback) for name in domain]
+    )
     appraisals = appraise(
         api.runtime.settings,
         api.runs,

@@ -11,13 +11,12 @@ from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, with_errors
 from dominus.api.schemas import ErrorBody
 from dominus.api.services import ApiServices, services
 from dominus.api.watchlist_schemas import WatchEntryIn, WatchEntryOut
-from dominus.watchlist.store import (
+from dominus.watchlist.model import (
     InvalidWatchDomainError,
     WatchlistEntryNotFoundError,
-    WatchlistStore,
-    checked_notes,
     watched_domain,
 )
+from dominus.watchlist.store import WatchlistStore, checked_notes
 
 router = APIRouter(tags=["watchlist"])
 Services = Annotated[ApiServices, Depends(services)]

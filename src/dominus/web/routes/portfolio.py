@@ -17,15 +17,14 @@ from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.store import PortfolioReader
 from dominus.portfolio.verdicts import money_words
 from dominus.renewals.store import AlertStore
-from dominus.watchlist.store import (
+from dominus.watchlist.model import (
     InvalidWatchDomainError,
     InvalidWatchlistInputError,
     WatchlistEntryExistsError,
     WatchlistEntryNotFoundError,
-    WatchlistStore,
-    checked_notes,
     watched_domain,
 )
+from dominus.watchlist.store import WatchlistStore, checked_notes
 from dominus.web.context import Dashboard, Services, Web
 from dominus.web.routes.forms import first, form_fields, notice_text, see_other
 
