@@ -91,6 +91,8 @@ def test(args: list[str]) -> None:
     _run(bin_dir / "ruff", "check", "src", "tests", "bench", "dev.py")
     _run(bin_dir / "ruff", "format", "--check", "src", "tests", "bench", "dev.py")
     _run(bin_dir / "mypy")
+    # Every import points down the floors (the contract in pyproject.toml).
+    _run(bin_dir / "lint-imports")
     # The suite starts hundreds of `dominus` subprocesses. Where PYTHONDONTWRITEBYTECODE is set
     # (as on our CI machines) none of them saves its bytecode, so each compiled the package's
     # ~250 modules again (a quarter of a CLI call's 1.8 s); compileall writes it regardless,
