@@ -7,9 +7,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Request
+from fastapi import Depends, Request
 from sqlalchemy import Engine
 
 from dominus.api.scheduler_health import SchedulerProbe
@@ -109,3 +109,7 @@ def services(request: Request) -> ApiServices:
     found: ApiServices = request.app.state.services
     found.schema.check(found.runtime.engine)
     return found
+
+
+# What a route declares to get the services (checked against the schema first).
+Services = Annotated[ApiServices, Depends(services)]

@@ -7,7 +7,6 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from dominus.api.services import ApiServices, services
 from dominus.api.stream_limits import StreamLimits
 from dominus.api.token_throttle import TokenThrottle
 from dominus.web.rendering import Pages
@@ -33,4 +32,3 @@ def dashboard(request: Request) -> Dashboard:
 
 
 Web = Annotated[Dashboard, Depends(dashboard)]
-Services = Annotated[ApiServices, Depends(services)]

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Response
+from fastapi import APIRouter, Path, Query, Response
 
 from dominus.api.alert_schemas import AlertOut
 from dominus.api.routes.jobs import ERRORS, NO_STORE
-from dominus.api.services import ApiServices, services
+from dominus.api.services import Services
 from dominus.renewals.store import AlertStore
 
 router = APIRouter(tags=["alerts"])
-Services = Annotated[ApiServices, Depends(services)]
 AlertId = Annotated[int, Path(ge=1, le=2**63 - 1, description="The alert id.")]
 
 

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 
 from dominus.api.backtest_schemas import OutcomeOut, RecordedOutcomeOut, WeightsOut
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, with_errors
 from dominus.api.schemas import ErrorBody
-from dominus.api.services import ApiServices, services
+from dominus.api.services import ApiServices, Services
 from dominus.backtest.documents import outcome_document
 from dominus.backtest.outcomes import OutcomeIn
 from dominus.backtest.report import ReportOptions
 from dominus.backtest.service import BacktestService
 
 router = APIRouter(tags=["backtest"])
-Services = Annotated[ApiServices, Depends(services)]
 
 
 def backtest(api: ApiServices, *, with_queue: bool = False) -> BacktestService:

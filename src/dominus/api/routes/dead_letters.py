@@ -5,16 +5,15 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Path, Query
 
 from dominus.api.routes.jobs import ERRORS, job_out
 from dominus.api.schemas import DeadLetterOut, JobOut, PurgeOut
-from dominus.api.services import ApiServices, services
+from dominus.api.services import Services
 from dominus.jobs.documents import dead_letter_document
 from dominus.jobs.model import DeadLetterEntry
 
 router = APIRouter(tags=["dead-letter queue"])
-Services = Annotated[ApiServices, Depends(services)]
 EntryId = Annotated[int, Path(description="The dead-letter entry id.")]
 
 

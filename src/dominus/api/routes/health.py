@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from dominus.api.prometheus import render
 from dominus.api.routes.jobs import NO_STORE
 from dominus.api.schemas import ErrorBody, HealthOut, ReadyOut, SchedulerHealthOut
-from dominus.api.services import ApiServices, services
+from dominus.api.services import ApiServices, Services
 from dominus.schema.migrate import current_revision, ensure_migrated
 
 router = APIRouter(tags=["operations"])
-Services = Annotated[ApiServices, Depends(services)]
 
 
 @router.get("/health", response_model=HealthOut)

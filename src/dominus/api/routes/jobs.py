@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Response
+from fastapi import APIRouter, Path, Query, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 
@@ -18,14 +18,13 @@ from dominus.api.schemas import (
     JobPage,
     JobSummaryOut,
 )
-from dominus.api.services import ApiServices, services
+from dominus.api.services import Services
 from dominus.api.stream_limits import EventStreamResponse
 from dominus.api.streaming import job_stream
 from dominus.jobs.documents import event_document, job_document
 from dominus.jobs.model import Job, JobStatus
 
 router = APIRouter(tags=["jobs"])
-Services = Annotated[ApiServices, Depends(services)]
 JobId = Annotated[int, Path(description="The job id.")]
 NO_STORE = {"Cache-Control": "no-store"}
 ERRORS: dict[int | str, dict[str, Any]] = {

@@ -6,7 +6,7 @@ from email import policy
 from email.parser import BytesParser
 from typing import Annotated, Any, Literal, TypeVar
 
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.convertors import StringConvertor, register_url_convertor
 
@@ -21,7 +21,7 @@ from dominus.api.portfolio_schemas import (
 )
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, with_errors
 from dominus.api.schemas import ErrorBody
-from dominus.api.services import ApiServices, services
+from dominus.api.services import ApiServices, Services
 from dominus.handlers.portfolio_rescore import PORTFOLIO_RESCORE
 from dominus.portfolio.csv_import import (
     ImportOptions,
@@ -49,7 +49,6 @@ router = APIRouter(tags=["portfolio"])
 BODY_ERRORS: dict[int | str, dict[str, Any]] = with_errors(
     TOO_LARGE | {400: {"model": ErrorBody, "description": "A body that cannot be parsed"}}
 )
-Services = Annotated[ApiServices, Depends(services)]
 DomainPath = Annotated[str, Path(max_length=300, description="The domain, e.g. example.com.")]
 T = TypeVar("T")
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Query, Response
 
 from dominus.api.routes.jobs import ERRORS, NO_STORE
 from dominus.api.schemas import StatsOut, WorkerOut
-from dominus.api.services import ApiServices, services
+from dominus.api.services import Services
 
 router = APIRouter(tags=["queue"])
-Services = Annotated[ApiServices, Depends(services)]
 
 
 @router.get("/queue/stats", response_model=StatsOut, responses=ERRORS)

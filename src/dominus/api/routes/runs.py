@@ -22,7 +22,7 @@ from dominus.api.run_schemas import (
 )
 from dominus.api.run_streaming import run_stream
 from dominus.api.schemas import ErrorBody, JobOut
-from dominus.api.services import ApiServices, services
+from dominus.api.services import ApiServices, Services
 from dominus.api.stream_limits import EventStreamResponse
 from dominus.errors import JobNotFoundError
 from dominus.pipeline.csv_export import CsvExport
@@ -33,7 +33,6 @@ from dominus.pipeline.model import CloseoutDomain, RunInput
 from dominus.pipeline.store import RunRecord
 
 router = APIRouter(tags=["runs"])
-Services = Annotated[ApiServices, Depends(services)]
 RunId = Annotated[int, Path(description="The run id.")]
 API = "/api/v1"
 SPOOL_BYTES = 4 * 1024 * 1024  # a CSV export larger than this waits in a temporary file

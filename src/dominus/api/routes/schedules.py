@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Response
+from fastapi import APIRouter, Path, Response
 
 from dominus.api.routes.jobs import ERRORS, NO_STORE, job_out, with_errors
 from dominus.api.schedule_schemas import ScheduleOut
 from dominus.api.schemas import JobOut
-from dominus.api.services import ApiServices, services
+from dominus.api.services import Services
 
 router = APIRouter(tags=["schedules"])
-Services = Annotated[ApiServices, Depends(services)]
 ScheduleName = Annotated[str, Path(description="The schedule's name.")]
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import threading
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Query, Response
 from pydantic import StringConstraints
 
 from dominus.api.routes.jobs import ERRORS, NO_STORE
 from dominus.api.score_schemas import AppraisalOut
-from dominus.api.services import ApiServices, services
+from dominus.api.services import Services
 from dominus.pipeline.appraisal import (
     AppraisalRequest,
     appraise,
@@ -19,7 +19,6 @@ from dominus.pipeline.appraisal import (
 from dominus.pipeline.model import MAX_LISTED_PRICE
 
 router = APIRouter(tags=["score"])
-Services = Annotated[ApiServices, Depends(services)]
 # Names one request appraises: each one's evidence is a page of figures, and a portfolio is a
 # pipeline run's job, not a query string's.
 MAX_DOMAINS = 20

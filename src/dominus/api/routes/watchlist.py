@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Response
+from fastapi import APIRouter, Path, Response
 from fastapi.responses import JSONResponse
 
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, with_errors
 from dominus.api.schemas import ErrorBody
-from dominus.api.services import ApiServices, services
+from dominus.api.services import ApiServices, Services
 from dominus.api.watchlist_schemas import WatchEntryIn, WatchEntryOut
 from dominus.watchlist.model import (
     InvalidWatchDomainError,
@@ -19,7 +19,6 @@ from dominus.watchlist.model import (
 from dominus.watchlist.store import WatchlistStore, checked_notes
 
 router = APIRouter(tags=["watchlist"])
-Services = Annotated[ApiServices, Depends(services)]
 Domain = Annotated[str, Path(max_length=300, description="The watched domain.")]
 
 

@@ -8,13 +8,14 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
+from dominus.api.services import Services
 from dominus.pipeline.appraisal import (
     AppraisalInputError,
     AppraisalRequest,
     appraise,
     validate_requests,
 )
-from dominus.web.context import Services, Web
+from dominus.web.context import Web
 
 router = APIRouter()
 

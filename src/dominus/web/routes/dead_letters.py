@@ -8,9 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
+from dominus.api.services import Services
 from dominus.errors import InvalidTransitionError
 from dominus.jobs.documents import dead_letter_document
-from dominus.web.context import Services, Web
+from dominus.web.context import Web
 from dominus.web.routes.forms import first, form_fields, notice_text, row_id, see_other
 
 router = APIRouter()

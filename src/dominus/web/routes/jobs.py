@@ -10,10 +10,11 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Path, Query, Request
 from starlette.responses import Response
 
+from dominus.api.services import Services
 from dominus.errors import JobNotFoundError
 from dominus.jobs.documents import event_document, job_document
 from dominus.jobs.model import ATTEMPT_ERROR_EVENTS, Job, JobStatus
-from dominus.web.context import Dashboard, Services, Web
+from dominus.web.context import Dashboard, Web
 from dominus.web.live import DashboardStreamResponse, live_fragments
 from dominus.web.routes.forms import notice_text, see_other
 

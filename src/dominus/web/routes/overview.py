@@ -9,10 +9,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from dominus.api.services import ApiServices
+from dominus.api.services import ApiServices, Services
 from dominus.pipeline.documents import job_of_run, run_document
 from dominus.web.charts import throughput_chart
-from dominus.web.context import Dashboard, Services, Web
+from dominus.web.context import Dashboard, Web
 from dominus.web.live import OVERVIEW_POLL_SECONDS, DashboardStreamResponse, live_fragments
 from dominus.web.throughput import Throughput, reading
 

@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
-from dominus.api.services import ApiServices
+from dominus.api.services import ApiServices, Services
 from dominus.portfolio.documents import entry_document
 from dominus.portfolio.report import build_report
 from dominus.portfolio.service import PortfolioService
@@ -25,7 +25,7 @@ from dominus.watchlist.model import (
     watched_domain,
 )
 from dominus.watchlist.store import WatchlistStore, checked_notes
-from dominus.web.context import Dashboard, Services, Web
+from dominus.web.context import Dashboard, Web
 from dominus.web.routes.forms import first, form_fields, notice_text, see_other
 
 router = APIRouter()

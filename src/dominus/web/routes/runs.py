@@ -12,12 +12,12 @@ from starlette.responses import Response
 
 from dominus.api.routes.runs import ListingParams, run_candidates_csv
 from dominus.api.run_streaming import RunState
-from dominus.api.services import ApiServices
+from dominus.api.services import ApiServices, Services
 from dominus.pipeline.documents import is_finished, job_of_run, run_document
 from dominus.pipeline.listing import ListingQuery, listing_documents
 from dominus.pipeline.model import STAGES, CloseoutDomain, RunInput
 from dominus.pipeline.store import RunNotFoundError
-from dominus.web.context import Dashboard, Services, Web
+from dominus.web.context import Dashboard, Web
 from dominus.web.live import DashboardStreamResponse, live_fragments
 from dominus.web.routes.forms import first, form_fields, notice_text, see_other
 

@@ -7,7 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
-from dominus.web.context import Services, Web
+from dominus.api.services import Services
+from dominus.web.context import Web
 from dominus.web.routes.forms import notice_text, see_other
 
 router = APIRouter()

@@ -9,8 +9,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from dominus.api.services import ApiServices
-from dominus.web.context import Dashboard, Services, Web
+from dominus.api.services import ApiServices, Services
+from dominus.web.context import Dashboard, Web
 from dominus.web.live import OVERVIEW_POLL_SECONDS, DashboardStreamResponse, live_fragments
 
 router = APIRouter()
