@@ -96,10 +96,8 @@ def candidates() -> dict[str, tuple[FitOptions, float]]:
     best NameBio within-2x share (the marketplace month keeps its figures while the top of the
     market gets closer)."""
     full = FitOptions()
-    short = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)  # version 1's penalties
-    plain = replace(full, retail_head=False, retail_stretch=False, lambdas=short)
-    head = replace(full, retail_stretch=False, lambdas=short)
-    stretch = replace(full, lambdas=short)
+    plain = replace(full, retail_head=False)
+    stretch = replace(full, retail_stretch=True)
     return {
         "v1: ridge on version 1 inputs + comparables, public x10": (
             replace(plain, features=FEATURES_V1),
@@ -113,12 +111,8 @@ def candidates() -> dict[str, tuple[FitOptions, float]]:
         "v3: v2 + retail x words terms, public x3": (plain, 3.0),
         "v3, public x10": (plain, PUBLIC_WEIGHT),
         "v3, public x30": (plain, 30.0),
-        "v4: v3 fitted in two stages (base, then retail head), public x10": (
-            head,
-            PUBLIC_WEIGHT,
-        ),
-        "v4, public x30": (head, 30.0),
-        "v4, public x100": (head, 100.0),
+        "v4, public x30": (full, 30.0),
+        "v4, public x100": (full, 100.0),
         "v5: v4 + retail stretch, public x3": (stretch, 3.0),
         "v5, public x10": (stretch, PUBLIC_WEIGHT),
         "v5, public x30": (stretch, 30.0),
@@ -126,7 +120,14 @@ def candidates() -> dict[str, tuple[FitOptions, float]]:
             replace(stretch, median_shift=False),
             PUBLIC_WEIGHT,
         ),
-        "v5, public x10, penalties up to 3000 (chosen)": (full, PUBLIC_WEIGHT),
+        "v5, public x10, penalties up to 3000": (
+            replace(stretch, lambdas=(*full.lambdas, 1000.0, 3000.0)),
+            PUBLIC_WEIGHT,
+        ),
+        "v4: v3 fitted in two stages (base, then retail head), public x10 (chosen)": (
+            full,
+            PUBLIC_WEIGHT,
+        ),
     }
 
 

@@ -53,7 +53,7 @@ MIN_TLD_SALES = 5
 @dataclass(frozen=True)
 class FitOptions:
     holdout: float = 0.2
-    lambdas: tuple[float, ...] = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0)
+    lambdas: tuple[float, ...] = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
     folds: int = 5
     seed: int = 20240917
     pseudo_weights: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -68,7 +68,7 @@ class FitOptions:
     # then shape the retail value of the names they are like, not every wholesale value.
     retail_head: bool = True
     base_weight_cap: float = 1.0
-    retail_stretch: bool = True  # the head also scales the base's own prediction (model.py)
+    retail_stretch: bool = False  # the head also scales the base's own prediction (model.py)
     median_shift: bool = True  # P50 adds the class's median residual (a median, not a mean)
 
 
