@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from dominus.valuation.patterns import pattern_features
 from dominus.valuation.tlds import TldGroup, split_domain, tld_group
 from dominus.valuation.words import LANGUAGES, label_words
 
@@ -75,6 +76,16 @@ FEATURE_NAMES: tuple[str, ...] = (
     "repeated_character",
     "digit_8_share",
     "has_digit_4",
+    "digit_lucky_share",
+    "digit_leading_zero",
+    "digit_count_4",
+    "digit_distinct_share",
+    "year",
+    "chinese_premium_letters",
+    "mirrored",
+    "run_3_plus",
+    "pinyin",
+    "pinyin_syllables",
     "vowel_share",
     "consonant_run",
     "rare_letters",
@@ -102,9 +113,34 @@ FEATURE_NAMES: tuple[str, ...] = (
     "tech_x_short",
     "tech_x_label_zipf",
     "cctld_x_label_zipf",
+    "com_x_all_digits",
+    "com_x_pinyin",
+    "com_x_chinese_premium_letters",
+    "net_org_x_label_zipf",
+    "net_org_x_length",
+    "tech_x_length",
+    "cctld_x_length",
+    "new_gtld_x_length",
+    "new_gtld_x_label_zipf",
 )
 
-_PATTERN_EXTRAS = frozenset({"repeated_character", "digit_8_share", "has_digit_4"})
+_PATTERN_EXTRAS = frozenset(
+    {
+        "repeated_character",
+        "digit_8_share",
+        "has_digit_4",
+        "digit_lucky_share",
+        "digit_leading_zero",
+        "digit_count_4",
+        "digit_distinct_share",
+        "year",
+        "chinese_premium_letters",
+        "mirrored",
+        "run_3_plus",
+        "pinyin",
+        "pinyin_syllables",
+    }
+)
 # Feature name → the group an explanation names it by.
 GROUPS: dict[str, str] = {}
 for _name in FEATURE_NAMES:
@@ -118,7 +154,7 @@ for _name in FEATURE_NAMES:
         GROUPS[_name] = "sound"
     elif _name.startswith("language"):
         GROUPS[_name] = "language"
-    elif _name.startswith("tld_") or _name.startswith(("com_x", "tech_x", "cctld_x")):
+    elif _name.startswith("tld_") or "_x_" in _name:
         GROUPS[_name] = "tld"
     else:
         GROUPS[_name] = "words"
@@ -133,6 +169,7 @@ def name_features(domain: str) -> dict[str, float]:
     _characters(label, features)
     _sound(label, features)
     _words(label, features)
+    features.update(pattern_features(label, is_word=features["one_word"] > 0))
     _tld(label, tld, features)
     return features
 
@@ -226,11 +263,22 @@ def _tld(label: str, tld: str, features: dict[str, float]) -> None:
         features["com_x_two_common_words"] = features["two_common_words"]
         features["com_x_word_zipf_mean"] = features.get("word_zipf_mean", 0.0)
         features["com_x_length"] = features["length"]
+        features["com_x_all_digits"] = features["all_digits"]
+        features["com_x_pinyin"] = features.get("pinyin", 0.0)
+        features["com_x_chinese_premium_letters"] = features.get("chinese_premium_letters", 0.0)
+    elif group is TldGroup.NET_ORG:
+        features["net_org_x_label_zipf"] = features["label_zipf"]
+        features["net_org_x_length"] = features["length"]
     elif group is TldGroup.TECH:
         features["tech_x_short"] = short
         features["tech_x_label_zipf"] = features["label_zipf"]
+        features["tech_x_length"] = features["length"]
     elif group is TldGroup.CCTLD:
         features["cctld_x_label_zipf"] = features["label_zipf"]
+        features["cctld_x_length"] = features["length"]
+    elif group is TldGroup.NEW_GTLD:
+        features["new_gtld_x_length"] = features["length"]
+        features["new_gtld_x_label_zipf"] = features["label_zipf"]
 
 
 def feature_row(domain: str) -> list[float]:

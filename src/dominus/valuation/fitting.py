@@ -27,9 +27,10 @@ import numpy as np
 
 from dominus.valuation.baselines import ComparablesBaseline, NaiveBaseline
 from dominus.valuation.comparables import ComparablesIndex
-from dominus.valuation.metrics import Prediction, Report, evaluate
+from dominus.valuation.metrics import Prediction, Report, evaluate, price_band
 from dominus.valuation.model import (
     ALL_FEATURES,
+    RETAIL_FEATURES,
     ComparablesTerm,
     Intervals,
     Matrix,
@@ -61,6 +62,14 @@ class FitOptions:
     shrinkage: float = 10.0
     use_comparables: bool = True
     features: tuple[str, ...] | None = None  # a subset of ALL_FEATURES (candidates); None: all
+    # The retail head: the base regression is fitted without the retail terms and with each
+    # sale's weight capped at `base_weight_cap` times the median weight, then the retail
+    # terms on the retail sales' residuals with their full weights. The heavy public sales
+    # then shape the retail value of the names they are like, not every wholesale value.
+    retail_head: bool = True
+    base_weight_cap: float = 1.0
+    retail_stretch: bool = False  # the head also scales the base's own prediction (model.py)
+    median_shift: bool = True  # P50 adds the class's median residual (a median, not a mean)
 
 
 @dataclass
@@ -87,6 +96,25 @@ def split_by_seed(sales: Sequence[Sale], share: float, seed: int) -> tuple[list[
     kept = sorted(int(position) for position in order[:cut])
     apart = sorted(int(position) for position in order[cut:])
     return [sales[i] for i in kept], [sales[i] for i in apart]
+
+
+def split_stratified(
+    sales: Sequence[Sale], share: float, seed: int
+) -> tuple[list[Sale], list[Sale]]:
+    """(kept, set apart): a random `share` of each price band set apart, the same for the same
+    seed, so that a small file's hold-out has the bands of the whole file."""
+    bands: dict[str, list[int]] = {}
+    for position, sale in enumerate(sales):
+        bands.setdefault(price_band(sale.price), []).append(position)
+    generator = np.random.default_rng(seed)
+    apart: set[int] = set()
+    for band in sorted(bands):
+        members = bands[band]
+        order = generator.permutation(len(members))
+        count = round(len(members) * share)
+        apart.update(members[int(i)] for i in order[:count])
+    kept = [sale for position, sale in enumerate(sales) if position not in apart]
+    return kept, [sale for position, sale in enumerate(sales) if position in apart]
 
 
 def fit_market(sales: Sequence[Sale], shrinkage: float) -> TldMarket:
@@ -177,8 +205,14 @@ def fit_model(
     mask = np.ones(len(ALL_FEATURES))
     if options.features is not None:
         mask = np.array([1.0 if name in options.features else 0.0 for name in ALL_FEATURES])
-    lam, oof, cv_rmse = _choose_penalty(matrix, target, weight, mask, options)
-    intercept, raw, centres = ridge(matrix, target, weight, lam, mask)
+    if options.retail_head:
+        lam, oof, cv_rmse, (intercept, raw, centres), stretch = _fit_with_retail_head(
+            matrix, target, weight, mask, classes, options
+        )
+    else:
+        stretch = (0.0, 0.0)
+        lam, oof, cv_rmse = _choose_penalty(matrix, target, weight, mask, options)
+        intercept, raw, centres = ridge(matrix, target, weight, lam, mask)
     model = ValueModel(
         name=MODEL_NAME,
         version=version,
@@ -190,6 +224,8 @@ def fit_model(
         comparables_term=ComparablesTerm(
             beta=0.0, half_life_years=options.half_life_years, k=options.k
         ),
+        retail_stretch=stretch[0],
+        stretch_pivot=stretch[1],
     )
     signal = np.zeros(len(sales))
     notes: dict[str, Any] = {}
@@ -198,7 +234,7 @@ def fit_model(
         term, signal, notes = _fit_comparables(model, index, sales, target, oof, weight, options)
         model.comparables_term = term
     total = oof + model.comparables_term.beta * signal
-    model.intervals = _intervals(total, target, classes, weight)
+    model.intervals = _intervals(total, target, classes, weight, options.median_shift)
     model.baselines = _fit_baselines(sales, options)
     dates = sorted(sale.date for sale in sales)
     model.trained_on = {
@@ -241,6 +277,55 @@ def _choose_penalty(
             best = (rmse, lam, oof)
     assert best is not None
     return best[1], best[2], best[0]
+
+
+RETAIL_MASK = np.array([1.0 if name in RETAIL_FEATURES else 0.0 for name in ALL_FEATURES])
+
+
+def _fit_with_retail_head(
+    matrix: Matrix,
+    target: Matrix,
+    weight: Matrix,
+    mask: Matrix,
+    classes: Sequence[VenueClass],
+    options: FitOptions,
+) -> tuple[float, Matrix, float, tuple[float, Matrix, Matrix], tuple[float, float]]:
+    """(penalty, out-of-fold predictions, their weighted RMSE, (intercept, weights, centres)):
+    the base regression without the retail terms on capped weights, then the retail terms
+    fitted on the retail sales' out-of-fold base residuals (see FitOptions.retail_head)."""
+    base_mask = mask * (1.0 - RETAIL_MASK)
+    # The cap is relative to the typical sale's weight (the weights are scaled to mean 1)
+    capped = np.minimum(weight, options.base_weight_cap * float(np.median(weight)))
+    capped = capped / capped.mean()  # the penalty is set against weights of mean 1
+    lam, oof, _ = _choose_penalty(matrix, target, capped, base_mask, options)
+    intercept, raw, centres = ridge(matrix, target, capped, lam, base_mask)
+    retail_rows = np.array([item is VenueClass.RETAIL for item in classes])
+    stretch = (0.0, 0.0)
+    if retail_rows.sum() >= MIN_LEVEL_SALES:
+        head_mask = mask * RETAIL_MASK
+        head_mask[ALL_FEATURES.index("retail")] = 0.0  # constant on retail rows: the intercept
+        # The last column is the base's own (out-of-fold) prediction: its weight is the stretch
+        rows = np.hstack([matrix[retail_rows], oof[retail_rows, None]])
+        head_mask = np.append(head_mask, 1.0 if options.retail_stretch else 0.0)
+        residual = target[retail_rows] - oof[retail_rows]
+        head_lam, head_oof, _ = _choose_penalty(
+            rows, residual, weight[retail_rows], head_mask, options
+        )
+        head_intercept, head_raw, head_centres = ridge(
+            rows, residual, weight[retail_rows], head_lam, head_mask
+        )
+        # Wholesale rows have every retail term 0: centring them at 0 and folding the head's
+        # intercept into the "retail" weight leaves wholesale predictions as the base made them
+        raw = raw + head_raw[:-1]
+        raw[ALL_FEATURES.index("retail")] = head_intercept - float(
+            head_centres[:-1] @ head_raw[:-1]
+        )
+        centres = np.where(RETAIL_MASK > 0, 0.0, centres)
+        stretch = (float(head_raw[-1]), float(head_centres[-1]))
+        oof = oof.copy()
+        oof[retail_rows] += head_oof
+    rmse = float(np.sqrt(weight @ (target - oof) ** 2 / weight.sum()))
+    return lam, oof, rmse, (intercept, raw, centres), stretch
 
 
 def _fit_comparables(
@@ -288,7 +373,11 @@ def weighted_quantile(values: Matrix, weights: Matrix, share: float) -> float:
 
 
 def _intervals(
-    predicted: Matrix, target: Matrix, classes: Sequence[VenueClass], weight: Matrix
+    predicted: Matrix,
+    target: Matrix,
+    classes: Sequence[VenueClass],
+    weight: Matrix,
+    median_shift: bool = True,
 ) -> Intervals:
     edges: dict[str, list[float]] = {}
     low: dict[str, list[float]] = {}
@@ -310,7 +399,7 @@ def _intervals(
         mid[venue_class.value] = []
         high[venue_class.value] = []
         # One median shift per class (not per level), so that it never reorders two names
-        middle = weighted_quantile(residuals, weights, 0.5)
+        middle = weighted_quantile(residuals, weights, 0.5) if median_shift else 0.0
         for index in range(levels):
             part, part_weights = residuals[level == index], weights[level == index]
             low[venue_class.value].append(weighted_quantile(part, part_weights, 0.1))

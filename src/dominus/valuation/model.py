@@ -44,14 +44,22 @@ MODEL_FORMAT = 1
 BUNDLED_MODEL_PATH = Path(__file__).parent / "data" / "model.json"
 MODEL_PATH_VARIABLE = "VALUATION_MODEL_PATH"
 MARKET_FEATURES: tuple[str, ...] = ("tld_market", "tld_depth")
-RETAIL_FEATURES: tuple[str, ...] = (
-    "retail",
-    "retail_x_com",
-    "retail_x_label_zipf",
-    "retail_x_short",
-    "retail_x_length",
-    "retail_x_tld_market",
-)
+# The retail terms: 1 for the retail value, and retail × a name feature (0 for wholesale), so
+# that the retail premium is learned per kind of name and the top of the market (public sales,
+# nearly all retail) moves the retail value without moving the wholesale one.
+RETAIL_SOURCES: dict[str, str] = {
+    "retail_x_com": "tld_com",
+    "retail_x_label_zipf": "label_zipf",
+    "retail_x_length": "length",
+    "retail_x_tld_market": "tld_market",
+    "retail_x_one_word": "one_word",
+    "retail_x_two_common_words": "two_common_words",
+    "retail_x_word_zipf_mean": "word_zipf_mean",
+    "retail_x_com_label_zipf": "com_x_label_zipf",
+    "retail_x_com_short": "com_x_short",
+    "retail_x_all_digits": "all_digits",
+}
+RETAIL_FEATURES: tuple[str, ...] = ("retail", "retail_x_short", *RETAIL_SOURCES)
 ALL_FEATURES: tuple[str, ...] = (*FEATURE_NAMES, *MARKET_FEATURES, *RETAIL_FEATURES)
 GROUP_OF: dict[str, str] = {
     **GROUPS,
@@ -229,10 +237,19 @@ class ValueModel:
     metrics: dict[str, Any] = field(default_factory=dict)
     baselines: dict[str, Any] = field(default_factory=dict)
     candidates: dict[str, Any] = field(default_factory=dict)
+    # The retail stretch: a retail value adds γ × (its wholesale value − pivot), so that the
+    # retail premium grows with the name's quality (a top name's end user pays far more over
+    # the investors' price than a middling name's does)
+    retail_stretch: float = 0.0
+    stretch_pivot: float = 0.0
 
     def __post_init__(self) -> None:
         self._weights = np.array([self.weights.get(name, 0.0) for name in ALL_FEATURES])
         self._centres = np.array([self.centres.get(name, 0.0) for name in ALL_FEATURES])
+        self._not_retail = np.array(
+            [0.0 if name in RETAIL_FEATURES else 1.0 for name in ALL_FEATURES]
+        )
+        self._retail_column = ALL_FEATURES.index("retail")
         groups = sorted(set(GROUP_OF.values()))
         self._groups = groups
         self._group_matrix = np.zeros((len(ALL_FEATURES), len(groups)))
@@ -262,31 +279,37 @@ class ValueModel:
         values = feature_row(domain)
         values += [market, depth]
         retail = 1.0 if venue_class is VenueClass.RETAIL else 0.0
-        values += [
-            retail,
-            retail * names.get("tld_com", 0.0),
-            retail * names.get("label_zipf", 0.0),
-            retail * float(len(label) <= 4),
-            retail * names.get("length", 0.0),
-            retail * market,
-        ]
+        values += [retail, retail * float(len(label) <= 4)]
+        names = {**names, "tld_market": market}
+        values += [retail * names.get(source, 0.0) for source in RETAIL_SOURCES.values()]
         return values
 
     def retail_design(self, wholesale: Matrix) -> Matrix:
         """The retail rows of names whose wholesale rows are `wholesale` (the retail terms are
         the only columns that differ), without computing the features again."""
         retail = wholesale.copy()
-        column = {name: ALL_FEATURES.index(name) for name in ALL_FEATURES}
+        column = {name: position for position, name in enumerate(ALL_FEATURES)}
         retail[:, column["retail"]] = 1.0
-        retail[:, column["retail_x_com"]] = wholesale[:, column["tld_com"]]
-        retail[:, column["retail_x_label_zipf"]] = wholesale[:, column["label_zipf"]]
         retail[:, column["retail_x_short"]] = (wholesale[:, column["length"]] <= 4).astype(float)
-        retail[:, column["retail_x_length"]] = wholesale[:, column["length"]]
-        retail[:, column["retail_x_tld_market"]] = wholesale[:, column["tld_market"]]
+        for name, source in RETAIL_SOURCES.items():
+            retail[:, column[name]] = wholesale[:, column[source]]
         return retail
 
     def base_log(self, matrix: Matrix) -> Matrix:
+        """The regression's log price of each row (its venue class is in the row), with the
+        retail stretch for the retail rows."""
         result: Matrix = self.intercept + (matrix - self._centres) @ self._weights
+        if self.retail_stretch:
+            wholesale = self.wholesale_log(matrix)
+            result = result + self.retail_stretch * matrix[:, self._retail_column] * (
+                wholesale - self.stretch_pivot
+            )
+        return result
+
+    def wholesale_log(self, matrix: Matrix) -> Matrix:
+        """The regression's log price of each row as if it were wholesale (retail terms 0)."""
+        centred = (matrix - self._centres) * self._not_retail
+        result: Matrix = self.intercept + centred @ self._weights
         return result
 
     # -- comparables --------------------------------------------------------------------
@@ -358,7 +381,7 @@ class ValueModel:
         retail = retail + adjustments
         wholesale_range = self._ranges(VenueClass.WHOLESALE, wholesale)
         retail_range = self._ranges(VenueClass.RETAIL, retail)
-        parts = ((retail_x - self._centres) * self._weights) @ self._group_matrix
+        parts = self._parts(retail_x)
         info = self.info
         return [
             Appraisal(
@@ -412,6 +435,20 @@ class ValueModel:
             )
         ]
 
+    def _parts(self, retail_x: Matrix) -> Matrix:
+        """Each group's share of the retail log value, the stretch spread over the groups it
+        multiplies (its constant part is the venue's)."""
+        terms = (retail_x - self._centres) * self._weights
+        if self.retail_stretch:
+            terms = terms + self.retail_stretch * terms * self._not_retail
+            venue = self._groups.index("venue")
+            constant = self.retail_stretch * (self.intercept - self.stretch_pivot)
+            parts: Matrix = terms @ self._group_matrix
+            parts[:, venue] += constant
+            return parts
+        result: Matrix = terms @ self._group_matrix
+        return result
+
     def _contributions(
         self,
         domain: str,
@@ -454,6 +491,7 @@ class ValueModel:
             "tld_market": self.market.to_dict(),
             "intervals": self.intervals.to_dict(),
             "comparables": self.comparables_term.to_dict(),
+            "retail_stretch": {"gamma": self.retail_stretch, "pivot": self.stretch_pivot},
             "metrics": self.metrics,
             "baselines": self.baselines,
             "candidates": self.candidates,
@@ -485,6 +523,8 @@ class ValueModel:
             metrics=dict(data.get("metrics", {})),
             baselines=dict(data.get("baselines", {})),
             candidates=dict(data.get("candidates", {})),
+            retail_stretch=float(data.get("retail_stretch", {}).get("gamma", 0.0)),
+            stretch_pivot=float(data.get("retail_stretch", {}).get("pivot", 0.0)),
         )
 
     def save(self, path: Path) -> None:

@@ -16,7 +16,7 @@ from dominus.valuation.fitting import (
     fit_model,
     measure,
     split_by_date,
-    split_by_seed,
+    split_stratified,
 )
 from dominus.valuation.metrics import Report
 from dominus.valuation.sales import Sale
@@ -28,7 +28,8 @@ BY_SEED = "seed"
 @dataclass
 class SalesSource:
     """One file of sales: its name (in the model's provenance), its rows, the weight of each of
-    its rows in the fit, and how its hold-out is chosen (latest by date, or at random by seed)."""
+    its rows in the fit, and how its hold-out is chosen (latest by date, or at random by seed,
+    the same share of each price band)."""
 
     name: str
     sales: list[Sale]
@@ -48,7 +49,7 @@ def split(source: SalesSource, holdout: float) -> tuple[list[Sale], list[Sale]]:
     if holdout <= 0:
         return list(source.sales), []
     if source.split == BY_SEED:
-        return split_by_seed(source.sales, holdout, source.seed)
+        return split_stratified(source.sales, holdout, source.seed)
     return split_by_date(source.sales, holdout)
 
 
