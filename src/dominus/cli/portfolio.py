@@ -16,10 +16,8 @@ from dominus.cli.jobs import EXIT_FOR_STATUS, EXIT_TIMED_OUT
 from dominus.cli.output import clip, console, errors, print_json
 from dominus.cli.runtime import Runtime, open_runtime
 from dominus.cli.signals import on_stop_signals
-from dominus.handlers.dependencies import HandlerDependencies
 from dominus.handlers.portfolio_rescore import PORTFOLIO_RESCORE
-from dominus.pipeline.appraisal import appraiser
-from dominus.pipeline.store import PipelineStore
+from dominus.portfolio import rescore as rescoring
 from dominus.portfolio.csv_export import csv_lines, entries_csv
 from dominus.portfolio.csv_import import (
     ImportOptions,
@@ -31,7 +29,7 @@ from dominus.portfolio.csv_import import (
 from dominus.portfolio.documents import entry_document, history_document
 from dominus.portfolio.model import EntryFields, PortfolioInputError, days_until_renewal
 from dominus.portfolio.report import REPORT_COLUMNS, build_report, report_rows
-from dominus.portfolio.rescore import Rescorer, appraiser_scorer
+from dominus.portfolio.rescore import rescore_dedupe_key
 from dominus.portfolio.service import PortfolioService, valid_domain
 from dominus.portfolio.store import PortfolioReader
 from dominus.portfolio.values import parse_amount
@@ -288,7 +286,7 @@ def rescore(
     runtime, service = _service()
     name = None if domain is None else service.get(domain).domain
     if sync:
-        _print_rescore(_rescore_here(runtime, service, name), as_json)
+        _print_rescore(_rescore_here(runtime, name), as_json)
         return
     payload = {} if name is None else {"domain": name}
     queued = runtime.queue().enqueue_job(
@@ -310,26 +308,18 @@ def rescore(
     raise typer.Exit(EXIT_FOR_STATUS[job.status])
 
 
-def rescore_dedupe_key(domain: str | None) -> str:
-    return f"portfolio-rescore:{domain or '*'}"
-
-
-def _rescore_here(runtime: Runtime, service: PortfolioService, name: str | None) -> dict[str, Any]:
+def _rescore_here(runtime: Runtime, name: str | None) -> dict[str, Any]:
     stop = threading.Event()
-
     on_stop_signals(lambda _received, _count: stop.set())
-    dependencies = HandlerDependencies(runtime.settings, runtime.engine, runtime.clock)
-    today = dependencies.clock().date()
-    with appraiser(runtime.settings, PipelineStore(runtime.engine), today, stop=stop) as names:
-        rescorer = Rescorer(
-            service,
-            appraiser_scorer(names),
-            runtime.clock,
-            concurrency=runtime.settings.PORTFOLIO_RESCORE_CONCURRENCY,
-            stop=stop,
-            on_progress=lambda domain, done, total: errors.print(f"{done}/{total} {domain}"),
-        )
-        return rescorer.run(name).to_dict()
+    result = rescoring.rescore(
+        runtime.settings,
+        runtime.engine,
+        runtime.clock,
+        name,
+        stop=stop,
+        on_progress=lambda domain, done, total: errors.print(f"{done}/{total} {domain}"),
+    )
+    return result.to_dict()
 
 
 def _wait_for(runtime: Runtime, job_id: int, timeout: float | None) -> Any:

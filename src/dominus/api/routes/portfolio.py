@@ -31,6 +31,7 @@ from dominus.portfolio.csv_import import (
 )
 from dominus.portfolio.documents import entry_document, history_document
 from dominus.portfolio.model import EntryFields
+from dominus.portfolio.rescore import rescore_dedupe_key
 from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.store import PortfolioReader
 
@@ -118,7 +119,7 @@ def rescore(body: RescoreIn, response: Response, api: Services) -> Any:
         name = None if body.domain is None else _service(api).get(body.domain).domain
         payload = {} if name is None else {"domain": name}
         result = api.queue.enqueue_job(
-            PORTFOLIO_RESCORE, payload, dedupe_key=f"portfolio-rescore:{name or '*'}"
+            PORTFOLIO_RESCORE, payload, dedupe_key=rescore_dedupe_key(name)
         )
         response.headers["Location"] = f"/api/v1/jobs/{result.job_id}"
         if not result.created:
