@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -12,11 +11,13 @@ import typer
 from rich.table import Table
 
 from dominus.cli.csv_file import write_text_file
-from dominus.cli.jobs import EXIT_FOR_STATUS, EXIT_TIMED_OUT
+from dominus.cli.jobs import EXIT_FOR_STATUS
 from dominus.cli.output import clip, console, errors, print_json
 from dominus.cli.runtime import Runtime, open_runtime
 from dominus.cli.signals import on_stop_signals
+from dominus.cli.waiting import wait_until
 from dominus.handlers.portfolio_rescore import PORTFOLIO_RESCORE
+from dominus.jobs.model import Job
 from dominus.portfolio import rescore as rescoring
 from dominus.portfolio.csv_export import csv_lines, entries_csv
 from dominus.portfolio.csv_import import (
@@ -42,7 +43,6 @@ app = typer.Typer(
 
 DOMAIN = typer.Argument(..., help="The domain, e.g. example.com.")
 JSON = typer.Option(False, "--json", help="Print JSON.")
-POLL_SECONDS = 0.5
 
 
 def _service(*, read_only: bool = False) -> tuple[Runtime, PortfolioService]:
@@ -322,17 +322,14 @@ def _rescore_here(runtime: Runtime, name: str | None) -> dict[str, Any]:
     return result.to_dict()
 
 
-def _wait_for(runtime: Runtime, job_id: int, timeout: float | None) -> Any:
-    started = time.monotonic()
+def _wait_for(runtime: Runtime, job_id: int, timeout: float | None) -> Job:
     store = runtime.store
-    job = store.get_job(job_id)
-    while not job.status.is_terminal:
-        if timeout is not None and time.monotonic() - started >= timeout:
-            errors.print(f"job {job_id}: still {job.status.value} after {timeout:g} s")
-            raise typer.Exit(EXIT_TIMED_OUT)
-        time.sleep(POLL_SECONDS)
-        job = store.get_job(job_id)
-    return job
+    return wait_until(
+        lambda: store.get_job(job_id),
+        lambda job: job.status.is_terminal,
+        timeout=timeout,
+        still=lambda job: f"job {job_id}: still {job.status.value}",
+    )
 
 
 def _print_rescore(result: dict[str, Any], as_json: bool) -> None:
