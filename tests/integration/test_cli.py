@@ -448,7 +448,7 @@ def test_enqueue_more_bad_options_exit_2_and_write_nothing(cli: Cli, store: SqlJ
 def test_enqueue_refuses_a_job_type_that_belongs_to_a_resource(
     cli: Cli, store: SqlJobStore, tmp_path: Path
 ) -> None:
-    """Issue 9, defect 11: PIPELINE_RUN is enqueued with its run (`dominus run`), never alone."""
+    """PIPELINE_RUN is enqueued with its run (`dominus run`), never alone."""
     lines = tmp_path / "runs.jsonl"
     lines.write_text('{"run_id": 1}\n', encoding="utf-8")
     for source in (("--payload", '{"run_id": 1}'), ("--from-file", str(lines))):
@@ -1102,7 +1102,7 @@ def test_run_refuses_bad_input(cli: Cli, args: tuple[str, ...], message: str) ->
 
 
 def test_run_recommends_no_invalid_a_label(cli: Cli) -> None:
-    """Issue 9, defect 9: `xn--a` and `xn--ls8h` (an emoji) were recommended as `.com` names."""
+    """`xn--a` and `xn--ls8h` (an emoji) were recommended as `.com` names."""
     result = cli.ok(
         "run", "-b", "xn--a,xn--ls8h", "--sync", "--json", env={"DOMINUS_PROVIDERS": "offline"}
     )
@@ -1239,7 +1239,7 @@ def test_enqueue_from_a_file_that_is_not_utf8_names_the_line(
     assert store.list_jobs() == []
 
 
-# --- what a run shows: tiers, ranking, --top, --all, --csv (issue 10, items 1, 2, 7, 8, 11) ----
+# --- what a run shows: tiers, ranking, --top, --all, --csv ----
 
 OFFLINE_WIDE = {"DOMINUS_PROVIDERS": "offline", "COLUMNS": "200"}
 SPECULATIVE_TITLE = (

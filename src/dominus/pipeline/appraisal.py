@@ -1,4 +1,4 @@
-"""Appraising single names (`dominus score`, `GET /api/v1/score`; issue 10, item 6; ADR 0018).
+"""Appraising single names (`dominus score`, `GET /api/v1/score`; ADR 0018).
 
 An appraisal is a pipeline run of one name, minus the stages a single lookup cannot or should
 not make by default:

@@ -1,4 +1,4 @@
-"""PORTFOLIO_RESCORE: appraise held names again and refresh their verdicts (issue 13).
+"""PORTFOLIO_RESCORE: appraise held names again and refresh their verdicts.
 
 Each name is appraised exactly as `dominus score NAME` appraises it (the single-domain
 appraisal: stage 1's candidate, the active weights, the settings' providers, the trademark gate;

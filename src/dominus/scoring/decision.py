@@ -1,4 +1,4 @@
-"""The decision: recommended, speculative or rejected, and why, in words (issue 10, item 2).
+"""The decision: recommended, speculative or rejected, and why, in words.
 
 A candidate is recommended only when every gate passes:
   - evidence: market evidence (at least `min_comparables` relevant comparable sales), or keyword

@@ -2,7 +2,7 @@
 
     signals      intrinsic.py, commercial.py, comparables.py + market.py, expiry.py
     weighting    weighting.py: available weight, reallocation, weighted score, thresholds
-    confidence   confidence.py: the issue 10 reference formula
+    confidence   confidence.py: the reference formula (ADR 0014)
     values       value.py: anchor, EV = weighted score × anchor; list price = EV × 2.5
     money        money.py: holding cost, P(sale), expected profit, buy max
     decision     decision.py: evidence and gates → recommended / speculative / rejected + reason

@@ -1,4 +1,4 @@
-"""The money gate and the buy maximum (issue 10, item 2).
+"""The money gate and the buy maximum.
 
     r               = annual sell-through × confidence / confidence cap    (0.01 × c / 0.8)
     P(sale)         = 1 − (1 − r)^years                                     (years = 3)

@@ -1,4 +1,4 @@
-"""The words in a second-level label, for matching comparable sales (issue 10, cause 3).
+"""The words in a second-level label, for matching comparable sales.
 
 A label has no spaces, so its words are guessed by a word segmenter: `wordninja` (MIT licence),
 which splits text by dynamic programming over the word frequencies of English Wikipedia it ships

@@ -1,4 +1,4 @@
-"""/api/v1/portfolio: the names held (CRUD), CSV import, and PORTFOLIO_RESCORE (issue 13)."""
+"""/api/v1/portfolio: the names held (CRUD), CSV import, and PORTFOLIO_RESCORE."""
 
 from __future__ import annotations
 
