@@ -19,7 +19,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -714,7 +713,7 @@ def test_jobs_wait_exit_codes(
     run_worker(store, registry)
     pending = live_queue.enqueue_job("diag.noop").job_id  # no worker will run it
 
-    started = time.monotonic()
+    # A wait that hung on a finished job would end at its timeout with 124, not its own code.
     results = cli.run_many(
         ("jobs", "wait", str(completed), "--timeout", "10"),
         ("jobs", "wait", str(failed), "--timeout", "10"),
@@ -722,7 +721,6 @@ def test_jobs_wait_exit_codes(
         ("jobs", "wait", str(pending), "--timeout", "0.5"),
         ("jobs", "wait", "999999", "--timeout", "1"),
     )
-    elapsed = time.monotonic() - started
     on_completed, on_failed, on_cancelled, on_pending, on_unknown = results
 
     assert on_completed.code == 0, str(on_completed)
@@ -735,7 +733,6 @@ def test_jobs_wait_exit_codes(
     assert on_pending.code == 124, str(on_pending)
     assert f"job {pending}: still pending after 0.5 s" in on_pending.stderr
     assert_bad_input(on_unknown, "no job with id 999999")
-    assert elapsed < 20
     assert store.get_job(pending).status is JobStatus.PENDING
 
 
