@@ -176,6 +176,7 @@ class Appraiser:
             if options.value_model is not None
             else None
         )
+        self._values: dict[str, ValuedAppraisal] = {}
         self.gate = TrademarkGate(providers.trademarks.marks())
         self.phrases = keyword_phrases(providers.keyword_data)
 
@@ -217,10 +218,17 @@ class Appraiser:
             appraised_on=self.today,
         )
 
+    def value_ahead(self, domains: Sequence[str]) -> None:
+        """Value many names in one pass (much faster than one by one); `appraise` uses them."""
+        if self.valuer is not None and domains:
+            self._values.update(self.valuer.appraise(domains, self.today))
+
     def _value(self, domain: str) -> ValuedAppraisal | None:
         if self.valuer is None:
             return None
-        return self.valuer.appraise([domain], self.today)[domain]
+        if domain not in self._values:
+            self.value_ahead([domain])
+        return self._values.pop(domain)
 
     def _marks_source(self) -> str:
         source = self.providers.trademarks
@@ -312,4 +320,5 @@ def appraise(
         check_availability=check_availability,
         stop=stop,
     ) as service:
+        service.value_ahead([name.name.ascii for name in names])
         return [service.appraise(name) for name in names]
