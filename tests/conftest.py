@@ -2,9 +2,13 @@
 template; on PostgreSQL a database cloned from a migrated template database (`CREATE DATABASE
 ... TEMPLATE`). Migrating once per session keeps the suite fast.
 
-Tests run on SQLite unless they ask for the `backend` fixture to be parametrised (the store
-contract suite runs on both). PostgreSQL tests need the server at DOMINUS_TEST_POSTGRES_URL
-(default postgresql+psycopg://postgres@127.0.0.1:5432/postgres); without it they fail, never skip.
+Backends: a test that uses the database runs on SQLite alone unless the closest
+`@pytest.mark.backends(...)` (its own, its class's, or its module's `pytestmark`) names others:
+`pytestmark = pytest.mark.backends("sqlite", "postgresql")` runs each of a module's database
+tests once per backend, and a test narrows that with its own marker. Every PostgreSQL case
+carries the `postgres` marker, added here. PostgreSQL tests need the server at
+DOMINUS_TEST_POSTGRES_URL (default postgresql+psycopg://postgres@127.0.0.1:5432/postgres);
+without it they fail, never skip.
 """
 
 from __future__ import annotations
@@ -188,9 +192,45 @@ def ready_postgres_databases(
     ready.close()
 
 
+BACKENDS = ("sqlite", "postgresql")
+
+# Fixtures that reach the PostgreSQL server whatever the test's backend.
+POSTGRES_FIXTURES = frozenset(
+    {"postgres_databases", "migrated_postgres_template", "ready_postgres_databases"}
+)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run a test that uses the database once per backend its `backends` marker names."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("backends")
+    if marker is None:
+        return  # the `backend` fixture: SQLite
+    names = marker.args
+    unknown = set(names) - set(BACKENDS)
+    assert names and not unknown, f"{metafunc.definition.nodeid}: backends{names!r}"
+    metafunc.parametrize(
+        "backend",
+        [
+            pytest.param(name, marks=[pytest.mark.postgres] if name == "postgresql" else [])
+            for name in names
+        ],
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `postgres` every test that reaches the server through a fixture of its own (before
+    `-m` deselects)."""
+    for item in items:
+        if POSTGRES_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.postgres)
+
+
 @pytest.fixture
 def backend() -> str:
-    """The database backend of a test; suites that run on both parametrise it."""
+    """The database backend of a test: SQLite, unless its `backends` marker parametrises it."""
     return "sqlite"
 
 

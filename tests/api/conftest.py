@@ -1,5 +1,5 @@
-"""The REST API suite runs on every backend: each test once on SQLite, once on PostgreSQL (the
-PostgreSQL cases carry the `postgres` marker), as the store contract suite does.
+"""The REST API suite runs on every backend: each module's database tests once on SQLite, once
+on PostgreSQL (its `backends` marker; the PostgreSQL cases carry the `postgres` marker).
 
 - `make_client(**settings)` builds an app with `create_app` on this test's database (diagnostic
   jobs on, the real clock, no `.env` and no DOMINUS variable from the environment) and returns a
@@ -41,23 +41,10 @@ from tests.polling import free_port
 
 T = TypeVar("T")
 
-BACKENDS = ("sqlite", "postgresql")
 API = "/api/v1"
 TOKEN = "s3cret-t0ken"
 LOCAL_BASE_URL = "http://127.0.0.1"
 REQUESTED_BY_HEADER = "X-Requested-By"  # any value lets a bodiless POST or DELETE through
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Every API test that touches a database runs on SQLite and on PostgreSQL."""
-    if "backend" in metafunc.fixturenames:
-        metafunc.parametrize(
-            "backend",
-            [
-                pytest.param(name, marks=[pytest.mark.postgres] if name == "postgresql" else [])
-                for name in BACKENDS
-            ],
-        )
 
 
 @pytest.fixture(autouse=True)

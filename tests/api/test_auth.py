@@ -24,6 +24,9 @@ from tests.api.conftest import (
 )
 from tests.polling import free_port
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 # Every /api/v1 endpoint: (method, path, JSON body). Ids are filled in by `prepared_ids`.
 ENDPOINTS: list[tuple[str, str, Any]] = [
     ("POST", "/jobs", {"type": "diag.noop"}),

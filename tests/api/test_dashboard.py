@@ -24,6 +24,9 @@ from tests.api.conftest import (
     runtime_of,
 )
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 PAGES = [
     "/",
     "/jobs",

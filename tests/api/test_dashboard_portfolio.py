@@ -11,6 +11,7 @@ import threading
 from datetime import date, timedelta
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from dominus.notify import LogNotifier
@@ -20,6 +21,9 @@ from dominus.renewals.check import RenewalCheck
 from dominus.renewals.model import Thresholds
 from tests.api.conftest import API, runtime_of
 from tests.api.test_dashboard import csrf_of, post
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 # (domain, days until renewal, renewal cost, expected value: None = never scored)
 HELD = [

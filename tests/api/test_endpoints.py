@@ -25,6 +25,9 @@ from tests.api.conftest import (
 )
 from tests.polling import wait_until
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 HUGE_IDS = ("9223372036854775807", "9223372036854775808", "99999999999999999999999999", "0", "-1")
 
 

@@ -46,6 +46,9 @@ from tests.api.conftest import (
     runtime_of,
 )
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 # Examples per operation in the fuzzing phase (the coverage phase adds its own): 20 in the
 # default run (92 operations and backends: the file's share of the suite stays a few minutes),
 # the profile's count under `--hypothesis-profile=long`.

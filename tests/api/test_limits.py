@@ -27,6 +27,9 @@ from tests.api.conftest import (
     serve_env,
 )
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 JSON = {"content-type": "application/json"}
 
 

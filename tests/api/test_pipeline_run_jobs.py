@@ -28,6 +28,9 @@ from dominus.runtime import Runtime
 from dominus.schema.tables import job_queue
 from tests.api.conftest import API, assert_error, finish_jobs, runtime_of
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 BODY = {"keywords": ["home gym"], "brandableNames": ["zentrova"]}
 NO_SUCH_RUN = 424242
 

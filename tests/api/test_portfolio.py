@@ -12,6 +12,9 @@ from fastapi.testclient import TestClient
 
 from tests.api.conftest import API, assert_error, finish_jobs, runtime_of
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "portfolio"
 
 

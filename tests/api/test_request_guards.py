@@ -28,6 +28,9 @@ from tests.api.conftest import (
 )
 from tests.api.test_auth import prepare
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 BARE: dict[str, str] = {}  # no default headers at all
 # The mutating endpoints that take no body: (method, path with the id to use).
 BODILESS = [

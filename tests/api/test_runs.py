@@ -17,6 +17,9 @@ from dominus.pipeline.store import PipelineStore
 from dominus.runtime import Runtime
 from tests.api.conftest import API, assert_error, finish_jobs, runtime_of, sse_text_events
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 BODY = {
     "keywords": ["home gym", "solar panels"],
     "brandableNames": ["zentrova", "nikeshoes"],

@@ -19,6 +19,9 @@ from dominus.jobs.scheduling import SchedulerInfo, SchedulerLiveness, ScheduleSt
 from tests.api.conftest import API, TOKEN, assert_error, finish_jobs, runtime_of
 from tests.polling import wait_until
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 DIAG_CRON = "0 4 * * *"
 
 

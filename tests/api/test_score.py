@@ -19,6 +19,9 @@ from dominus.providers.offline import offline_providers
 from dominus.scoring import Weights
 from tests.api.conftest import API, TOKEN, assert_error, local_client, runtime_of
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 SCORE = f"{API}/score"
 
 

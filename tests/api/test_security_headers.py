@@ -17,6 +17,9 @@ from dominus.api.security_headers import PAGE_POLICY
 from dominus.web.routes import ROUTERS
 from tests.api.conftest import API, TOKEN
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 # A value for each path parameter of the app's routes (the answer may be a 404: its headers
 # are what is checked).
 PATH_VALUES = {"domain": "example.com", "name": "nightly"}

@@ -13,7 +13,7 @@ import pytest
 from tests.api.conftest import API, ServeProcess, serve_env, sse_events
 from tests.polling import wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 
 def start_server(

@@ -33,6 +33,9 @@ from tests.api.test_fuzz import (
 )
 from tests.database_state import DatabaseSnapshot, database_digest
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 schema = schemathesis.openapi.from_dict(openapi_document())
 # Only the document's own links: schemathesis's inference also links nullable fields (a run's
 # `job_id`, null for a run made in process) as if they always named a job, and sends `None`.

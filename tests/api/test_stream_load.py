@@ -18,7 +18,7 @@ import pytest
 from tests.api.conftest import API, ServeProcess, assert_error, serve_env
 from tests.polling import wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 # More than the 40 threads of the server's pool: each stream held one of them before streams
 # became asynchronous.

@@ -14,6 +14,8 @@ from dominus.api.stream_limits import StreamLimits
 from dominus.jobs.model import Job
 from tests.api.conftest import API, assert_error, enqueue, runtime_of, sse_text_events
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 def stream_limits(client: TestClient) -> StreamLimits:
     limits: StreamLimits = client.app.state.services.streams  # type: ignore[attr-defined]

@@ -18,6 +18,9 @@ from dominus.server import create_app
 from tests.api.conftest import API, assert_error, dominus_executable, serve_env
 from tests.polling import free_port
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 UNICODE_TOKEN = "pässwörd-ünïcode-✓-token"
 
 

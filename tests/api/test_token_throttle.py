@@ -17,6 +17,9 @@ from dominus.server import create_app
 from tests.api.conftest import API, LOCAL_BASE_URL, REQUESTED_BY_HEADER, TOKEN, api_settings
 from tests.api.test_dashboard import csrf_of
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 GUESSER = ("192.0.2.66", 40000)
 OPERATOR = ("192.0.2.7", 40001)
 

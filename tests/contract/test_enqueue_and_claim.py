@@ -14,6 +14,8 @@ from dominus.jobs.metrics_model import ENQUEUED
 from dominus.jobs.model import NewJob
 from tests.conftest import T0
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 def new_job(
     job_type: str = "diag.noop",

@@ -22,6 +22,8 @@ from dominus.jobs.model import NewJob
 from dominus.jobs.sql.driver_connections import DriverConnections
 from tests.contract.test_enqueue_and_claim import new_job
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 @pytest.fixture
 def one_connection_engine(database_url: str) -> Iterator[Engine]:

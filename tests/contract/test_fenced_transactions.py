@@ -34,6 +34,9 @@ from tests.conftest import T0, FakeClock
 from tests.contract.test_enqueue_and_claim import new_job
 from tests.draining import drain
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 MAX_AGE = 60.0
 
 scratch = MetaData()

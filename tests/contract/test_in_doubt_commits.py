@@ -15,6 +15,9 @@ from tests.conftest import T0
 from tests.contract.test_enqueue_and_claim import new_job
 from tests.contract.test_transitions import claimed_job, fail, kinds
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 OUTCOMES = {
     "completed": lambda claim: Completed(claim, result={"n": 1}),
     "failed": fail,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import Engine, text
 
 from dominus.jobs import JobStore
@@ -20,6 +21,8 @@ from dominus.jobs.sql.backend import backend_for
 from tests.conftest import T0
 from tests.contract.test_enqueue_and_claim import new_job
 from tests.contract.test_transitions import fail
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def completed(job_claim: Claim, seconds: float) -> AttemptOutcome:

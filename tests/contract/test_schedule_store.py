@@ -20,6 +20,9 @@ from dominus.schema.tables import job_queue, schedules
 from tests.conftest import T0, FakeClock
 from tests.draining import drain
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 HOURLY = Schedule("hourly", "diag.noop", "0 * * * *")
 RACERS = 6
 

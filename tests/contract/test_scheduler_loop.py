@@ -23,6 +23,9 @@ from dominus.jobs.scheduling.store import ScheduleStore
 from tests.conftest import T0, FakeClock
 from tests.polling import wait_until
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 HOURLY = Schedule("hourly", "diag.noop", "0 * * * *")  # T0 is 12:00; fires 13:00, 14:00...
 DAILY = Schedule("daily", "diag.noop", "0 13 * * *")
 CONFIG = SchedulerConfig(heartbeat_interval_seconds=30, on_time_seconds=5)

@@ -20,6 +20,8 @@ from dominus.jobs.model import (
 from tests.conftest import T0
 from tests.contract.test_enqueue_and_claim import new_job
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 def at(seconds: float) -> object:
     return T0 + timedelta(seconds=seconds)

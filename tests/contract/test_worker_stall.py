@@ -28,6 +28,9 @@ from dominus.jobs.worker_config import TickReport
 from tests.conftest import FakeClock
 from tests.draining import wait_until_idle
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 MAX_AGE = 3.0
 HEARTBEAT = 0.5
 

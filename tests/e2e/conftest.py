@@ -1,9 +1,8 @@
 """End-to-end helpers: real `dominus` processes sharing one database.
 
-- Every e2e test that uses the database runs once per backend: on a SQLite file and on a
-  PostgreSQL database cloned from the migrated template (see tests/conftest.py); the PostgreSQL
-  cases carry the `postgres` marker. `@pytest.mark.backends("sqlite")` (or "postgresql") limits a
-  test to the backends it is about.
+- Every e2e module runs its database tests on both backends (`pytestmark =
+  pytest.mark.backends("sqlite", "postgresql")`, see tests/conftest.py); a test narrows that
+  with `@pytest.mark.backends("sqlite")` (or "postgresql").
 - `dominus_procs` starts `dominus worker` subprocesses (and one-shot CLI commands) with a given
   environment, captures each one's stdout/stderr to files under `tmp_path`, attaches every
   process's output to the report of a failed test, and kills whatever is still running when the
@@ -40,8 +39,6 @@ from dominus.jobs.diagnostic import register_diagnostic_jobs
 T = TypeVar("T")
 
 TIME_SCALE = float(os.environ.get("DOMINUS_E2E_TIME_SCALE", "1"))
-
-BACKENDS = ("sqlite", "postgresql")
 
 # Fast settings for every process a test starts; tests override single values.
 FAST_SETTINGS = {
@@ -241,29 +238,6 @@ class DominusProcesses:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.popen.wait(10)
         return [process.name for process in leftovers]
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "backends(*names): run an e2e test on these backends only (default: all)"
-    )
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Run every e2e test that uses the database on each backend (or those it names)."""
-    if "backend" not in metafunc.fixturenames:
-        return
-    marker = metafunc.definition.get_closest_marker("backends")
-    names = marker.args if marker is not None else BACKENDS
-    unknown = set(names) - set(BACKENDS)
-    assert not unknown, f"{metafunc.definition.nodeid}: unknown backends {sorted(unknown)}"
-    metafunc.parametrize(
-        "backend",
-        [
-            pytest.param(name, marks=[pytest.mark.postgres] if name == "postgresql" else [])
-            for name in names
-        ],
-    )
 
 
 @pytest.hookimpl(hookwrapper=True)

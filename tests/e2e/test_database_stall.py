@@ -18,7 +18,7 @@ from sqlalchemy import make_url
 from dominus.jobs import JobQueue, JobStatus, SqlJobStore
 from tests.e2e.conftest import DominusProcesses, wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 STALL_SECONDS = 10.0
 

@@ -34,7 +34,7 @@ from tests.fakes.dns_server import FakeDnsServer
 from tests.fakes.rdap_server import FakeRdap, bootstrap_doc
 from tests.polling import free_port
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 API = "/api/v1"
 ALL_STAGES = [stage.value for stage in STAGES]

@@ -23,7 +23,7 @@ from dominus.jobs.scheduling.model import fire_dedupe_key
 from tests.e2e.conftest import DominusProcess, DominusProcesses, database_clock, wait_until
 from tests.polling import free_port
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 EVERY_SECOND = {"SCHEDULER_DIAG_CRON": "* * * * * *"}
 _STARTED = re.compile(r"scheduler (\S+) started")

@@ -27,7 +27,7 @@ from dominus.jobs import (
 )
 from tests.e2e.conftest import DominusProcess, DominusProcesses, wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 
 def status_of(store: SqlJobStore, job_id: int) -> JobStatus:

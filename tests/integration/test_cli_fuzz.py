@@ -42,8 +42,6 @@ from dominus.jobs import SqlJobStore
 from dominus.jobs.json_limits import MAX_JSON_DEPTH
 from tests.database_state import database_digest
 
-BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
-
 # Documented exit codes (dominus.cli.main, `jobs wait`, `runs wait`).
 EXIT_CODES = {0, 1, 2, 3, 75, 124}
 NOT_INVOKED = {"worker", "serve", "scheduler", "demo", "rdap refresh"}
@@ -201,7 +199,7 @@ def job_count(store: SqlJobStore) -> int:
     return len(store.list_jobs(limit=100_000))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.backends("sqlite", "postgresql")
 @given(lines=LINES, crlf=st.booleans(), final_newline=st.booleans())
 @settings(fuzz_settings())
 def test_a_bulk_enqueue_writes_every_line_or_nothing(
@@ -357,7 +355,7 @@ def argument_vectors(draw: st.DrawFn) -> list[str]:
     return [*command.split(), *tokens]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.backends("sqlite", "postgresql")
 @given(argv=argument_vectors())
 @settings(fuzz_settings())
 def test_no_argument_vector_crashes_the_cli(
@@ -390,7 +388,7 @@ def test_the_fuzzed_commands_are_the_cli_s_commands() -> None:
 
 # Found by the fuzz: bytes that are not UTF-8 ($'\xff' in a shell) reached the database driver,
 # which cannot encode the lone surrogate Python decodes them to: a traceback, exit 1.
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.backends("sqlite", "postgresql")
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
@@ -415,7 +413,7 @@ def test_arguments_that_are_not_utf8_are_bad_input(
 
 # Found by the fuzz: the file was parsed to the end before any payload was checked, so a line
 # that is not JSON was reported even when an earlier line held a payload the job type refuses.
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.backends("sqlite", "postgresql")
 def test_a_bulk_enqueue_names_the_first_bad_line_whatever_is_wrong_with_it(
     cli: InProcessCli, store: SqlJobStore
 ) -> None:

@@ -13,12 +13,7 @@ from sqlalchemy import Engine, create_engine, text
 from dominus.jobs import SqlJobStore
 from tests.contract.test_enqueue_and_claim import new_job
 
-pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture
-def backend() -> str:
-    return "postgresql"
+pytestmark = pytest.mark.backends("postgresql")
 
 
 @pytest.fixture

@@ -18,12 +18,7 @@ from dominus.jobs.sql.postgres_vacuum import DEAD_TUPLES_THRESHOLD
 from tests.conftest import T0
 from tests.contract.test_enqueue_and_claim import new_job
 
-pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture
-def backend() -> str:
-    return "postgresql"
+pytestmark = pytest.mark.backends("postgresql")
 
 
 def dead_tuples(store: SqlJobStore) -> int:

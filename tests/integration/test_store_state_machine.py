@@ -375,9 +375,7 @@ class StoreMachine(RuleBasedStateMachine):
 # timeout (raised inside the example that runs then) would cut the shrinking short and hypothesis
 # would report that interruption as a flaky failure, hiding the real one.
 @pytest.mark.timeout(3600 if LONG else 900)
-@pytest.mark.parametrize(
-    "backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
-)
+@pytest.mark.backends("sqlite", "postgresql")
 def test_the_store_follows_its_model(store: SqlJobStore) -> None:
     run_state_machine_as_test(lambda: StoreMachine(store), settings=machine_settings())
 

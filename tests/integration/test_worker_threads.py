@@ -27,13 +27,7 @@ from dominus.jobs.wakeup import ChangeWatcher, SqliteDataVersionWatcher
 from tests.polling import wait_until
 from tests.running_worker import RunningWorker
 
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "backend" in metafunc.fixturenames:
-        metafunc.parametrize(
-            "backend",
-            ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
-        )
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 @pytest.fixture

@@ -28,6 +28,8 @@ from tests.conftest import FakeClock
 from tests.draining import wait_until_idle
 from tests.fakes.webhook_server import FakeWebhook
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 class Empty(BaseModel):
     pass

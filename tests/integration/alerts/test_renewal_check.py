@@ -20,6 +20,9 @@ from tests.conftest import FakeClock
 from tests.integration.alerts.portfolio_rows import add_entry, change_entry, remove_entry
 from tests.integration.alerts.watch_fixtures import RecordingNotifier
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 ISSUE_THRESHOLDS = Thresholds(critical_days=7, warning_days=30)
 DAY = 86_400
 

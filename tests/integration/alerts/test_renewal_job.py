@@ -20,6 +20,8 @@ from tests.draining import drain
 from tests.fakes.webhook_server import FakeWebhook
 from tests.integration.alerts.portfolio_rows import add_entry
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 @pytest.fixture
 def webhook() -> Iterator[FakeWebhook]:

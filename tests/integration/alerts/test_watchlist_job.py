@@ -25,6 +25,8 @@ from tests.integration.alerts.watch_fixtures import (
     provider_settings,
 )
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 @pytest.fixture
 def registry() -> Iterator[Registry]:

@@ -23,6 +23,9 @@ from tests.fakes.rdap_server import bootstrap_doc
 from tests.integration.alerts.watch_fixtures import RecordingNotifier, Registry
 from tests.polling import outcome_within
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 HOURS_6 = timedelta(hours=6)
 
 

@@ -13,6 +13,9 @@ from dominus.config import Settings
 from dominus.schema.tables import backtest_signals
 from tests.integration.backtest.helpers import add_score, at, sale, service
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 SALE_DAY = date(2026, 5, 10)
 
 

@@ -25,6 +25,9 @@ from dominus.scoring.weights import Weights
 from tests.draining import drain
 from tests.integration.backtest.helpers import NOW, sale, service
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 DAY = date(2026, 5, 10)
 
 

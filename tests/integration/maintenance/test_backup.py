@@ -28,8 +28,6 @@ from dominus.maintenance.files import backup_name, list_backups
 from tests.polling import wait_until
 from tests.running_worker import RunningWorker
 
-POSTGRES = [pytest.param("postgresql", marks=pytest.mark.postgres)]
-
 
 def enqueue_noops(queue: JobQueue, count: int) -> None:
     queue.enqueue_jobs([EnqueueRequest("diag.noop")] * count)
@@ -240,7 +238,7 @@ class TestRetention:
         assert len(list_backups(backup_dir)) == len(seeded) + 1
 
 
-@pytest.mark.parametrize("backend", POSTGRES)
+@pytest.mark.backends("postgresql")
 def test_a_postgresql_backup_is_a_verified_custom_format_dump(
     engine: Engine, queue: JobQueue, backup_dir: Path
 ) -> None:
@@ -257,7 +255,7 @@ def test_a_postgresql_backup_is_a_verified_custom_format_dump(
     assert [backup.name for backup in list_backups(backup_dir)] == [result.path.name]
 
 
-@pytest.mark.parametrize("backend", POSTGRES)
+@pytest.mark.backends("postgresql")
 def test_a_missing_pg_dump_is_refused_before_anything_is_written(
     engine: Engine, backup_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -270,7 +268,7 @@ def test_a_missing_pg_dump_is_refused_before_anything_is_written(
     assert list(backup_dir.iterdir()) == []
 
 
-@pytest.mark.parametrize("backend", POSTGRES)
+@pytest.mark.backends("postgresql")
 def test_a_pg_dump_older_than_the_server_is_refused(
     engine: Engine, backup_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

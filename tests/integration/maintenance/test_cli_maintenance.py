@@ -52,9 +52,7 @@ def job_count(store: SqlJobStore) -> int:
     return len(store.list_jobs(limit=1000))
 
 
-@pytest.mark.parametrize(
-    "backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
-)
+@pytest.mark.backends("sqlite", "postgresql")
 def test_backup_list_and_restore_round_trip(cli: Cli, store: SqlJobStore, backup_dir: Path) -> None:
     cli.ok("enqueue", "diag.noop")
     made = cli.ok("maintenance", "backup", "--json").json()

@@ -14,10 +14,7 @@ from tests.integration.maintenance.seeding import EXPECTED_COUNTS, seed
 from tests.polling import wait_until
 from tests.running_worker import RunningWorker
 
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def test_the_prune_job_reports_counts_per_table(

@@ -31,6 +31,9 @@ from dominus.schema.tables import candidates
 from tests.fakes.rdap_server import FakeRdap, bootstrap_doc
 from tests.fakes.whois_server import FakeWhois
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 # Offline DNS says nothing about these (so they pass to the RDAP stage); .com has RDAP in the
 # test bootstrap, .uk has only WHOIS. The sample keyword data makes "home gym" worth scoring.
 RUN_INPUT = RunInput(keywords=["home gym"], brandable=["homegym.uk"])

@@ -26,6 +26,9 @@ from dominus.providers.sets import ProviderSet
 from dominus.schema.tables import candidates
 from dominus.scoring import ScoringInput
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 INPUT = RunInput(
     keywords=["home gym"],
     brandable=["zentrova"],

@@ -34,6 +34,9 @@ from dominus.providers.models import (
 from dominus.providers.offline import offline_providers
 from dominus.providers.sets import ProviderSet
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 FORMULA_MARK = '=HYPERLINK("http://evil.example","x")'
 
 

@@ -20,6 +20,9 @@ from dominus.portfolio.csv_import import (
 from dominus.portfolio.service import EntryFields, PortfolioInputError, PortfolioService
 from dominus.portfolio.store import PortfolioReader
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "portfolio"
 NOW = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 
