@@ -10,19 +10,16 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from dominus.jobs import JobQueue
-from tests.api.conftest import (
+from tests.support.api import (
     API,
     TOKEN,
-    ServeProcess,
     assert_error,
-    diag_registry,
-    dominus_executable,
-    finish_jobs,
+    prepare,
     runtime_of,
-    serve_env,
 )
-from tests.polling import free_port
+from tests.support.polling import free_port
+from tests.support.processes import dominus_executable
+from tests.support.serving import ServeProcess, serve_env
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
@@ -47,22 +44,6 @@ ENDPOINTS: list[tuple[str, str, Any]] = [
     ("GET", "/metrics", None),
 ]
 ENDPOINT_IDS = [f"{method} {path}" for method, path, _ in ENDPOINTS]
-
-
-def prepare(client: TestClient) -> dict[str, int]:
-    """A pending job, a cancelled one, a finished one and a dead-letter entry, written directly
-    (not through the API under test)."""
-    runtime = runtime_of(client)
-    queue = JobQueue(runtime.store, diag_registry(), clock=runtime.clock)
-    failing = queue.enqueue_job("diag.fail", {"fail_times": 9}, max_attempts=1).job_id
-    finished = queue.enqueue_job("diag.noop").job_id
-    finish_jobs(runtime)
-    pending = queue.enqueue_job("diag.noop").job_id
-    cancelled = queue.enqueue_job("diag.noop").job_id
-    queue.cancel(cancelled)
-    [entry] = runtime.store.list_dead_letters()
-    assert entry.job_id == failing
-    return {"pending": pending, "cancelled": cancelled, "finished": finished, "entry": entry.id}
 
 
 def call(

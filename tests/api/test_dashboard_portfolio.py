@@ -19,8 +19,8 @@ from dominus.portfolio.service import PortfolioService, ScoreUpdate
 from dominus.portfolio.verdicts import money_words
 from dominus.renewals.check import RenewalCheck
 from dominus.renewals.model import Thresholds
-from tests.api.conftest import API, runtime_of
-from tests.api.test_dashboard import csrf_of, post
+from tests.support.api import API, runtime_of
+from tests.support.dashboard import csrf_of, post
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import text
 
 from dominus.runtime import Runtime
-from tests.api.conftest import (
+from tests.support.api import (
     API,
     WorkerThread,
     assert_error,
@@ -23,7 +23,7 @@ from tests.api.conftest import (
     runtime_of,
     sse_text_events,
 )
-from tests.polling import wait_until
+from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

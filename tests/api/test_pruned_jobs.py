@@ -9,8 +9,8 @@ from fastapi.testclient import TestClient
 from dominus.jobs.clock import utc_now
 from dominus.maintenance.prune import prune
 from dominus.maintenance.prune_rules import Retention
-from tests.api.conftest import API, assert_error, runtime_of
-from tests.integration.maintenance.seeding import seed_run_and_schedule
+from tests.support.api import API, assert_error, runtime_of
+from tests.support.seeding import seed_run_and_schedule
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

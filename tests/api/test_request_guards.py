@@ -16,17 +16,16 @@ import pytest
 from fastapi.testclient import TestClient
 
 from dominus.server import create_app
-from tests.api.conftest import (
+from tests.support.api import (
     API,
     TOKEN,
-    ServeProcess,
     api_settings,
     assert_error,
     local_client,
+    prepare,
     runtime_of,
-    serve_env,
 )
-from tests.api.test_auth import prepare
+from tests.support.serving import ServeProcess, serve_env
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

@@ -17,7 +17,7 @@ from dominus.pipeline.scoring_sets import weight_sets_of
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.offline import offline_providers
 from dominus.scoring import Weights
-from tests.api.conftest import API, TOKEN, assert_error, local_client, runtime_of
+from tests.support.api import API, TOKEN, assert_error, local_client, runtime_of
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

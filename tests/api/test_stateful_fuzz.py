@@ -24,14 +24,14 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from dominus.api import streaming
-from tests.api.conftest import LOCAL_BASE_URL, runtime_of
-from tests.api.test_fuzz import (
+from tests.support.api import LOCAL_BASE_URL, runtime_of
+from tests.support.api_fuzz import (
     NAMES_BEYOND_THE_SCHEMA,
     openapi_document,
     refused_only_for_what_dominus_refuses,
     seed,
 )
-from tests.database_state import DatabaseSnapshot, database_digest
+from tests.support.database_state import DatabaseSnapshot, database_digest
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

@@ -15,8 +15,10 @@ from fastapi.testclient import TestClient
 from dominus.config import Settings
 from dominus.errors import ConfigurationError
 from dominus.server import create_app
-from tests.api.conftest import API, assert_error, dominus_executable, serve_env
-from tests.polling import free_port
+from tests.support.api import API, assert_error
+from tests.support.polling import free_port
+from tests.support.processes import dominus_executable
+from tests.support.serving import serve_env
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

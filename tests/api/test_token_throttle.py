@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 
 from dominus.api.token_throttle import TokenThrottle
 from dominus.server import create_app
-from tests.api.conftest import API, LOCAL_BASE_URL, REQUESTED_BY_HEADER, TOKEN, api_settings
-from tests.api.test_dashboard import csrf_of
+from tests.support.api import API, LOCAL_BASE_URL, REQUESTED_BY_HEADER, TOKEN, api_settings
+from tests.support.dashboard import csrf_of
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.api.conftest import API, LOCAL_BASE_URL, assert_error
+from tests.support.api import API, LOCAL_BASE_URL, assert_error
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

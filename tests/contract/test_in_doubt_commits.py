@@ -11,9 +11,8 @@ import pytest
 
 from dominus.jobs import EventKind, JobStatus, JobStore
 from dominus.jobs.model import AttemptOutcome, Cancelled, Claim, Completed, Interrupted
-from tests.conftest import T0
-from tests.contract.test_enqueue_and_claim import new_job
-from tests.contract.test_transitions import claimed_job, fail, kinds
+from tests.support.clock import T0
+from tests.support.jobs import claimed_job, fail, kinds, new_job
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

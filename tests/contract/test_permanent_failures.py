@@ -23,9 +23,9 @@ from dominus.jobs import (
 )
 from dominus.jobs.metrics_model import DEAD_LETTERED, FAILED
 from dominus.jobs.model import Failed
-from tests.conftest import T0, FakeClock
-from tests.contract.test_transitions import claimed_job, kinds
-from tests.draining import drain
+from tests.support.clock import T0, FakeClock
+from tests.support.draining import drain
+from tests.support.jobs import claimed_job, kinds
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

@@ -17,8 +17,8 @@ import pytest
 
 from dominus.jobs import EventKind, JobStatus, SqlJobStore, WorkerInfo
 from dominus.jobs.liveness import LivenessLock
-from tests.conftest import T0
-from tests.contract.test_enqueue_and_claim import new_job
+from tests.support.clock import T0
+from tests.support.jobs import new_job
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

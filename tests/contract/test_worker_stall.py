@@ -25,8 +25,8 @@ from dominus.jobs import (
 )
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 from dominus.jobs.worker_config import TickReport
-from tests.conftest import FakeClock
-from tests.draining import wait_until_idle
+from tests.support.clock import FakeClock
+from tests.support.draining import wait_until_idle
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import make_url
 
 from dominus.jobs import JobQueue, JobStatus, SqlJobStore
-from tests.e2e.conftest import DominusProcesses, wait_until
+from tests.support.processes import DominusProcesses, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 

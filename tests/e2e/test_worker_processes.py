@@ -25,7 +25,7 @@ from dominus.jobs import (
     SqlJobStore,
     utc_now,
 )
-from tests.e2e.conftest import DominusProcess, DominusProcesses, wait_until
+from tests.support.processes import DominusProcess, DominusProcesses, wait_running_on, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
@@ -40,24 +40,6 @@ def event_kinds(store: SqlJobStore, job_id: int) -> list[str]:
 
 def job_json(procs: DominusProcesses, job_id: int) -> dict[str, Any]:
     return json.loads(procs.run("jobs", "show", str(job_id), "--json").stdout())
-
-
-def wait_running_on(
-    store: SqlJobStore, job_id: int, worker: DominusProcess, timeout: float = 20
-) -> None:
-    """Until the job is running under `worker`'s claim and its handler has started."""
-    worker_id = worker.worker_id()
-
-    def running_there() -> bool:
-        job = store.get_job(job_id)
-        started = any(line[0] == job_id for line in worker.job_lines("started"))
-        return job.status is JobStatus.RUNNING and job.locked_by == worker_id and started
-
-    wait_until(
-        running_there,
-        timeout,
-        message=lambda: f"job {job_id} running on {worker_id}: {store.get_job(job_id)}",
-    )
 
 
 def drain_exactly_once(

@@ -40,7 +40,7 @@ from dominus.cli.main import app, main
 from dominus.config import Settings
 from dominus.jobs import SqlJobStore
 from dominus.jobs.json_limits import MAX_JSON_DEPTH
-from tests.database_state import database_digest
+from tests.support.database_state import database_digest
 
 # Documented exit codes (dominus.cli.main, `jobs wait`, `runs wait`).
 EXIT_CODES = {0, 1, 2, 3, 75, 124}

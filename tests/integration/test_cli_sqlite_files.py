@@ -22,7 +22,7 @@ from dominus.db.engine import create_database_engine
 from dominus.jobs import HandlerRegistry, JobQueue, JobStatus, SqlJobStore
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 from dominus.schema.migrate import head_revision
-from tests.polling import free_port, wait_until
+from tests.support.polling import free_port, wait_until
 
 DOMINUS = Path(sys.executable).with_name("dominus")
 

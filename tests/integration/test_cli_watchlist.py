@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import Engine
 
 from dominus.watchlist.store import WatchlistStore
-from tests.integration.alerts.watch_fixtures import Registry, provider_settings
-from tests.integration.test_cli import Cli, assert_bad_input
+from tests.support.cli import Cli, assert_bad_input
+from tests.support.watch_fixtures import Registry, provider_settings
 
 
 @pytest.fixture

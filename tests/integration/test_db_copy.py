@@ -46,8 +46,9 @@ from dominus.jobs.diagnostic import NoPayload, register_diagnostic_jobs
 from dominus.schema.copy import CopyRefusedError, copy_database
 from dominus.schema.migrate import current_revision, downgrade, head_revision
 from dominus.schema.tables import job_metrics, metadata
-from tests.conftest import FakeClock, PostgresDatabases
-from tests.draining import drain
+from tests.support.clock import FakeClock
+from tests.support.databases import PostgresDatabases
+from tests.support.draining import drain
 
 DOMINUS = Path(sys.executable).with_name("dominus")
 OTHER_WORKER = "elsewhere:4242:beef01"

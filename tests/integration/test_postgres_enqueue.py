@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 
 from dominus.jobs import SqlJobStore
-from tests.contract.test_enqueue_and_claim import new_job
+from tests.support.jobs import new_job
 
 pytestmark = pytest.mark.backends("postgresql")
 

@@ -15,8 +15,8 @@ from sqlalchemy import Engine
 from dominus.jobs import SqlJobStore
 from dominus.jobs.model import Completed, Job
 from dominus.jobs.sql.postgres_backend import PostgresBackend
-from tests.conftest import T0
-from tests.contract.test_enqueue_and_claim import new_job
+from tests.support.clock import T0
+from tests.support.jobs import new_job
 
 pytestmark = pytest.mark.backends("postgresql")
 

@@ -56,7 +56,7 @@ from dominus.jobs.model import (
     NewJob,
 )
 from dominus.schema.tables import dead_letter_jobs, job_events, job_metrics, job_queue, workers
-from tests.conftest import T0
+from tests.support.clock import T0
 
 # The default budget of this test, more than the suite's profile gives (a step takes ~3 ms on
 # SQLite, ~10 ms on PostgreSQL): short runs must still reach lost claims and exhausted attempts.

@@ -23,8 +23,8 @@ from dominus.jobs import (
     Worker,
     WorkerConfig,
 )
-from tests.polling import wait_until
-from tests.running_worker import RunningWorker
+from tests.support.polling import wait_until
+from tests.support.running_worker import RunningWorker
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

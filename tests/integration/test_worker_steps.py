@@ -24,8 +24,8 @@ from dominus.jobs import (
     WorkerConfig,
 )
 from dominus.jobs.diagnostic import register_diagnostic_jobs
-from tests.conftest import FakeClock
-from tests.draining import drain, wait_until_idle
+from tests.support.clock import FakeClock
+from tests.support.draining import drain, wait_until_idle
 
 NO_JITTER = RetryPolicy(base_seconds=10, max_seconds=100, jitter=0)
 

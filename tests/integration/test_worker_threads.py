@@ -24,8 +24,8 @@ from dominus.jobs import (
 from dominus.jobs.clock import utc_now
 from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.wakeup import ChangeWatcher, SqliteDataVersionWatcher
-from tests.polling import wait_until
-from tests.running_worker import RunningWorker
+from tests.support.polling import wait_until
+from tests.support.running_worker import RunningWorker
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

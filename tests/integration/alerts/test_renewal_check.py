@@ -16,9 +16,9 @@ from dominus.renewals.check import CheckResult, RenewalCheck
 from dominus.renewals.model import Thresholds
 from dominus.renewals.store import AlertNotFoundError, AlertStore
 from dominus.schema.tables import renewal_alerts
-from tests.conftest import FakeClock
-from tests.integration.alerts.portfolio_rows import add_entry, change_entry, remove_entry
-from tests.integration.alerts.watch_fixtures import RecordingNotifier
+from tests.support.clock import FakeClock
+from tests.support.portfolio_rows import add_entry, change_entry, remove_entry
+from tests.support.watch_fixtures import RecordingNotifier
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

@@ -17,11 +17,11 @@ from dominus.providers.rdap import HttpRdapClient
 from dominus.providers.rdap_bootstrap import RdapBootstrap
 from dominus.watchlist.poll import PollOptions, PollResult, WatchlistPoll
 from dominus.watchlist.store import WatchlistStore
-from tests.conftest import FakeClock
-from tests.fakes.drip_server import DripServer
-from tests.fakes.rdap_server import bootstrap_doc
-from tests.integration.alerts.watch_fixtures import RecordingNotifier, Registry
-from tests.polling import outcome_within
+from tests.support.clock import FakeClock
+from tests.support.fakes.drip_server import DripServer
+from tests.support.fakes.rdap_server import bootstrap_doc
+from tests.support.polling import outcome_within
+from tests.support.watch_fixtures import RecordingNotifier, Registry
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

@@ -25,8 +25,8 @@ from dominus.jobs.clock import utc_now
 from dominus.maintenance import backup as backup_module
 from dominus.maintenance.backup import BackupOptions, make_backup
 from dominus.maintenance.files import backup_name, list_backups
-from tests.polling import wait_until
-from tests.running_worker import RunningWorker
+from tests.support.polling import wait_until
+from tests.support.running_worker import RunningWorker
 
 
 def enqueue_noops(queue: JobQueue, count: int) -> None:

@@ -18,13 +18,8 @@ from dominus.jobs import SqlJobStore, WorkerInfo
 from dominus.jobs.abort import AbortSignal
 from dominus.jobs.clock import utc_now
 from dominus.maintenance.backup import BackupOptions, make_backup
-from tests.integration.maintenance.seeding import (
-    EXPECTED_COUNTS,
-    seed,
-    seed_run_and_schedule,
-    table_counts,
-)
-from tests.integration.test_cli import Cli, CliResult, assert_bad_input
+from tests.support.cli import Cli, CliResult, assert_bad_input
+from tests.support.seeding import EXPECTED_COUNTS, seed, seed_run_and_schedule, table_counts
 
 # Generous: the machines running the suite are often loaded, and each command starts Python.
 SLOW = 180

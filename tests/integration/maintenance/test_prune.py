@@ -15,7 +15,7 @@ from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.maintenance.prune import prune
 from dominus.maintenance.prune_rules import Retention
 from dominus.schema.tables import candidates, job_queue, pipeline_runs
-from tests.integration.maintenance.seeding import EXPECTED_COUNTS, column, seed, table_counts
+from tests.support.seeding import EXPECTED_COUNTS, column, seed, table_counts
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

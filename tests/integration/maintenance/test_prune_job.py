@@ -10,9 +10,9 @@ from sqlalchemy import Engine
 
 from dominus.jobs import JobQueue, JobStatus, SqlJobStore
 from dominus.jobs.clock import utc_now
-from tests.integration.maintenance.seeding import EXPECTED_COUNTS, seed
-from tests.polling import wait_until
-from tests.running_worker import RunningWorker
+from tests.support.polling import wait_until
+from tests.support.running_worker import RunningWorker
+from tests.support.seeding import EXPECTED_COUNTS, seed
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

@@ -28,8 +28,8 @@ from dominus.providers.sets import ProviderSet
 from dominus.providers.whois import WhoisClient
 from dominus.providers.whois_servers import WhoisServers
 from dominus.schema.tables import candidates
-from tests.fakes.rdap_server import FakeRdap, bootstrap_doc
-from tests.fakes.whois_server import FakeWhois
+from tests.support.fakes.rdap_server import FakeRdap, bootstrap_doc
+from tests.support.fakes.whois_server import FakeWhois
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.unit.valuation.made_up import as_csv, made_up_sales
+from tests.support.made_up_sales import as_csv, made_up_sales
 
 TIMEOUT = 180.0  # a safety net against a hang, not a timing check
 REPORT_KEYS = {"overall", "by_band", "by_venue_class", "by_tld_group"}

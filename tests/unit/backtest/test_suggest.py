@@ -6,7 +6,7 @@ import pytest
 
 from dominus.backtest.suggest import signal_lift, suggest
 from dominus.scoring.weights import SIGNALS, Weights
-from tests.unit.backtest.helpers import sample
+from tests.support.backtest_samples import sample
 
 
 def split(signal: str, high: int, low: int, high_price: float, low_price: float) -> list:
