@@ -156,6 +156,7 @@ def test_without_a_token_no_header_is_needed(
 
 def test_serve_refuses_a_public_address_without_a_token(database_url: str, tmp_path: Any) -> None:
     for host in ("0.0.0.0", "192.0.2.1", "example.com"):
+        # A subprocess: a server that wrongly starts can be killed; an in-process one would hang.
         done = subprocess.run(
             [dominus_executable(), "serve", "--host", host, "--port", str(free_port())],
             env=serve_env(database_url),

@@ -31,6 +31,7 @@ def run_serve(
 ) -> subprocess.CompletedProcess[str]:
     """`dominus serve ARGS` expected to refuse to start (a server that starts is killed by the
     timeout and fails the test)."""
+    # A subprocess: a server that wrongly starts can be killed; an in-process one would hang.
     return subprocess.run(
         [dominus_executable(), "serve", "--port", str(free_port()), *args],
         env=serve_env(database_url, **env),

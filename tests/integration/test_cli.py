@@ -1,4 +1,6 @@
-"""The `dominus` command line, run as a real subprocess against a per-test SQLite file.
+"""The `dominus` command line against a per-test SQLite file, run through its real entry point
+in process (tests/support/cli.py); as a real subprocess where a process runs on while the test
+acts (`cli.start`: a live worker stopped by SIGTERM, a `jobs wait` a worker ends).
 
 Every test asserts on the exit code, stdout/stderr and what ended up in the database (read
 back through the `store` fixture). Jobs in finished states are produced in the test process
@@ -624,6 +626,7 @@ def test_jobs_wait_returns_when_a_worker_finishes_the_job(
 ) -> None:
     job_id = live_queue.enqueue_job("diag.sleep", {"seconds": 0.2}).job_id
     log = tmp_path / "wait.stderr"
+    # A subprocess: it waits on while this test runs the worker.
     waiter = cli.start("jobs", "wait", str(job_id), "--timeout", "30", stderr=log)
     # Start the worker only once the waiter has seen the job pending.
     wait_until(lambda: "pending" in log.read_text(encoding="utf-8"), 20, "the waiter")
@@ -693,6 +696,7 @@ def test_worker_refuses_unknown_types(cli: Cli, store: SqlJobStore) -> None:
 
 
 def test_live_worker_runs_cancels_and_stops_on_sigterm(cli: Cli, store: SqlJobStore) -> None:
+    # A subprocess: it runs on while the test acts, and SIGTERM stops it.
     worker = cli.start(
         "worker",
         "--diagnostic-jobs",

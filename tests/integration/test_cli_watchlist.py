@@ -97,13 +97,9 @@ def test_invalid_settings_stop_the_command_naming_the_variable(cli: Cli) -> None
         "WATCHLIST_RDAP_DELAY_MS": "60001",
         "NOTIFY_WEBHOOK_URL": "ftp://example.net/hook",
     }
-    processes = [
-        (name, cli.start("watchlist", "list", env={name: value}))
-        for name, value in settings.items()
-    ]
-    for name, process in processes:
-        stdout, stderr = process.communicate(timeout=60)
-        assert process.returncode == 2, stderr
-        assert stdout == ""
-        [line] = stderr.splitlines()
+    for name, value in settings.items():
+        result = cli.run("watchlist", "list", env={name: value})
+        assert result.code == 2, result.stderr
+        assert result.stdout == ""
+        [line] = result.stderr.splitlines()
         assert line.startswith("error: ") and name in line, line

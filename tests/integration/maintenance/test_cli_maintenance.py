@@ -18,26 +18,13 @@ from dominus.jobs import SqlJobStore, WorkerInfo
 from dominus.jobs.abort import AbortSignal
 from dominus.jobs.clock import utc_now
 from dominus.maintenance.backup import BackupOptions, make_backup
-from tests.support.cli import Cli, CliResult, assert_bad_input
+from tests.support.cli import Cli, assert_bad_input
 from tests.support.seeding import EXPECTED_COUNTS, seed, seed_run_and_schedule, table_counts
-
-# Generous: the machines running the suite are often loaded, and each command starts Python.
-SLOW = 180
-
-
-class SlowCli(Cli):
-    def run(
-        self, *args: str, env: dict[str, str] | None = None, timeout: float = SLOW
-    ) -> CliResult:
-        return super().run(*args, env=env, timeout=max(timeout, SLOW))
-
-    def run_many(self, *commands: tuple[str, ...], timeout: float = SLOW) -> list[CliResult]:
-        return super().run_many(*commands, timeout=max(timeout, SLOW))
 
 
 @pytest.fixture
 def cli(tmp_path: Path, database_url: str, backup_dir: Path) -> Iterator[Cli]:
-    runner = SlowCli(tmp_path, database_url)
+    runner = Cli(tmp_path, database_url)
     runner.env = runner.env | {"BACKUP_DIR": str(backup_dir), "DOMINUS_DIAGNOSTIC_JOBS": "1"}
     yield runner
     runner.kill_leftovers()
