@@ -186,8 +186,8 @@ def test_an_alert_is_acknowledged_from_the_page_and_a_post_without_csrf_is_refus
     assert f'data-alert="{soon["id"]}"' not in section(after, "alerts-heading")
     # Every alert, the acknowledged one with its state and no button.
     everything = section(client.get("/portfolio?all_alerts=true").text, "alerts-heading")
-    row = cells(row_of(everything, "data-alert", str(soon["id"])))
-    assert row[5].startswith("acknowledged") and row[6] == "—"
+    acknowledged = cells(row_of(everything, "data-alert", str(soon["id"])))
+    assert acknowledged[5].startswith("acknowledged") and acknowledged[6] == "—"
     # An unknown alert is a 404 page.
     missing = post(client, "/portfolio/alerts/999999/ack", csrf_of(page))
     assert missing.status_code == 404

@@ -852,8 +852,8 @@ def test_metrics(client: TestClient, runtime: Runtime) -> None:
     with runtime.engine.begin() as connection:
         connection.execute(text("DELETE FROM job_queue"))
     after = metric_samples(client)
-    for key, value in counters.items():
-        assert after.get(key) == value, key
+    for key, count in counters.items():
+        assert after.get(key) == count, key
     assert after[by_type("dominus_job_duration_seconds_count", "diag.noop")] == 3
     assert after[("dominus_dead_letter_entries", ())] == 0
     assert not any(value for key, value in after.items() if key[0] == "dominus_jobs")

@@ -67,7 +67,9 @@ def fuzzed_client(
     database=None,  # no .hypothesis directory in the repository
     suppress_health_check=list(HealthCheck),
 )
-def test_the_api_conforms_to_its_schema(case: schemathesis.Case, fuzzed_client: TestClient) -> None:
+def test_the_api_conforms_to_its_schema(
+    case: schemathesis.Case[Any], fuzzed_client: TestClient
+) -> None:
     # To 127.0.0.1: the app answers to loopback names only (schemathesis says `testserver`).
     if case.operation.label in PORTFOLIO_OPERATIONS:
         case.call_and_validate(
@@ -109,7 +111,7 @@ PORTFOLIO_REFUSALS = {
 
 
 def portfolio_refusals_are_dominus_own(
-    _ctx: Any, response: Any, case: schemathesis.Case
+    _ctx: Any, response: Any, case: schemathesis.Case[Any]
 ) -> bool | None:
     if response.status_code < 400 or response.status_code >= 500:
         return None

@@ -59,7 +59,7 @@ def make_app_client(tmp_path: Path) -> Iterator[Callable[..., TestClient]]:
         if database_url is None:
             (tmp_path / "never-used.db").touch()  # an app refuses a SQLite path with no file
         url = database_url or f"sqlite:///{tmp_path}/never-used.db"
-        bind = {"bind_host": bind_host} if bind_host is not None else {}
+        bind: dict[str, Any] = {"bind_host": bind_host} if bind_host is not None else {}
         app = create_app(api_settings(url, **settings), **bind)
         client = local_client(app, headers=dict(BARE))
         client.__enter__()

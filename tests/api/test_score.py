@@ -4,9 +4,10 @@ same as `dominus score --json`), the listing parameters, errors in the one shape
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from dominus.jobs import utc_now
@@ -134,7 +135,7 @@ def test_it_is_a_read_only_get(offline: TestClient) -> None:
 
 
 def test_it_needs_no_requested_by_header_it_changes_nothing(offline: TestClient) -> None:
-    bare = local_client(offline.app, headers={})
+    bare = local_client(cast(FastAPI, offline.app), headers={})
     with bare:
         response = bare.get(SCORE, params={"domain": "zentrova.com"})
     assert response.status_code == 200, response.text

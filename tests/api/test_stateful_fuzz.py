@@ -83,14 +83,14 @@ def test_api_workflows_follow_their_links(fuzzed_client: TestClient) -> None:
             # depends on its steps only, so a failure replays (and shrinks) as it happened.
             seeded.restore()
 
-        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
+        def get_call_kwargs(self, case: schemathesis.Case[Any]) -> dict[str, Any]:
             # To 127.0.0.1: the app answers to loopback names only.
             return {"app": app, "base_url": LOCAL_BASE_URL}
 
-        def before_call(self, case: schemathesis.Case) -> None:
+        def before_call(self, case: schemathesis.Case[Any]) -> None:
             self.before = database_digest(engine)
 
-        def after_call(self, response: Any, case: schemathesis.Case) -> None:
+        def after_call(self, response: Any, case: schemathesis.Case[Any]) -> None:
             super().after_call(response, case)
             if 400 <= response.status_code < 500:
                 assert database_digest(engine) == self.before, (
@@ -101,7 +101,7 @@ def test_api_workflows_follow_their_links(fuzzed_client: TestClient) -> None:
         def validate_response(
             self,
             response: Any,
-            case: schemathesis.Case,
+            case: schemathesis.Case[Any],
             additional_checks: Any = None,
             **kwargs: Any,
         ) -> None:

@@ -80,7 +80,7 @@ def test_create_app_refuses_an_empty_token_however_the_settings_were_built(
     database_url: str,
 ) -> None:
     """Settings built directly skip load_settings; create_app still refuses to run open."""
-    settings = Settings(_env_file=None, DATABASE_URL=database_url, DOMINUS_API_TOKEN="")  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, DATABASE_URL=database_url, DOMINUS_API_TOKEN="")
     with pytest.raises(ConfigurationError, match="DOMINUS_API_TOKEN"):
         create_app(settings)
 

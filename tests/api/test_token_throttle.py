@@ -139,7 +139,8 @@ def log_in(client: TestClient, token: str) -> int:
     if answer.status_code == 429:
         assert answer.headers["retry-after"] == "1"
         assert "Too many wrong tokens from this address" in answer.text
-    return answer.status_code
+    code: int = answer.status_code
+    return code
 
 
 def test_wrong_tokens_on_the_login_form_make_the_address_wait(

@@ -5,6 +5,7 @@ running rows it does not know it holds. Neither may look like a lost claim or a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
@@ -17,7 +18,7 @@ from tests.support.jobs import claimed_job, fail, kinds, new_job
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
-OUTCOMES = {
+OUTCOMES: dict[str, Callable[[Claim], AttemptOutcome]] = {
     "completed": lambda claim: Completed(claim, result={"n": 1}),
     "failed": fail,
     "cancelled": lambda claim: Cancelled(claim, job_type="diag.noop"),

@@ -192,7 +192,7 @@ def test_a_worker_holding_claims_retries_at_least_every_heartbeat_interval(
         assert (worker._backoff_until - clock()).total_seconds() <= HEARTBEAT
     gate.set()
     assert wait_until_idle(worker, 10)
-    clock.now = worker._backoff_until
+    clock.now = worker._backoff_until  # type: ignore[assignment]
     assert worker.run_once(clock()).settled == 1
 
 

@@ -39,7 +39,8 @@ def event_kinds(store: SqlJobStore, job_id: int) -> list[str]:
 
 
 def job_json(procs: DominusProcesses, job_id: int) -> dict[str, Any]:
-    return json.loads(procs.run("jobs", "show", str(job_id), "--json").stdout())
+    document: dict[str, Any] = json.loads(procs.run("jobs", "show", str(job_id), "--json").stdout())
+    return document
 
 
 def drain_exactly_once(
@@ -336,7 +337,7 @@ def test_crashing_job_ends_in_the_dead_letter_queue(
     for _launch in range(6):
         worker = dominus_procs.start_worker("--concurrency", "1")
         wait_until(
-            lambda w=worker: not w.is_running() or status_of(store, job_id) is JobStatus.FAILED,
+            lambda w=worker: not w.is_running() or status_of(store, job_id) is JobStatus.FAILED,  # type: ignore[misc]
             30,
             message=lambda: f"a crash or the dead letter of job {job_id}: {store.get_job(job_id)}",
         )

@@ -253,7 +253,7 @@ VALUES = st.one_of(
     ),
     st.integers().map(str),
     st.floats().map(str),
-    st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")),
+    st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00")),
     # Bytes that are not UTF-8 reach Python's argv as lone surrogates (surrogateescape), the
     # way `dominus jobs list --type $'\xff'` passes them.
     st.text(st.characters(min_codepoint=0xDC80, max_codepoint=0xDCFF), min_size=1, max_size=3).map(

@@ -27,7 +27,12 @@ from sqlalchemy import Engine, func, select
 
 from dominus.config import Settings
 from dominus.db.engine import create_database_engine
-from dominus.errors import ConfigurationError, DatabaseError, SchemaNotMigratedError
+from dominus.errors import (
+    ConfigurationError,
+    CopyRefusedError,
+    DatabaseError,
+    SchemaNotMigratedError,
+)
 from dominus.jobs import (
     EnqueueRequest,
     EventKind,
@@ -42,7 +47,7 @@ from dominus.jobs import (
     WorkerInfo,
 )
 from dominus.jobs.diagnostic import NoPayload, register_diagnostic_jobs
-from dominus.schema.copy import CopyRefusedError, copy_database
+from dominus.schema.copy import copy_database
 from dominus.schema.migrate import current_revision, downgrade, head_revision
 from dominus.schema.tables import job_metrics, metadata
 from tests.support.cli import run_in_process

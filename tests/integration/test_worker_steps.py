@@ -321,7 +321,7 @@ def test_the_loop_does_not_spin_while_backing_off_or_past_a_timeout(
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
-    clock.now = worker._backoff_until  # type: ignore[assignment]
+    clock.now = worker._backoff_until
     worker.run_once(clock())
     # The job ignores its abort and is still running: its past deadline must not count.
     assert worker._next_duty(clock()) > clock()

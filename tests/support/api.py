@@ -132,7 +132,7 @@ def get_job(client: TestClient, job_id: int) -> dict[str, Any]:
 
 def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
     """(event name, decoded data) as each event of a text/event-stream arrives."""
-    name, data = "message", []
+    name, data = "message", list[str]()
     for line in lines:
         if not line:
             if data:

@@ -37,13 +37,16 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
+from unittest import mock
 
 from rich.console import Console
+from sqlalchemy import Engine
 
 import dominus.runtime
 from dominus.cli import output
 from dominus.cli.main import main
 from dominus.config import Settings
+from dominus.db.engine import create_database_engine
 
 DOMINUS = Path(sys.executable).with_name("dominus")
 
@@ -316,19 +319,17 @@ def _console_size(env: Mapping[str, str]) -> Iterator[None]:
 def _disposed_engines() -> Iterator[None]:
     """Every engine the command's runtime opened is disposed of afterwards (a process's exit
     would have closed its connections)."""
-    create = dominus.runtime.create_database_engine
-    engines: list[Any] = []
+    engines: list[Engine] = []
 
-    def tracked(*args: Any, **kwargs: Any) -> Any:
-        engine = create(*args, **kwargs)
+    def tracked(*args: Any, **kwargs: Any) -> Engine:
+        engine = create_database_engine(*args, **kwargs)
         engines.append(engine)
         return engine
 
-    dominus.runtime.create_database_engine = tracked  # type: ignore[assignment]
     try:
-        yield
+        with mock.patch.object(dominus.runtime, "create_database_engine", side_effect=tracked):
+            yield
     finally:
-        dominus.runtime.create_database_engine = create
         for engine in engines:
             engine.dispose()
 

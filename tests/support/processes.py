@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import pytest
 
@@ -41,7 +41,7 @@ def dominus_executable() -> str:
 
 
 def wait_until(
-    condition: Callable[[], T],
+    condition: Callable[[], T | Literal[False] | None],
     timeout: float,
     *,
     interval: float = 0.05,
@@ -52,10 +52,11 @@ def wait_until(
     a moment counts as "not yet"."""
     deadline = time.monotonic() + timeout * TIME_SCALE
     while True:
+        value: T | Literal[False] | None
         try:
             value = condition()
         except DatabaseBusyError:
-            value = None  # type: ignore[assignment]
+            value = None
         if value:
             return value
         if time.monotonic() >= deadline:

@@ -94,9 +94,9 @@ def test_restore_refuses_a_damaged_or_foreign_backup_in_one_line(
     not_sqlite = backup_dir / "dominus-20990101T000002Z.db"
     not_sqlite.write_bytes(b"garbage " * 1000)
     stranger = backup_dir / "dominus-20990101T000003Z.db"
-    connection = sqlite3.connect(stranger, isolation_level=None)
-    connection.execute("CREATE TABLE job_queue (id INTEGER PRIMARY KEY, payload TEXT)")
-    connection.close()
+    foreign = sqlite3.connect(stranger, isolation_level=None)
+    foreign.execute("CREATE TABLE job_queue (id INTEGER PRIMARY KEY, payload TEXT)")
+    foreign.close()
     engine.dispose()
     live = hashlib.sha256(database_path.read_bytes()).hexdigest()
 

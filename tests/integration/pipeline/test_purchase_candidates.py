@@ -75,7 +75,7 @@ def runs(engine: Engine, backend: str) -> PipelineStore:
 def scored_inputs(monkeypatch: pytest.MonkeyPatch) -> dict[str, ScoringInput]:
     """What the score stage handed the scoring engine, by domain."""
     seen: dict[str, ScoringInput] = {}
-    real = stages_module.score_one
+    real = stages_module.score_one  # type: ignore[attr-defined]
 
     def recording(inputs: ScoringInput, *args: Any) -> Any:
         seen[inputs.domain] = inputs
