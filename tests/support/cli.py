@@ -195,7 +195,9 @@ def _exit_code_of(entry_point: Callable[[], None]) -> int:
             return exit_.code or 0
         print(exit_.code, file=sys.stderr)
         return 1
-    except BaseException:  # what the interpreter prints for an uncaught exception
+    except Exception:  # what the interpreter prints for an uncaught exception
+        # (KeyboardInterrupt and pytest's own outcomes, a timeout among them, are the test
+        # process's: they go on up.)
         traceback.print_exc()
         return 1
     return 0
