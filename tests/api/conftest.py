@@ -22,13 +22,7 @@ from fastapi.testclient import TestClient
 from dominus.config import Settings
 from dominus.runtime import Runtime
 from dominus.server import create_app
-from tests.support.api import (
-    TOKEN,
-    WorkerThread,
-    api_settings,
-    local_client,
-    runtime_of,
-)
+from tests.support.api import TOKEN, WorkerThread, api_settings, local_client, runtime_of
 
 
 @pytest.fixture(autouse=True)

@@ -10,13 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.support.api import (
-    API,
-    TOKEN,
-    assert_error,
-    prepare,
-    runtime_of,
-)
+from tests.support.api import API, TOKEN, assert_error, prepare, runtime_of
 from tests.support.polling import free_port
 from tests.support.processes import dominus_executable
 from tests.support.serving import ServeProcess, serve_env

@@ -4,9 +4,9 @@ subprocess on a free loopback port, as tests/api/test_serve_process.py does.
 
 - `dashboard(**settings)` starts the server (offline providers, diagnostic jobs, quick polls)
   and returns it; `browser_page` is a fresh page (a new context: no cookies carried over).
-- `check_page(page, name)` runs axe-core in the page (fails on serious or critical
-  violations) and saves a screenshot as a test artefact, under $DOMINUS_TEST_ARTIFACTS or
-  tests/browser/artifacts (git-ignored).
+- `check_page(page, name)` (tests/support/browser.py, with the other helpers) runs axe-core
+  in the page (fails on serious or critical violations) and saves a screenshot as a test
+  artefact, under $DOMINUS_TEST_ARTIFACTS or tests/browser/artifacts (git-ignored).
 
 Chromium missing is a failure, not a skip: `.ci/run` installs Debian's `chromium` package.
 """

@@ -7,8 +7,8 @@
   environment, captures each one's stdout/stderr to files under `tmp_path`, attaches every
   process's output to the report of a failed test, and kills whatever is still running when the
   test ends.
-- `wait_until` polls a condition until it holds or a deadline passes (never a fixed sleep to
-  wait for a state).
+- tests/support/processes.py has the process handles and `wait_until`, which polls a condition
+  until it holds or a deadline passes (never a fixed sleep to wait for a state).
 
 Deadlines are generous for a noisy 2-core machine; scale them all with DOMINUS_E2E_TIME_SCALE.
 """
@@ -25,10 +25,7 @@ import pytest
 from dominus.config import Settings
 from dominus.jobs import HandlerRegistry, JobQueue, SqlJobStore
 from dominus.jobs.diagnostic import register_diagnostic_jobs
-from tests.support.processes import (
-    DominusProcesses,
-    database_clock,
-)
+from tests.support.processes import DominusProcesses, database_clock
 
 # Fast settings for every process a test starts; tests override single values.
 FAST_SETTINGS = {

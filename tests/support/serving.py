@@ -15,10 +15,7 @@ from typing import Any
 import httpx
 
 from dominus.config import Settings
-from tests.support.api import (
-    API,
-    REQUESTED_BY_HEADER,
-)
+from tests.support.api import API, REQUESTED_BY_HEADER
 
 
 @dataclass
