@@ -104,11 +104,13 @@ def test(args: list[str]) -> None:
 def _parallel(args: list[str]) -> list[str]:
     """Spread the suite over the machine's cores (pytest-xdist) unless the arguments choose:
     much of it waits on worker subprocesses and the database, so two processes on two cores
-    take about two thirds of the time of one. `-n 0` runs it in one process."""
+    take about two thirds of the time of one. `-n 0` runs it in one process. Work stealing:
+    a process that runs out of tests takes some of the other's, so the end of the run is not
+    one process finishing the slow e2e tests alone."""
     chosen = any(arg.startswith(("-n", "--numprocesses", "--dist")) for arg in args)
     if chosen or "no:xdist" in args:
         return []
-    return ["-n", str(max(1, min(4, os.cpu_count() or 1)))]
+    return ["-n", str(max(1, min(4, os.cpu_count() or 1))), "--dist", "worksteal"]
 
 
 def bench(args: list[str]) -> None:

@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(HERE), str(ROOT)]
 
-from tests.e2e.throwaway_postgres import ThrowawayPostgres  # noqa: E402
+from tests.support.throwaway_postgres import ThrowawayPostgres  # noqa: E402
 
 import envinfo  # noqa: E402
 from dominus_pg_bench import DominusPgBench  # noqa: E402

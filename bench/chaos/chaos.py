@@ -251,7 +251,7 @@ class Database:
         if config.backend == "sqlite":
             self.url = f"sqlite:///{directory / 'chaos.db'}"
         else:
-            from tests.e2e.throwaway_postgres import ThrowawayPostgres  # noqa: PLC0415
+            from tests.support.throwaway_postgres import ThrowawayPostgres  # noqa: PLC0415
 
             self.server = ThrowawayPostgres()
             self.server.init()

@@ -6,13 +6,16 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 
+import pytest
 from fastapi.testclient import TestClient
 
 from dominus.notify import LogNotifier
 from dominus.renewals.check import RenewalCheck
 from dominus.renewals.model import Thresholds
-from tests.api.conftest import API, assert_error, runtime_of
-from tests.integration.alerts.portfolio_rows import add_entry
+from tests.support.api import API, assert_error, runtime_of
+from tests.support.portfolio_rows import add_entry
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def raise_alerts(client: TestClient) -> None:

@@ -10,19 +10,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from dominus.jobs import JobQueue
-from tests.api.conftest import (
-    API,
-    TOKEN,
-    ServeProcess,
-    assert_error,
-    diag_registry,
-    dominus_executable,
-    finish_jobs,
-    runtime_of,
-    serve_env,
-)
-from tests.polling import free_port
+from tests.support.api import API, TOKEN, assert_error, prepare, runtime_of
+from tests.support.polling import free_port
+from tests.support.processes import dominus_executable
+from tests.support.serving import ServeProcess, serve_env
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 # Every /api/v1 endpoint: (method, path, JSON body). Ids are filled in by `prepared_ids`.
 ENDPOINTS: list[tuple[str, str, Any]] = [
@@ -44,22 +38,6 @@ ENDPOINTS: list[tuple[str, str, Any]] = [
     ("GET", "/metrics", None),
 ]
 ENDPOINT_IDS = [f"{method} {path}" for method, path, _ in ENDPOINTS]
-
-
-def prepare(client: TestClient) -> dict[str, int]:
-    """A pending job, a cancelled one, a finished one and a dead-letter entry, written directly
-    (not through the API under test)."""
-    runtime = runtime_of(client)
-    queue = JobQueue(runtime.store, diag_registry(), clock=runtime.clock)
-    failing = queue.enqueue_job("diag.fail", {"fail_times": 9}, max_attempts=1).job_id
-    finished = queue.enqueue_job("diag.noop").job_id
-    finish_jobs(runtime)
-    pending = queue.enqueue_job("diag.noop").job_id
-    cancelled = queue.enqueue_job("diag.noop").job_id
-    queue.cancel(cancelled)
-    [entry] = runtime.store.list_dead_letters()
-    assert entry.job_id == failing
-    return {"pending": pending, "cancelled": cancelled, "finished": finished, "entry": entry.id}
 
 
 def call(
@@ -172,6 +150,7 @@ def test_without_a_token_no_header_is_needed(
 
 def test_serve_refuses_a_public_address_without_a_token(database_url: str, tmp_path: Any) -> None:
     for host in ("0.0.0.0", "192.0.2.1", "example.com"):
+        # A subprocess: a server that wrongly starts can be killed; an in-process one would hang.
         done = subprocess.run(
             [dominus_executable(), "serve", "--host", host, "--port", str(free_port())],
             env=serve_env(database_url),

@@ -14,15 +14,11 @@ from fastapi.testclient import TestClient
 
 from dominus.errors import DatabaseError
 from dominus.runtime import Runtime
-from tests.api.conftest import (
-    API,
-    TOKEN,
-    assert_error,
-    enqueue,
-    finish_jobs,
-    get_job,
-    runtime_of,
-)
+from tests.support.api import API, TOKEN, assert_error, enqueue, finish_jobs, get_job, runtime_of
+from tests.support.dashboard import csrf_of, post
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 PAGES = [
     "/",
@@ -41,23 +37,10 @@ PAGES = [
 ]
 
 
-def csrf_of(html: str) -> str:
-    found = re.search(r'name="csrf_token" value="([0-9a-f]+)"', html)
-    assert found, "no CSRF token on the page"
-    return found.group(1)
-
-
 def page_token(client: TestClient, path: str = "/dead-letters-purge") -> str:
     response = client.get(path)
     assert response.status_code == 200, response.text
     return csrf_of(response.text)
-
-
-def post(client: TestClient, path: str, token: str | None, **fields: Any) -> Any:
-    data = dict(fields)
-    if token is not None:
-        data["csrf_token"] = token
-    return client.post(path, data=data, follow_redirects=False)
 
 
 def dead_letter(client: TestClient, runtime: Runtime, fail_times: int = 1) -> dict[str, Any]:

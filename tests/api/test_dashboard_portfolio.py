@@ -11,6 +11,7 @@ import threading
 from datetime import date, timedelta
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from dominus.notify import LogNotifier
@@ -19,8 +20,11 @@ from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.verdicts import money_words
 from dominus.renewals.check import RenewalCheck
 from dominus.renewals.model import Thresholds
-from tests.api.conftest import API, runtime_of
-from tests.api.test_dashboard import csrf_of, post
+from tests.support.api import API, runtime_of
+from tests.support.dashboard import csrf_of, post
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 # (domain, days until renewal, renewal cost, expected value: None = never scored)
 HELD = [
@@ -183,8 +187,8 @@ def test_an_alert_is_acknowledged_from_the_page_and_a_post_without_csrf_is_refus
     assert f'data-alert="{soon["id"]}"' not in section(after, "alerts-heading")
     # Every alert, the acknowledged one with its state and no button.
     everything = section(client.get("/portfolio?all_alerts=true").text, "alerts-heading")
-    row = cells(row_of(everything, "data-alert", str(soon["id"])))
-    assert row[5].startswith("acknowledged") and row[6] == "—"
+    acknowledged = cells(row_of(everything, "data-alert", str(soon["id"])))
+    assert acknowledged[5].startswith("acknowledged") and acknowledged[6] == "—"
     # An unknown alert is a 404 page.
     missing = post(client, "/portfolio/alerts/999999/ack", csrf_of(page))
     assert missing.status_code == 404

@@ -17,7 +17,7 @@ from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from dominus.server import create_app
-from tests.api.conftest import API, api_settings, assert_error, local_client, runtime_of
+from tests.support.api import API, api_settings, assert_error, local_client, runtime_of
 
 UNAVAILABLE = "the database is unavailable"
 

@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import text
 
 from dominus.runtime import Runtime
-from tests.api.conftest import (
+from tests.support.api import (
     API,
     WorkerThread,
     assert_error,
@@ -23,7 +23,10 @@ from tests.api.conftest import (
     runtime_of,
     sse_text_events,
 )
-from tests.polling import wait_until
+from tests.support.polling import wait_until
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 HUGE_IDS = ("9223372036854775807", "9223372036854775808", "99999999999999999999999999", "0", "-1")
 
@@ -849,8 +852,8 @@ def test_metrics(client: TestClient, runtime: Runtime) -> None:
     with runtime.engine.begin() as connection:
         connection.execute(text("DELETE FROM job_queue"))
     after = metric_samples(client)
-    for key, value in counters.items():
-        assert after.get(key) == value, key
+    for key, count in counters.items():
+        assert after.get(key) == count, key
     assert after[by_type("dominus_job_duration_seconds_count", "diag.noop")] == 3
     assert after[("dominus_dead_letter_entries", ())] == 0
     assert not any(value for key, value in after.items() if key[0] == "dominus_jobs")

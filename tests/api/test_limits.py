@@ -17,15 +17,11 @@ from dominus.api.limits import RequestLimitsMiddleware
 from dominus.config import load_settings
 from dominus.errors import ConfigurationError
 from dominus.pipeline.store import PipelineStore
-from tests.api.conftest import (
-    API,
-    TOKEN,
-    ServeProcess,
-    assert_error,
-    enqueue,
-    runtime_of,
-    serve_env,
-)
+from tests.support.api import API, TOKEN, assert_error, enqueue, runtime_of
+from tests.support.serving import ServeProcess, serve_env
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 JSON = {"content-type": "application/json"}
 

@@ -26,7 +26,10 @@ from dominus.pipeline.store import PipelineStore, RunRecord
 from dominus.providers.offline import offline_providers
 from dominus.runtime import Runtime
 from dominus.schema.tables import job_queue
-from tests.api.conftest import API, assert_error, finish_jobs, runtime_of
+from tests.support.api import API, assert_error, finish_jobs, runtime_of
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 BODY = {"keywords": ["home gym"], "brandableNames": ["zentrova"]}
 NO_SUCH_RUN = 424242

@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.api.conftest import API, assert_error, finish_jobs, runtime_of
+from tests.support.api import API, assert_error, finish_jobs, runtime_of
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "portfolio"
 

@@ -3,13 +3,16 @@ run's documents, GET /runs/{id}/job, and the schedule's last job."""
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 
 from dominus.jobs.clock import utc_now
 from dominus.maintenance.prune import prune
 from dominus.maintenance.prune_rules import Retention
-from tests.api.conftest import API, assert_error, runtime_of
-from tests.integration.maintenance.seeding import seed_run_and_schedule
+from tests.support.api import API, assert_error, runtime_of
+from tests.support.seeding import seed_run_and_schedule
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def backup_schedule(client: TestClient) -> dict[str, object]:

@@ -16,17 +16,19 @@ import pytest
 from fastapi.testclient import TestClient
 
 from dominus.server import create_app
-from tests.api.conftest import (
+from tests.support.api import (
     API,
     TOKEN,
-    ServeProcess,
     api_settings,
     assert_error,
     local_client,
+    prepare,
     runtime_of,
-    serve_env,
 )
-from tests.api.test_auth import prepare
+from tests.support.serving import ServeProcess, serve_env
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 BARE: dict[str, str] = {}  # no default headers at all
 # The mutating endpoints that take no body: (method, path with the id to use).
@@ -57,7 +59,7 @@ def make_app_client(tmp_path: Path) -> Iterator[Callable[..., TestClient]]:
         if database_url is None:
             (tmp_path / "never-used.db").touch()  # an app refuses a SQLite path with no file
         url = database_url or f"sqlite:///{tmp_path}/never-used.db"
-        bind = {"bind_host": bind_host} if bind_host is not None else {}
+        bind: dict[str, Any] = {"bind_host": bind_host} if bind_host is not None else {}
         app = create_app(api_settings(url, **settings), **bind)
         client = local_client(app, headers=dict(BARE))
         client.__enter__()

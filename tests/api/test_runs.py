@@ -15,7 +15,10 @@ from dominus.pipeline.csv_export import cell, flatten
 from dominus.pipeline.model import RunInput
 from dominus.pipeline.store import PipelineStore
 from dominus.runtime import Runtime
-from tests.api.conftest import API, assert_error, finish_jobs, runtime_of, sse_text_events
+from tests.support.api import API, assert_error, finish_jobs, runtime_of, sse_text_events
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 BODY = {
     "keywords": ["home gym", "solar panels"],

@@ -16,8 +16,11 @@ from fastapi.testclient import TestClient
 from dominus.api.scheduler_health import SchedulerProbe
 from dominus.jobs import utc_now
 from dominus.jobs.scheduling import SchedulerInfo, SchedulerLiveness, ScheduleStore
-from tests.api.conftest import API, TOKEN, assert_error, finish_jobs, runtime_of
-from tests.polling import wait_until
+from tests.support.api import API, TOKEN, assert_error, finish_jobs, runtime_of
+from tests.support.polling import wait_until
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 DIAG_CRON = "0 4 * * *"
 

@@ -4,9 +4,10 @@ same as `dominus score --json`), the listing parameters, errors in the one shape
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from dominus.jobs import utc_now
@@ -17,7 +18,10 @@ from dominus.pipeline.scoring_sets import weight_sets_of
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.offline import offline_providers
 from dominus.scoring import Weights
-from tests.api.conftest import API, TOKEN, assert_error, local_client, runtime_of
+from tests.support.api import API, TOKEN, assert_error, local_client, runtime_of
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 SCORE = f"{API}/score"
 
@@ -131,7 +135,7 @@ def test_it_is_a_read_only_get(offline: TestClient) -> None:
 
 
 def test_it_needs_no_requested_by_header_it_changes_nothing(offline: TestClient) -> None:
-    bare = local_client(offline.app, headers={})
+    bare = local_client(cast(FastAPI, offline.app), headers={})
     with bare:
         response = bare.get(SCORE, params={"domain": "zentrova.com"})
     assert response.status_code == 200, response.text

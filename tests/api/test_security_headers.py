@@ -15,7 +15,10 @@ from starlette.routing import Route
 
 from dominus.api.security_headers import PAGE_POLICY
 from dominus.web.routes import ROUTERS
-from tests.api.conftest import API, TOKEN
+from tests.support.api import API, TOKEN
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 # A value for each path parameter of the app's routes (the answer may be a 404: its headers
 # are what is checked).

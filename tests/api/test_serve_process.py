@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from tests.api.conftest import API, ServeProcess, serve_env, sse_events
-from tests.polling import wait_until
+from tests.support.api import API, sse_events
+from tests.support.polling import wait_until
+from tests.support.serving import ServeProcess, serve_env
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 
 def start_server(

@@ -14,9 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.api.conftest import API, ServeProcess, assert_error, dominus_executable, serve_env
-from tests.conftest import PostgresDatabases
-from tests.polling import free_port, wait_until
+from tests.support.api import API, assert_error
+from tests.support.databases import PostgresDatabases
+from tests.support.polling import free_port, wait_until
+from tests.support.processes import dominus_executable
+from tests.support.serving import ServeProcess, serve_env
 
 pytestmark = pytest.mark.slow
 

@@ -24,14 +24,17 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from dominus.api import streaming
-from tests.api.conftest import LOCAL_BASE_URL, runtime_of
-from tests.api.test_fuzz import (
+from tests.support.api import LOCAL_BASE_URL, runtime_of
+from tests.support.api_fuzz import (
     NAMES_BEYOND_THE_SCHEMA,
     openapi_document,
     refused_only_for_what_dominus_refuses,
     seed,
 )
-from tests.database_state import DatabaseSnapshot, database_digest
+from tests.support.database_state import DatabaseSnapshot, database_digest
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 schema = schemathesis.openapi.from_dict(openapi_document())
 # Only the document's own links: schemathesis's inference also links nullable fields (a run's
@@ -80,14 +83,14 @@ def test_api_workflows_follow_their_links(fuzzed_client: TestClient) -> None:
             # depends on its steps only, so a failure replays (and shrinks) as it happened.
             seeded.restore()
 
-        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
+        def get_call_kwargs(self, case: schemathesis.Case[Any]) -> dict[str, Any]:
             # To 127.0.0.1: the app answers to loopback names only.
             return {"app": app, "base_url": LOCAL_BASE_URL}
 
-        def before_call(self, case: schemathesis.Case) -> None:
+        def before_call(self, case: schemathesis.Case[Any]) -> None:
             self.before = database_digest(engine)
 
-        def after_call(self, response: Any, case: schemathesis.Case) -> None:
+        def after_call(self, response: Any, case: schemathesis.Case[Any]) -> None:
             super().after_call(response, case)
             if 400 <= response.status_code < 500:
                 assert database_digest(engine) == self.before, (
@@ -98,7 +101,7 @@ def test_api_workflows_follow_their_links(fuzzed_client: TestClient) -> None:
         def validate_response(
             self,
             response: Any,
-            case: schemathesis.Case,
+            case: schemathesis.Case[Any],
             additional_checks: Any = None,
             **kwargs: Any,
         ) -> None:

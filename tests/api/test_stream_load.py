@@ -15,10 +15,11 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from tests.api.conftest import API, ServeProcess, assert_error, serve_env
-from tests.polling import wait_until
+from tests.support.api import API, assert_error
+from tests.support.polling import wait_until
+from tests.support.serving import ServeProcess, serve_env
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 # More than the 40 threads of the server's pool: each stream held one of them before streams
 # became asynchronous.

@@ -12,7 +12,9 @@ from fastapi.testclient import TestClient
 
 from dominus.api.stream_limits import StreamLimits
 from dominus.jobs.model import Job
-from tests.api.conftest import API, assert_error, enqueue, runtime_of, sse_text_events
+from tests.support.api import API, assert_error, enqueue, runtime_of, sse_text_events
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def stream_limits(client: TestClient) -> StreamLimits:

@@ -15,8 +15,13 @@ from fastapi.testclient import TestClient
 from dominus.config import Settings
 from dominus.errors import ConfigurationError
 from dominus.server import create_app
-from tests.api.conftest import API, assert_error, dominus_executable, serve_env
-from tests.polling import free_port
+from tests.support.api import API, assert_error
+from tests.support.polling import free_port
+from tests.support.processes import dominus_executable
+from tests.support.serving import serve_env
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 UNICODE_TOKEN = "pässwörd-ünïcode-✓-token"
 
@@ -26,6 +31,7 @@ def run_serve(
 ) -> subprocess.CompletedProcess[str]:
     """`dominus serve ARGS` expected to refuse to start (a server that starts is killed by the
     timeout and fails the test)."""
+    # A subprocess: a server that wrongly starts can be killed; an in-process one would hang.
     return subprocess.run(
         [dominus_executable(), "serve", "--port", str(free_port()), *args],
         env=serve_env(database_url, **env),
@@ -74,7 +80,7 @@ def test_create_app_refuses_an_empty_token_however_the_settings_were_built(
     database_url: str,
 ) -> None:
     """Settings built directly skip load_settings; create_app still refuses to run open."""
-    settings = Settings(_env_file=None, DATABASE_URL=database_url, DOMINUS_API_TOKEN="")  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, DATABASE_URL=database_url, DOMINUS_API_TOKEN="")
     with pytest.raises(ConfigurationError, match="DOMINUS_API_TOKEN"):
         create_app(settings)
 

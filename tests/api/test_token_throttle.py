@@ -14,8 +14,11 @@ from fastapi.testclient import TestClient
 
 from dominus.api.token_throttle import TokenThrottle
 from dominus.server import create_app
-from tests.api.conftest import API, LOCAL_BASE_URL, REQUESTED_BY_HEADER, TOKEN, api_settings
-from tests.api.test_dashboard import csrf_of
+from tests.support.api import API, LOCAL_BASE_URL, REQUESTED_BY_HEADER, TOKEN, api_settings
+from tests.support.dashboard import csrf_of
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 GUESSER = ("192.0.2.66", 40000)
 OPERATOR = ("192.0.2.7", 40001)
@@ -136,7 +139,8 @@ def log_in(client: TestClient, token: str) -> int:
     if answer.status_code == 429:
         assert answer.headers["retry-after"] == "1"
         assert "Too many wrong tokens from this address" in answer.text
-    return answer.status_code
+    code: int = answer.status_code
+    return code
 
 
 def test_wrong_tokens_on_the_login_form_make_the_address_wait(

@@ -4,9 +4,12 @@ shape; the token and the request guards apply as everywhere."""
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 
-from tests.api.conftest import API, LOCAL_BASE_URL, assert_error
+from tests.support.api import API, LOCAL_BASE_URL, assert_error
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def test_a_domain_is_added_listed_and_removed(client: TestClient) -> None:

@@ -10,15 +10,10 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.api.conftest import API, ServeProcess
-from tests.browser.conftest import (
-    api_job,
-    check_page,
-    enqueue,
-    seed_portfolio,
-    wait_for_status,
-)
-from tests.polling import wait_until
+from tests.support.api import API
+from tests.support.browser import api_job, check_page, enqueue, seed_portfolio, wait_for_status
+from tests.support.polling import wait_until
+from tests.support.serving import ServeProcess
 
 pytestmark = pytest.mark.browser
 

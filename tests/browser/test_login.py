@@ -10,8 +10,9 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.api.conftest import API, ServeProcess
-from tests.browser.conftest import TOKEN, check_page, enqueue, wait_for_status
+from tests.support.api import API
+from tests.support.browser import TOKEN, check_page, enqueue, wait_for_status
+from tests.support.serving import ServeProcess
 
 pytestmark = pytest.mark.browser
 

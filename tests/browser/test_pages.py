@@ -11,11 +11,12 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, ViewportSize, expect
 
-from tests.api.conftest import API, ServeProcess
-from tests.browser.conftest import check_page, enqueue, seed_portfolio, wait_for_status
-from tests.polling import wait_until
+from tests.support.api import API
+from tests.support.browser import check_page, enqueue, seed_portfolio, wait_for_status
+from tests.support.polling import wait_until
+from tests.support.serving import ServeProcess
 
 pytestmark = pytest.mark.browser
 
@@ -24,7 +25,8 @@ SAMPLE_RUN = {
     "brandableNames": ["zentrova"],
     "closeoutDomains": [{"domain": "oldgardentools.com", "age": 12, "price": 1850}],
 }
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
+DESKTOP: ViewportSize = {"width": 1200, "height": 900}
 
 
 def test_every_page_loads_accessibly_at_desktop_and_phone_width(
@@ -64,7 +66,7 @@ def test_every_page_loads_accessibly_at_desktop_and_phone_width(
     page = browser_page
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    for width_name, viewport in (("desktop", {"width": 1200, "height": 900}), ("phone", PHONE)):
+    for width_name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
         page.set_viewport_size(viewport)
         for name, (path, heading) in pages.items():
             response = page.goto(server.base_url + path)

@@ -12,25 +12,10 @@ from dominus.errors import QueueFullError
 from dominus.jobs import JobStatus, JobStore
 from dominus.jobs.metrics_model import ENQUEUED
 from dominus.jobs.model import NewJob
-from tests.conftest import T0
+from tests.support.clock import T0
+from tests.support.jobs import new_job
 
-
-def new_job(
-    job_type: str = "diag.noop",
-    *,
-    priority: int = 0,
-    run_at_offset: float = 0,
-    dedupe_key: str | None = None,
-    max_attempts: int = 3,
-) -> NewJob:
-    return NewJob(
-        job_type=job_type,
-        payload={"n": 1},
-        priority=priority,
-        max_attempts=max_attempts,
-        run_at=T0 + timedelta(seconds=run_at_offset),
-        dedupe_key=dedupe_key,
-    )
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def test_enqueue_creates_pending_jobs_with_their_fields(store: JobStore) -> None:

@@ -20,7 +20,9 @@ from dominus.jobs import SqlJobStore
 from dominus.jobs.metrics_model import ENQUEUED
 from dominus.jobs.model import NewJob
 from dominus.jobs.sql.driver_connections import DriverConnections
-from tests.contract.test_enqueue_and_claim import new_job
+from tests.support.jobs import new_job
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 @pytest.fixture

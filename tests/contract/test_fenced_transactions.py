@@ -30,9 +30,12 @@ from dominus.jobs import (
 from dominus.jobs.abort import AbortSignal
 from dominus.jobs.context import HandlerTransactions, ProgressReporter
 from dominus.jobs.model import Claim, Completed, Job
-from tests.conftest import T0, FakeClock
-from tests.contract.test_enqueue_and_claim import new_job
-from tests.draining import drain
+from tests.support.clock import T0, FakeClock
+from tests.support.draining import drain
+from tests.support.jobs import new_job
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 MAX_AGE = 60.0
 

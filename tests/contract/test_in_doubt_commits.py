@@ -5,17 +5,20 @@ running rows it does not know it holds. Neither may look like a lost claim or a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
 
 from dominus.jobs import EventKind, JobStatus, JobStore
 from dominus.jobs.model import AttemptOutcome, Cancelled, Claim, Completed, Interrupted
-from tests.conftest import T0
-from tests.contract.test_enqueue_and_claim import new_job
-from tests.contract.test_transitions import claimed_job, fail, kinds
+from tests.support.clock import T0
+from tests.support.jobs import claimed_job, fail, kinds, new_job
 
-OUTCOMES = {
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
+OUTCOMES: dict[str, Callable[[Claim], AttemptOutcome]] = {
     "completed": lambda claim: Completed(claim, result={"n": 1}),
     "failed": fail,
     "cancelled": lambda claim: Cancelled(claim, job_type="diag.noop"),

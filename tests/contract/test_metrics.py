@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import Engine, text
 
 from dominus.jobs import JobStore
@@ -17,9 +18,10 @@ from dominus.jobs.metrics_model import (
 )
 from dominus.jobs.model import AttemptOutcome, Cancelled, Claim, Completed, Failed
 from dominus.jobs.sql.backend import backend_for
-from tests.conftest import T0
-from tests.contract.test_enqueue_and_claim import new_job
-from tests.contract.test_transitions import fail
+from tests.support.clock import T0
+from tests.support.jobs import fail, new_job
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def completed(job_claim: Claim, seconds: float) -> AttemptOutcome:

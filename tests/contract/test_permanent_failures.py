@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from pydantic import BaseModel
 
 from dominus.errors import PermanentJobError
@@ -22,9 +23,11 @@ from dominus.jobs import (
 )
 from dominus.jobs.metrics_model import DEAD_LETTERED, FAILED
 from dominus.jobs.model import Failed
-from tests.conftest import T0, FakeClock
-from tests.contract.test_transitions import claimed_job, kinds
-from tests.draining import drain
+from tests.support.clock import T0, FakeClock
+from tests.support.draining import drain
+from tests.support.jobs import claimed_job, kinds
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def test_a_permanent_failure_on_attempt_1_of_3_dead_letters_at_once(store: JobStore) -> None:

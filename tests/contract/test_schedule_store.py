@@ -17,8 +17,11 @@ from dominus.jobs.scheduling.model import Schedule, SchedulerInfo
 from dominus.jobs.scheduling.planning import FirePlan, plan_fires
 from dominus.jobs.scheduling.store import ScheduleStore
 from dominus.schema.tables import job_queue, schedules
-from tests.conftest import T0, FakeClock
-from tests.draining import drain
+from tests.support.clock import T0, FakeClock
+from tests.support.draining import drain
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 HOURLY = Schedule("hourly", "diag.noop", "0 * * * *")
 RACERS = 6

@@ -20,8 +20,11 @@ from dominus.jobs.diagnostic import register_diagnostic_jobs
 from dominus.jobs.scheduling.model import Schedule, ScheduleRow
 from dominus.jobs.scheduling.scheduler import Scheduler, SchedulerConfig
 from dominus.jobs.scheduling.store import ScheduleStore
-from tests.conftest import T0, FakeClock
-from tests.polling import wait_until
+from tests.support.clock import T0, FakeClock
+from tests.support.polling import wait_until
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 HOURLY = Schedule("hourly", "diag.noop", "0 * * * *")  # T0 is 12:00; fires 13:00, 14:00...
 DAILY = Schedule("daily", "diag.noop", "0 13 * * *")

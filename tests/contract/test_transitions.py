@@ -7,41 +7,22 @@ from datetime import timedelta
 import pytest
 
 from dominus.errors import InvalidTransitionError, JobNotFoundError
-from dominus.jobs import EventKind, Job, JobStatus, JobStore
+from dominus.jobs import EventKind, JobStatus, JobStore
 from dominus.jobs.model import (
-    AttemptOutcome,
     Cancelled,
     Claim,
     Completed,
-    Failed,
     Interrupted,
     WorkerInfo,
 )
-from tests.conftest import T0
-from tests.contract.test_enqueue_and_claim import new_job
+from tests.support.clock import T0
+from tests.support.jobs import claimed_job, fail, kinds, new_job
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def at(seconds: float) -> object:
     return T0 + timedelta(seconds=seconds)
-
-
-def claimed_job(store: JobStore, *, max_attempts: int = 3, worker: str = "w1") -> Job:
-    store.enqueue([new_job(max_attempts=max_attempts)], T0)
-    [job] = store.claim(worker, ["diag.noop"], 1, T0)
-    return job
-
-
-def fail(claim: Claim, message: str = "boom", retry_in: float = 10) -> AttemptOutcome:
-    return Failed(
-        claim,
-        error=message,
-        traceback=f"Traceback: {message}",
-        retry_at=T0 + timedelta(seconds=retry_in),
-    )
-
-
-def kinds(store: JobStore, job_id: int) -> list[EventKind]:
-    return [event.kind for event in store.job_events(job_id)]
 
 
 def no_delay(_job_type: str, _attempt: int) -> float:

@@ -13,10 +13,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
+import pytest
+
 from dominus.jobs import EventKind, JobStatus, SqlJobStore, WorkerInfo
 from dominus.jobs.liveness import LivenessLock
-from tests.conftest import T0
-from tests.contract.test_enqueue_and_claim import new_job
+from tests.support.clock import T0
+from tests.support.jobs import new_job
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def wait_for(look: Callable[[], set[str]], timeout: float = 10) -> set[str]:

@@ -25,8 +25,11 @@ from dominus.jobs import (
 )
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 from dominus.jobs.worker_config import TickReport
-from tests.conftest import FakeClock
-from tests.draining import wait_until_idle
+from tests.support.clock import FakeClock
+from tests.support.draining import wait_until_idle
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 MAX_AGE = 3.0
 HEARTBEAT = 0.5
@@ -189,7 +192,7 @@ def test_a_worker_holding_claims_retries_at_least_every_heartbeat_interval(
         assert (worker._backoff_until - clock()).total_seconds() <= HEARTBEAT
     gate.set()
     assert wait_until_idle(worker, 10)
-    clock.now = worker._backoff_until
+    clock.now = worker._backoff_until  # type: ignore[assignment]
     assert worker.run_once(clock()).settled == 1
 
 

@@ -1,47 +1,31 @@
 """End-to-end helpers: real `dominus` processes sharing one database.
 
-- Every e2e test that uses the database runs once per backend: on a SQLite file and on a
-  PostgreSQL database cloned from the migrated template (see tests/conftest.py); the PostgreSQL
-  cases carry the `postgres` marker. `@pytest.mark.backends("sqlite")` (or "postgresql") limits a
-  test to the backends it is about.
+- Every e2e module runs its database tests on both backends (`pytestmark =
+  pytest.mark.backends("sqlite", "postgresql")`, see tests/conftest.py); a test narrows that
+  with `@pytest.mark.backends("sqlite")` (or "postgresql").
 - `dominus_procs` starts `dominus worker` subprocesses (and one-shot CLI commands) with a given
   environment, captures each one's stdout/stderr to files under `tmp_path`, attaches every
   process's output to the report of a failed test, and kills whatever is still running when the
   test ends.
-- `wait_until` polls a condition until it holds or a deadline passes (never a fixed sleep to
-  wait for a state).
+- tests/support/processes.py has the process handles and `wait_until`, which polls a condition
+  until it holds or a deadline passes (never a fixed sleep to wait for a state).
 
 Deadlines are generous for a noisy 2-core machine; scale them all with DOMINUS_E2E_TIME_SCALE.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
-import shutil
-import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
 from dominus.config import Settings
-from dominus.errors import DatabaseBusyError
 from dominus.jobs import HandlerRegistry, JobQueue, SqlJobStore
-from dominus.jobs.clock import Clock, DatabaseClock, utc_now
 from dominus.jobs.diagnostic import register_diagnostic_jobs
-
-T = TypeVar("T")
-
-TIME_SCALE = float(os.environ.get("DOMINUS_E2E_TIME_SCALE", "1"))
-
-BACKENDS = ("sqlite", "postgresql")
+from tests.support.processes import DominusProcesses, database_clock
 
 # Fast settings for every process a test starts; tests override single values.
 FAST_SETTINGS = {
@@ -56,214 +40,6 @@ FAST_SETTINGS = {
     "DOMINUS_DIAGNOSTIC_JOBS": "1",
     "DOMINUS_LOG_LEVEL": "INFO",
 }
-
-_WORKER_STARTED = re.compile(r"worker (\S+) started: concurrency")
-_JOB_LINE = re.compile(r"job (\d+) (\S+) (started|completed) \(attempt (\d+)/(\d+)\)")
-
-
-def dominus_executable() -> str:
-    """The `dominus` console script of the interpreter running the tests (the project venv)."""
-    candidate = Path(sys.executable).parent / "dominus"
-    if candidate.exists():
-        return str(candidate)
-    found = shutil.which("dominus")
-    if found is None:  # pragma: no cover - a broken installation
-        pytest.fail("the `dominus` command is not installed next to the test interpreter")
-    return found
-
-
-def wait_until(
-    condition: Callable[[], T],
-    timeout: float,
-    *,
-    interval: float = 0.05,
-    message: str | Callable[[], str] = "condition",
-) -> T:
-    """Poll `condition` until it returns something truthy (returned) or `timeout` seconds (times
-    DOMINUS_E2E_TIME_SCALE) pass (AssertionError naming `message`). A database that is busy for
-    a moment counts as "not yet"."""
-    deadline = time.monotonic() + timeout * TIME_SCALE
-    while True:
-        try:
-            value = condition()
-        except DatabaseBusyError:
-            value = None  # type: ignore[assignment]
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            text = message() if callable(message) else message
-            raise AssertionError(f"timed out after {timeout * TIME_SCALE:g} s waiting for {text}")
-        time.sleep(interval)
-
-
-@dataclass
-class DominusProcess:
-    """One `dominus` subprocess with its output captured to files."""
-
-    name: str
-    args: list[str]
-    popen: subprocess.Popen[bytes]
-    stdout_path: Path
-    stderr_path: Path
-    started_at: float = field(default_factory=time.monotonic)
-    _worker_id: str | None = None
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    @property
-    def returncode(self) -> int | None:
-        return self.popen.poll()
-
-    def is_running(self) -> bool:
-        return self.popen.poll() is None
-
-    def stdout(self) -> str:
-        return self.stdout_path.read_text(encoding="utf-8", errors="replace")
-
-    def stderr(self) -> str:
-        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
-
-    def worker_id(self, timeout: float = 90) -> str:
-        """The id the worker logged at start-up (waits for that line). Generous: eight workers
-        importing at once on a loaded 2-core machine take tens of seconds to start."""
-        if self._worker_id is None:
-
-            def logged() -> str | None:
-                match = _WORKER_STARTED.search(self.stderr())
-                if match is None and not self.is_running():
-                    raise AssertionError(
-                        f"{self.name} exited with {self.returncode} before logging its id:\n"
-                        + self.stderr()
-                    )
-                return match.group(1) if match else None
-
-            self._worker_id = wait_until(logged, timeout, message=f"{self.name} to start")
-        return self._worker_id
-
-    def job_lines(self, event: str) -> list[tuple[int, str, int]]:
-        """(job id, job type, attempt) of every 'job N TYPE <event> (attempt a/m)' log line."""
-        return [
-            (int(match.group(1)), match.group(2), int(match.group(4)))
-            for match in _JOB_LINE.finditer(self.stderr())
-            if match.group(3) == event
-        ]
-
-    def send(self, signum: int) -> None:
-        if self.is_running():
-            self.popen.send_signal(signum)
-
-    def wait_exit(self, timeout: float) -> int:
-        """Wait for the process to exit; returns its exit code (-N when killed by signal N)."""
-        try:
-            return self.popen.wait(timeout * TIME_SCALE)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(
-                f"{self.name} (pid {self.pid}) still running after {timeout * TIME_SCALE:g} s"
-            ) from None
-
-    def stop(self, timeout: float = 15) -> int:
-        """SIGTERM, then wait for the exit code."""
-        self.send(signal.SIGTERM)
-        return self.wait_exit(timeout)
-
-    def describe(self) -> str:
-        state = "running" if self.is_running() else f"exit code {self.returncode}"
-        return (
-            f"===== {self.name}: pid {self.pid}, {state}: {' '.join(self.args)}\n"
-            f"----- stdout\n{self.stdout()}----- stderr\n{self.stderr()}"
-        )
-
-
-class DominusProcesses:
-    """Starts `dominus` processes for one test and cleans up after it."""
-
-    def __init__(self, directory: Path, env: dict[str, str]) -> None:
-        self.directory = directory
-        self.env = env
-        self.executable = dominus_executable()
-        self.processes: list[DominusProcess] = []
-
-    def start(
-        self, *args: str, env: dict[str, str] | None = None, name: str | None = None
-    ) -> DominusProcess:
-        """Start `dominus ARGS...` in the background."""
-        index = len(self.processes) + 1
-        name = name or f"{index:02d}-{args[0] if args else 'dominus'}"
-        stdout_path = self.directory / f"{name}.stdout.log"
-        stderr_path = self.directory / f"{name}.stderr.log"
-        command = [self.executable, *args]
-        with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
-            popen = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=stdout,
-                stderr=stderr,
-                env=self.env | (env or {}),
-                # Not the repository: a stray `.env` there must not change the settings.
-                cwd=self.directory,
-            )
-        process = DominusProcess(name, command, popen, stdout_path, stderr_path)
-        self.processes.append(process)
-        return process
-
-    def start_worker(
-        self, *args: str, env: dict[str, str] | None = None, name: str | None = None
-    ) -> DominusProcess:
-        """Start `dominus worker --diagnostic-jobs ARGS...`."""
-        index = len(self.processes) + 1
-        return self.start(
-            "worker", "--diagnostic-jobs", *args, env=env, name=name or f"{index:02d}-worker"
-        )
-
-    def run(
-        self, *args: str, timeout: float = 30, check: bool = True, env: dict[str, str] | None = None
-    ) -> DominusProcess:
-        """Run `dominus ARGS...` to completion; with `check`, insist on exit code 0."""
-        process = self.start(*args, env=env)
-        code = process.wait_exit(timeout)
-        if check and code != 0:
-            raise AssertionError(f"`dominus {' '.join(args)}` failed:\n{process.describe()}")
-        return process
-
-    def describe(self) -> str:
-        database = f"===== DATABASE_URL={self.env.get('DATABASE_URL')}"
-        return "\n".join([database, *(process.describe() for process in self.processes)])
-
-    def kill_leftovers(self) -> list[str]:
-        """SIGKILL every process still running (by its own pid); returns their names."""
-        leftovers = [process for process in self.processes if process.is_running()]
-        for process in leftovers:
-            process.popen.kill()
-        for process in leftovers:
-            # A process stuck in the kernel (D state) is left behind rather than hang the suite.
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.popen.wait(10)
-        return [process.name for process in leftovers]
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "backends(*names): run an e2e test on these backends only (default: all)"
-    )
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Run every e2e test that uses the database on each backend (or those it names)."""
-    if "backend" not in metafunc.fixturenames:
-        return
-    marker = metafunc.definition.get_closest_marker("backends")
-    names = marker.args if marker is not None else BACKENDS
-    unknown = set(names) - set(BACKENDS)
-    assert not unknown, f"{metafunc.definition.nodeid}: unknown backends {sorted(unknown)}"
-    metafunc.parametrize(
-        "backend",
-        [
-            pytest.param(name, marks=[pytest.mark.postgres] if name == "postgresql" else [])
-            for name in names
-        ],
-    )
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -298,12 +74,6 @@ def dominus_procs(
     request.node._dominus_processes = processes
     yield processes
     processes.kill_leftovers()
-
-
-def database_clock(store: SqlJobStore) -> Clock:
-    """The clock the `dominus` processes use on this database: the server's clock on PostgreSQL
-    (as `dominus.cli.runtime` does), the system clock on SQLite."""
-    return DatabaseClock(store.engine) if store.backend == "postgresql" else utc_now
 
 
 @pytest.fixture

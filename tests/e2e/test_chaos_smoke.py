@@ -19,7 +19,7 @@ import pytest
 
 CHAOS = Path(__file__).resolve().parents[2] / "bench" / "chaos"
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 
 def load(name: str) -> ModuleType:

@@ -17,9 +17,9 @@ import pytest
 from sqlalchemy import make_url
 
 from dominus.jobs import JobQueue, JobStatus, SqlJobStore
-from tests.e2e.conftest import DominusProcesses, wait_until
+from tests.support.processes import DominusProcesses, wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 STALL_SECONDS = 10.0
 
@@ -38,12 +38,12 @@ def database_held(database_url: str) -> Iterator[None]:
             blocker.close()
         return
     conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    with psycopg.connect(conninfo) as blocker:
-        blocker.execute("LOCK TABLE job_queue IN ACCESS EXCLUSIVE MODE")
+    with psycopg.connect(conninfo) as locker:
+        locker.execute("LOCK TABLE job_queue IN ACCESS EXCLUSIVE MODE")
         try:
             yield
         finally:
-            blocker.rollback()
+            locker.rollback()
 
 
 def test_results_finished_during_a_long_stall_are_recorded(

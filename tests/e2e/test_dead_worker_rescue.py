@@ -12,10 +12,9 @@ import pytest
 from sqlalchemy import make_url
 
 from dominus.jobs import JobQueue, JobStatus, SqlJobStore
-from tests.e2e.conftest import DominusProcess, DominusProcesses, wait_until
-from tests.e2e.test_worker_processes import wait_running_on
+from tests.support.processes import DominusProcess, DominusProcesses, wait_running_on, wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 # The seed's defaults, over the e2e suite's fast timings: what a user runs.
 DEFAULT_TIMINGS = {

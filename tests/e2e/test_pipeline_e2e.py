@@ -28,13 +28,13 @@ from dominus.jobs import JobStatus, SqlJobStore
 from dominus.pipeline.model import STAGES
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.offline import SAMPLE_DATA_DIR
-from tests.api.conftest import assert_error, sse_events
-from tests.e2e.conftest import DominusProcess, DominusProcesses, wait_until
-from tests.fakes.dns_server import FakeDnsServer
-from tests.fakes.rdap_server import FakeRdap, bootstrap_doc
-from tests.polling import free_port
+from tests.support.api import assert_error, sse_events
+from tests.support.fakes.dns_server import FakeDnsServer
+from tests.support.fakes.rdap_server import FakeRdap, bootstrap_doc
+from tests.support.polling import free_port
+from tests.support.processes import DominusProcess, DominusProcesses, wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 API = "/api/v1"
 ALL_STAGES = [stage.value for stage in STAGES]

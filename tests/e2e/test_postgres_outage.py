@@ -21,8 +21,8 @@ import pytest
 from sqlalchemy import text
 
 from dominus.jobs import EnqueueRequest, Job, JobQueue, JobStatus, SqlJobStore
-from tests.e2e.conftest import DominusProcess, DominusProcesses, wait_until
-from tests.e2e.throwaway_postgres import ThrowawayPostgres
+from tests.support.processes import DominusProcess, DominusProcesses, wait_until
+from tests.support.throwaway_postgres import ThrowawayPostgres
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 

@@ -20,10 +20,10 @@ from dominus.jobs import SqlJobStore
 from dominus.jobs.clock import utc_now
 from dominus.jobs.scheduling import FireRecord, ScheduleStore
 from dominus.jobs.scheduling.model import fire_dedupe_key
-from tests.e2e.conftest import DominusProcess, DominusProcesses, database_clock, wait_until
-from tests.polling import free_port
+from tests.support.polling import free_port
+from tests.support.processes import DominusProcess, DominusProcesses, database_clock, wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 EVERY_SECOND = {"SCHEDULER_DIAG_CRON": "* * * * * *"}
 _STARTED = re.compile(r"scheduler (\S+) started")

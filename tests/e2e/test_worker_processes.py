@@ -25,9 +25,9 @@ from dominus.jobs import (
     SqlJobStore,
     utc_now,
 )
-from tests.e2e.conftest import DominusProcess, DominusProcesses, wait_until
+from tests.support.processes import DominusProcess, DominusProcesses, wait_running_on, wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 
 def status_of(store: SqlJobStore, job_id: int) -> JobStatus:
@@ -39,25 +39,8 @@ def event_kinds(store: SqlJobStore, job_id: int) -> list[str]:
 
 
 def job_json(procs: DominusProcesses, job_id: int) -> dict[str, Any]:
-    return json.loads(procs.run("jobs", "show", str(job_id), "--json").stdout())
-
-
-def wait_running_on(
-    store: SqlJobStore, job_id: int, worker: DominusProcess, timeout: float = 20
-) -> None:
-    """Until the job is running under `worker`'s claim and its handler has started."""
-    worker_id = worker.worker_id()
-
-    def running_there() -> bool:
-        job = store.get_job(job_id)
-        started = any(line[0] == job_id for line in worker.job_lines("started"))
-        return job.status is JobStatus.RUNNING and job.locked_by == worker_id and started
-
-    wait_until(
-        running_there,
-        timeout,
-        message=lambda: f"job {job_id} running on {worker_id}: {store.get_job(job_id)}",
-    )
+    document: dict[str, Any] = json.loads(procs.run("jobs", "show", str(job_id), "--json").stdout())
+    return document
 
 
 def drain_exactly_once(
@@ -354,7 +337,7 @@ def test_crashing_job_ends_in_the_dead_letter_queue(
     for _launch in range(6):
         worker = dominus_procs.start_worker("--concurrency", "1")
         wait_until(
-            lambda w=worker: not w.is_running() or status_of(store, job_id) is JobStatus.FAILED,
+            lambda w=worker: not w.is_running() or status_of(store, job_id) is JobStatus.FAILED,  # type: ignore[misc]
             30,
             message=lambda: f"a crash or the dead letter of job {job_id}: {store.get_job(job_id)}",
         )

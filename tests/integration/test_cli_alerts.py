@@ -15,8 +15,8 @@ from dominus.jobs import utc_now
 from dominus.notify import LogNotifier
 from dominus.renewals.check import RenewalCheck
 from dominus.renewals.model import Thresholds
-from tests.integration.alerts.portfolio_rows import add_entry
-from tests.integration.test_cli import Cli, assert_bad_input
+from tests.support.cli import Cli, assert_bad_input
+from tests.support.portfolio_rows import add_entry
 
 
 @pytest.fixture

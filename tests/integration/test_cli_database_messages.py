@@ -26,6 +26,7 @@ from dominus.cli.main import main
 from dominus.config import Settings
 from dominus.db.engine import create_database_engine
 from dominus.jobs import SqlJobStore
+from tests.support.cli import run_in_process
 
 DOMINUS = Path(sys.executable).with_name("dominus")
 
@@ -48,6 +49,9 @@ def run_dominus(cwd: Path, database_url: str, *args: str, file_size_limit: int =
     def limit_file_size() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
 
+    if not file_size_limit:
+        return Ran(*run_in_process(args, env, cwd))
+    # A subprocess: the file-size limit is the process's own (it would bind the tests too).
     completed = subprocess.run(
         [str(DOMINUS), *args],
         capture_output=True,
@@ -57,7 +61,7 @@ def run_dominus(cwd: Path, database_url: str, *args: str, file_size_limit: int =
         timeout=60,
         check=False,
         stdin=subprocess.DEVNULL,
-        preexec_fn=limit_file_size if file_size_limit else None,
+        preexec_fn=limit_file_size,
     )
     return Ran(completed.returncode, completed.stdout, completed.stderr)
 

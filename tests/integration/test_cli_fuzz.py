@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,17 +30,12 @@ import pytest
 import typer.main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine
-from typer.testing import CliRunner
 
-import dominus.cli.runtime as cli_runtime
-from dominus.cli.main import app, main
-from dominus.config import Settings
+from dominus.cli.main import app
 from dominus.jobs import SqlJobStore
 from dominus.jobs.json_limits import MAX_JSON_DEPTH
-from tests.database_state import database_digest
-
-BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+from tests.support.cli import Cli, CliResult
+from tests.support.database_state import database_digest
 
 # Documented exit codes (dominus.cli.main, `jobs wait`, `runs wait`).
 EXIT_CODES = {0, 1, 2, 3, 75, 124}
@@ -54,62 +47,11 @@ WAITS = {"jobs wait", "runs wait"}
 EXAMPLES = 25
 
 
-@dataclass
-class Outcome:
-    code: int
-    stdout: str
-    stderr: str
-
-    def __str__(self) -> str:
-        return f"exit {self.code}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
-
-
-class InProcessCli:
-    """`dominus ARGS` through its real entry point, in this process: what a shell would see
-    (exit code, stdout, stderr), with every engine it opened disposed of afterwards."""
-
-    def __init__(self, database_url: str, directory: Path, monkeypatch: pytest.MonkeyPatch):
-        self.env: dict[str, str | None] = {name: None for name in Settings.model_fields}
-        self.env |= {"DATABASE_URL": database_url, "DOMINUS_PROVIDERS": "offline"}
-        self.directory = directory
-        self.engines: list[Engine] = []
-        build = cli_runtime.build_runtime
-
-        def tracked(*args: Any, **kwargs: Any) -> Any:
-            runtime = build(*args, **kwargs)
-            self.engines.append(runtime.engine)
-            return runtime
-
-        monkeypatch.setattr(cli_runtime, "build_runtime", tracked)
-        monkeypatch.chdir(directory)  # no .env is read; relative paths land here
-
-    def __call__(self, *args: str) -> Outcome:
-        runner = CliRunner()
-        code = 0
-        argv = sys.argv
-        with runner.isolation(env=self.env) as (stdout, stderr, _):
-            sys.argv = ["dominus", *args]
-            try:
-                main()
-            except SystemExit as exit_:
-                code = exit_.code if isinstance(exit_.code, int) else 1
-            except Exception:  # what the interpreter would print, and exit 1
-                traceback.print_exc()
-                code = 1
-            finally:
-                sys.argv = argv
-                sys.stdout.flush()
-                sys.stderr.flush()
-                out, err = stdout.getvalue(), stderr.getvalue()
-        for engine in self.engines:
-            engine.dispose()
-        self.engines.clear()
-        return Outcome(code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
-
-
 @pytest.fixture
-def cli(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> InProcessCli:
-    return InProcessCli(database_url, tmp_path, monkeypatch)
+def cli(database_url: str, tmp_path: Path) -> Cli:
+    runner = Cli(tmp_path, database_url)
+    runner.env["DOMINUS_PROVIDERS"] = "offline"
+    return runner
 
 
 def fuzz_settings() -> settings:
@@ -122,7 +64,7 @@ def fuzz_settings() -> settings:
     )
 
 
-def assert_one_error_line(outcome: Outcome) -> str:
+def assert_one_error_line(outcome: CliResult) -> str:
     lines = [line for line in outcome.stderr.splitlines() if line.strip()]
     assert "Traceback" not in outcome.stderr, str(outcome)
     assert lines, f"exit {outcome.code} without a message\n{outcome}"
@@ -201,13 +143,13 @@ def job_count(store: SqlJobStore) -> int:
     return len(store.list_jobs(limit=100_000))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.backends("sqlite", "postgresql")
 @given(lines=LINES, crlf=st.booleans(), final_newline=st.booleans())
 @settings(fuzz_settings())
 def test_a_bulk_enqueue_writes_every_line_or_nothing(
-    cli: InProcessCli, store: SqlJobStore, lines: list[Line], crlf: bool, final_newline: bool
+    cli: Cli, store: SqlJobStore, lines: list[Line], crlf: bool, final_newline: bool
 ) -> None:
-    path = cli.directory / "payloads.jsonl"
+    path = cli.cwd / "payloads.jsonl"
     end = b"\r\n" if crlf else b"\n"
     path.write_bytes(end.join(line.raw for line in lines) + (end if final_newline else b""))
     before_count, before = job_count(store), database_digest(store.engine)
@@ -311,7 +253,7 @@ VALUES = st.one_of(
     ),
     st.integers().map(str),
     st.floats().map(str),
-    st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")),
+    st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00")),
     # Bytes that are not UTF-8 reach Python's argv as lone surrogates (surrogateescape), the
     # way `dominus jobs list --type $'\xff'` passes them.
     st.text(st.characters(min_codepoint=0xDC80, max_codepoint=0xDCFF), min_size=1, max_size=3).map(
@@ -357,12 +299,10 @@ def argument_vectors(draw: st.DrawFn) -> list[str]:
     return [*command.split(), *tokens]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.backends("sqlite", "postgresql")
 @given(argv=argument_vectors())
 @settings(fuzz_settings())
-def test_no_argument_vector_crashes_the_cli(
-    cli: InProcessCli, store: SqlJobStore, argv: list[str]
-) -> None:
+def test_no_argument_vector_crashes_the_cli(cli: Cli, store: SqlJobStore, argv: list[str]) -> None:
     before = database_digest(store.engine)
     outcome = cli(*argv)
     assert outcome.code in EXIT_CODES, f"{argv}\n{outcome}"
@@ -373,7 +313,7 @@ def test_no_argument_vector_crashes_the_cli(
         assert database_digest(store.engine) == before, f"{argv} was refused but wrote\n{outcome}"
 
 
-def _help_shown(argv: list[str], outcome: Outcome) -> bool:
+def _help_shown(argv: list[str], outcome: CliResult) -> bool:
     """A group named without a command (`dominus`, `dominus jobs`) prints its help (the
     commands it has) and exits 2, as Click does: that is its message."""
     groups = {"", *(name.split()[0] for name in COMMANDS if " " in name)}
@@ -390,7 +330,7 @@ def test_the_fuzzed_commands_are_the_cli_s_commands() -> None:
 
 # Found by the fuzz: bytes that are not UTF-8 ($'\xff' in a shell) reached the database driver,
 # which cannot encode the lone surrogate Python decodes them to: a traceback, exit 1.
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.backends("sqlite", "postgresql")
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
@@ -403,7 +343,7 @@ def test_the_fuzzed_commands_are_the_cli_s_commands() -> None:
     ids=["jobs-list-type", "enqueue-dedupe-key"],
 )
 def test_arguments_that_are_not_utf8_are_bad_input(
-    cli: InProcessCli, store: SqlJobStore, argv: list[str], fragment: str
+    cli: Cli, store: SqlJobStore, argv: list[str], fragment: str
 ) -> None:
     before = database_digest(store.engine)
     outcome = cli(*argv)
@@ -415,11 +355,11 @@ def test_arguments_that_are_not_utf8_are_bad_input(
 
 # Found by the fuzz: the file was parsed to the end before any payload was checked, so a line
 # that is not JSON was reported even when an earlier line held a payload the job type refuses.
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.backends("sqlite", "postgresql")
 def test_a_bulk_enqueue_names_the_first_bad_line_whatever_is_wrong_with_it(
-    cli: InProcessCli, store: SqlJobStore
+    cli: Cli, store: SqlJobStore
 ) -> None:
-    path = cli.directory / "payloads.jsonl"
+    path = cli.cwd / "payloads.jsonl"
     path.write_bytes(b'{"seconds": 1}\n{"seconds": -1}\n{}\n\n\xff not text\n')
     outcome = cli("enqueue", "diag.sleep", "--diagnostic-jobs", "--from-file", str(path))
     assert outcome.code == 2, str(outcome)

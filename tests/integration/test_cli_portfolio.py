@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dominus.jobs import SqlJobStore
-from tests.integration.test_cli import Cli, assert_bad_input
+from tests.support.cli import Cli, assert_bad_input
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "portfolio"
 OFFLINE = {"DOMINUS_PROVIDERS": "offline"}

@@ -13,7 +13,7 @@ import pytest
 from dominus.jobs import SqlJobStore, utc_now
 from dominus.jobs.scheduling import SchedulerInfo, ScheduleStore
 from dominus.scheduling.defaults import DEFAULT_SCHEDULES
-from tests.integration.test_cli import Cli, assert_bad_input
+from tests.support.cli import Cli, assert_bad_input
 
 DIAG = {"DOMINUS_DIAGNOSTIC_JOBS": "1", "SCHEDULER_DIAG_CRON": "0 4 * * *"}
 # Every default schedule off (the diagnostic one aside).

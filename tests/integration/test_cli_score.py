@@ -11,7 +11,7 @@ import pytest
 
 from dominus.jobs import utc_now
 from dominus.pipeline.scoring_sets import weight_sets_of
-from tests.integration.test_cli import Cli, CliResult, assert_bad_input
+from tests.support.cli import Cli, CliResult, assert_bad_input
 
 APPRAISAL_KEYS = {
     "domain",

@@ -22,7 +22,8 @@ from dominus.db.engine import create_database_engine
 from dominus.jobs import HandlerRegistry, JobQueue, JobStatus, SqlJobStore
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 from dominus.schema.migrate import head_revision
-from tests.polling import free_port, wait_until
+from tests.support.cli import run_in_process
+from tests.support.polling import free_port, wait_until
 
 DOMINUS = Path(sys.executable).with_name("dominus")
 
@@ -43,7 +44,11 @@ def dominus_env(database_url: str) -> dict[str, str]:
 def run_all(
     cwd: Path, database_url: str, *commands: Sequence[str], prefix: Sequence[str] = ()
 ) -> list[Ran]:
-    """Run `dominus` commands side by side (each pays the interpreter's start-up)."""
+    """Run `dominus` commands: in process, or side by side as subprocesses behind `prefix` (a
+    command line that runs them as another user)."""
+    if not prefix:
+        env = dominus_env(database_url)
+        return [Ran(args, *run_in_process(tuple(args), env, cwd)) for args in commands]
     started = [
         (
             args,
@@ -175,6 +180,7 @@ def test_a_worker_stops_when_its_database_file_is_deleted_or_replaced(
     queue = JobQueue(store, register_diagnostic_jobs(HandlerRegistry()))
     job_id = queue.enqueue_job("diag.sleep", {"seconds": 60}).job_id
     stderr_path = tmp_path / "worker.stderr"
+    # A subprocess: it runs on while the test deletes or replaces its database file.
     with stderr_path.open("w", encoding="utf-8") as stderr:
         worker = subprocess.Popen(
             [str(DOMINUS), "worker", "--poll-interval-ms", "50"],

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import Engine
 
 from dominus.watchlist.store import WatchlistStore
-from tests.integration.alerts.watch_fixtures import Registry, provider_settings
-from tests.integration.test_cli import Cli, assert_bad_input
+from tests.support.cli import Cli, assert_bad_input
+from tests.support.watch_fixtures import Registry, provider_settings
 
 
 @pytest.fixture
@@ -97,13 +97,9 @@ def test_invalid_settings_stop_the_command_naming_the_variable(cli: Cli) -> None
         "WATCHLIST_RDAP_DELAY_MS": "60001",
         "NOTIFY_WEBHOOK_URL": "ftp://example.net/hook",
     }
-    processes = [
-        (name, cli.start("watchlist", "list", env={name: value}))
-        for name, value in settings.items()
-    ]
-    for name, process in processes:
-        stdout, stderr = process.communicate(timeout=60)
-        assert process.returncode == 2, stderr
-        assert stdout == ""
-        [line] = stderr.splitlines()
+    for name, value in settings.items():
+        result = cli.run("watchlist", "list", env={name: value})
+        assert result.code == 2, result.stderr
+        assert result.stdout == ""
+        [line] = result.stderr.splitlines()
         assert line.startswith("error: ") and name in line, line

@@ -7,7 +7,8 @@ alive and stopped. Copies are compared through the store (`get_job`, `job_events
 `list_dead_letters`, `list_workers`) and column by column through the schema's tables.
 
 PostgreSQL tests (marked `postgres`) create throwaway databases on the test server; without the
-server they fail, never skip. The `dominus db copy` command itself runs as a real subprocess.
+server they fail, never skip. The `dominus db copy` command itself runs in process, through its
+real entry point.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,7 +27,12 @@ from sqlalchemy import Engine, func, select
 
 from dominus.config import Settings
 from dominus.db.engine import create_database_engine
-from dominus.errors import ConfigurationError, DatabaseError, SchemaNotMigratedError
+from dominus.errors import (
+    ConfigurationError,
+    CopyRefusedError,
+    DatabaseError,
+    SchemaNotMigratedError,
+)
 from dominus.jobs import (
     EnqueueRequest,
     EventKind,
@@ -43,13 +47,14 @@ from dominus.jobs import (
     WorkerInfo,
 )
 from dominus.jobs.diagnostic import NoPayload, register_diagnostic_jobs
-from dominus.schema.copy import CopyRefusedError, copy_database
+from dominus.schema.copy import copy_database
 from dominus.schema.migrate import current_revision, downgrade, head_revision
 from dominus.schema.tables import job_metrics, metadata
-from tests.conftest import FakeClock, PostgresDatabases
-from tests.draining import drain
+from tests.support.cli import run_in_process
+from tests.support.clock import FakeClock
+from tests.support.databases import PostgresDatabases
+from tests.support.draining import drain
 
-DOMINUS = Path(sys.executable).with_name("dominus")
 OTHER_WORKER = "elsewhere:4242:beef01"
 ALL_TABLES = [table.name for table in metadata.sorted_tables]
 
@@ -209,21 +214,12 @@ class Ran:
 
 
 def run_dominus(cwd: Path, *args: str) -> Ran:
-    """`dominus ARGS` as a subprocess, with DATABASE_URL pointing where nothing may appear."""
+    """`dominus ARGS` in process, with DATABASE_URL pointing where nothing may appear."""
     env = {key: value for key, value in os.environ.items() if key not in Settings.model_fields}
     env["DATABASE_URL"] = f"sqlite:///{cwd / 'unused' / 'dominus.db'}"
-    completed = subprocess.run(
-        [str(DOMINUS), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
+    code, stdout, stderr = run_in_process(args, env, cwd)
     assert not (cwd / "unused").exists(), "db copy must not touch DATABASE_URL"
-    return Ran(completed.returncode, completed.stdout, completed.stderr)
+    return Ran(code, stdout, stderr)
 
 
 def assert_one_line_error(ran: Ran, *fragments: str) -> None:

@@ -14,8 +14,8 @@ from dominus.errors import DatabaseError
 from dominus.jobs import JobStatus, SqlJobStore, WorkerInfo
 from dominus.jobs.liveness import FLOCK, lock_directory, lock_file
 from dominus.jobs.rescue import DeadWorkerRescue
-from tests.conftest import T0
-from tests.contract.test_enqueue_and_claim import new_job
+from tests.support.clock import T0
+from tests.support.jobs import new_job
 
 
 class Moments:

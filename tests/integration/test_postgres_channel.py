@@ -19,12 +19,7 @@ from dominus.jobs.model import NewJob
 from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
 
-pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture
-def backend() -> str:
-    return "postgresql"
+pytestmark = pytest.mark.backends("postgresql")
 
 
 @pytest.fixture

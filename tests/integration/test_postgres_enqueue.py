@@ -11,14 +11,9 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 
 from dominus.jobs import SqlJobStore
-from tests.contract.test_enqueue_and_claim import new_job
+from tests.support.jobs import new_job
 
-pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture
-def backend() -> str:
-    return "postgresql"
+pytestmark = pytest.mark.backends("postgresql")
 
 
 @pytest.fixture

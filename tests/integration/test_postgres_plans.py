@@ -15,17 +15,12 @@ from sqlalchemy import Engine
 from dominus.jobs import SqlJobStore
 from dominus.jobs.model import Completed, Job
 from dominus.jobs.sql.postgres_backend import PostgresBackend
-from tests.conftest import T0
-from tests.contract.test_enqueue_and_claim import new_job
+from tests.support.clock import T0
+from tests.support.jobs import new_job
 
-pytestmark = pytest.mark.postgres
+pytestmark = pytest.mark.backends("postgresql")
 
 ROUNDS = 8  # more than psycopg's prepare threshold (5)
-
-
-@pytest.fixture
-def backend() -> str:
-    return "postgresql"
 
 
 def _completed(job: Job) -> Completed:

@@ -15,15 +15,10 @@ from sqlalchemy import make_url, text
 
 from dominus.jobs import SqlJobStore
 from dominus.jobs.sql.postgres_vacuum import DEAD_TUPLES_THRESHOLD
-from tests.conftest import T0
-from tests.contract.test_enqueue_and_claim import new_job
+from tests.support.clock import T0
+from tests.support.jobs import new_job
 
-pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture
-def backend() -> str:
-    return "postgresql"
+pytestmark = pytest.mark.backends("postgresql")
 
 
 def dead_tuples(store: SqlJobStore) -> int:

@@ -23,19 +23,14 @@ from dominus.jobs import (
     Worker,
     WorkerConfig,
 )
-from tests.polling import wait_until
-from tests.running_worker import RunningWorker
+from tests.support.polling import wait_until
+from tests.support.running_worker import RunningWorker
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 # Generous: the figures these tests show are far below them; they only stop a hung test.
 SAFETY_SECONDS = 20
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "backend" in metafunc.fixturenames:
-        metafunc.parametrize(
-            "backend",
-            ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
-        )
 
 
 @pytest.fixture

@@ -23,8 +23,8 @@ from dominus.jobs import (
 )
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 from dominus.jobs.prefetch import PrefetchBudget
-from tests.conftest import FakeClock
-from tests.draining import drain, wait_until_idle
+from tests.support.clock import FakeClock
+from tests.support.draining import drain, wait_until_idle
 
 
 class Note(BaseModel):

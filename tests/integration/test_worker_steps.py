@@ -24,8 +24,8 @@ from dominus.jobs import (
     WorkerConfig,
 )
 from dominus.jobs.diagnostic import register_diagnostic_jobs
-from tests.conftest import FakeClock
-from tests.draining import drain, wait_until_idle
+from tests.support.clock import FakeClock
+from tests.support.draining import drain, wait_until_idle
 
 NO_JITTER = RetryPolicy(base_seconds=10, max_seconds=100, jitter=0)
 
@@ -321,7 +321,7 @@ def test_the_loop_does_not_spin_while_backing_off_or_past_a_timeout(
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
-    clock.now = worker._backoff_until  # type: ignore[assignment]
+    clock.now = worker._backoff_until
     worker.run_once(clock())
     # The job ignores its abort and is still running: its past deadline must not count.
     assert worker._next_duty(clock()) > clock()

@@ -24,16 +24,10 @@ from dominus.jobs import (
 from dominus.jobs.clock import utc_now
 from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.wakeup import ChangeWatcher, SqliteDataVersionWatcher
-from tests.polling import wait_until
-from tests.running_worker import RunningWorker
+from tests.support.polling import wait_until
+from tests.support.running_worker import RunningWorker
 
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "backend" in metafunc.fixturenames:
-        metafunc.parametrize(
-            "backend",
-            ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
-        )
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 @pytest.fixture

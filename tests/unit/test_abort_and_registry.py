@@ -13,7 +13,7 @@ from dominus.errors import (
 )
 from dominus.jobs import AbortReason, AbortSignal, EnqueueRequest, HandlerRegistry, JobContext
 from dominus.jobs.client import JobQueue
-from tests.conftest import T0
+from tests.support.clock import T0
 
 
 class Empty(BaseModel):

@@ -19,9 +19,9 @@ from dominus.bounded_http import (
     fetch,
     same_origin,
 )
-from tests.fakes.drip_server import DripServer
-from tests.fakes.rdap_server import FakeRdap
-from tests.polling import outcome_within
+from tests.support.fakes.drip_server import DripServer
+from tests.support.fakes.rdap_server import FakeRdap
+from tests.support.polling import outcome_within
 
 
 @pytest.fixture

@@ -45,7 +45,7 @@ class Required(BaseModel):
 def _queue(model: type[BaseModel]) -> JobQueue:
     registry = HandlerRegistry()
     registry.register("t", lambda _context, _payload: None, model)
-    return JobQueue(store=None, registry=registry)  # type: ignore[arg-type] - build() only
+    return JobQueue(store=None, registry=registry)  # type: ignore[arg-type]  # build() only
 
 
 def _payload(queue: JobQueue, payload: Any = None) -> dict[str, Any]:

@@ -13,8 +13,8 @@ from dominus.db.engine import create_database_engine
 from dominus.jobs import HandlerRegistry, JobQueue, JobStatus, SqlJobStore, Worker, WorkerConfig
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 from dominus.jobs.sql.tables import ENGINE_TABLES, metadata
-from tests.conftest import FakeClock
-from tests.draining import drain
+from tests.support.clock import FakeClock
+from tests.support.draining import drain
 
 # What the engine may import outside itself: database plumbing and the shared errors.
 ALLOWED_OUTSIDE = {

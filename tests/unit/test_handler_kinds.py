@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from dominus.jobs import HandlerRegistry, JobContext
 from dominus.jobs.execution import HandlerPool, RunningJob
-from tests.polling import wait_until
+from tests.support.polling import wait_until
 
 
 class Empty(BaseModel):

@@ -160,7 +160,7 @@ def test_invalid_curves_are_refused() -> None:
         {"base_seconds": 1, "max_exponent": -1},
     ):
         with pytest.raises(ValueError):
-            Backoff(**bad)  # type: ignore[arg-type]
+            Backoff(**bad)
 
 
 def test_a_failure_streak_grows_and_starts_over_after_a_success() -> None:

@@ -27,7 +27,7 @@ def _restore_handlers() -> Iterator[None]:
 def _signal_while_holding(event: threading.Event, stop_signal: signal.Signals) -> None:
     """Deliver `stop_signal` to this process while the main thread holds `event`'s lock, as it
     does for an instant inside every `wait` and `clear`."""
-    with event._cond:  # the very lock the hang was about
+    with event._cond:  # type: ignore[attr-defined]  # the very lock the hang was about
         os.kill(os.getpid(), stop_signal)
         # The handler runs here, between two bytecodes, with the lock held.
         for _ in range(1000):
@@ -65,7 +65,12 @@ def test_a_later_call_replaces_the_reaction_and_starts_counting_again() -> None:
     second: list[int] = []
     heard = threading.Event()
     on_stop_signals(lambda _received, count: first.append(count))
-    on_stop_signals(lambda _received, count: (second.append(count), heard.set()))
+
+    def count_and_tell(_received: signal.Signals, count: int) -> None:
+        second.append(count)
+        heard.set()
+
+    on_stop_signals(count_and_tell)
 
     os.kill(os.getpid(), signal.SIGTERM)
 

@@ -24,9 +24,11 @@ from dominus.jobs import (
 )
 from dominus.notify import CompositeNotifier, LogNotifier, WebhookNotifier
 from dominus.notify.dead_letters import dead_letter_hook
-from tests.conftest import FakeClock
-from tests.draining import wait_until_idle
-from tests.fakes.webhook_server import FakeWebhook
+from tests.support.clock import FakeClock
+from tests.support.draining import wait_until_idle
+from tests.support.fakes.webhook_server import FakeWebhook
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 class Empty(BaseModel):

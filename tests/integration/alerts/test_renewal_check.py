@@ -16,9 +16,12 @@ from dominus.renewals.check import CheckResult, RenewalCheck
 from dominus.renewals.model import AlertNotFoundError, Thresholds
 from dominus.renewals.store import AlertStore
 from dominus.schema.tables import renewal_alerts
-from tests.conftest import FakeClock
-from tests.integration.alerts.portfolio_rows import add_entry, change_entry, remove_entry
-from tests.integration.alerts.watch_fixtures import RecordingNotifier
+from tests.support.clock import FakeClock
+from tests.support.portfolio_rows import add_entry, change_entry, remove_entry
+from tests.support.watch_fixtures import RecordingNotifier
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 ISSUE_THRESHOLDS = Thresholds(critical_days=7, warning_days=30)
 DAY = 86_400

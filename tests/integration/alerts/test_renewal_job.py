@@ -15,10 +15,12 @@ from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs import JobQueue, JobStatus, SqlJobStore, Worker, WorkerConfig
 from dominus.notify import notifier_from_settings
 from dominus.runtime import Runtime
-from tests.conftest import FakeClock
-from tests.draining import drain
-from tests.fakes.webhook_server import FakeWebhook
-from tests.integration.alerts.portfolio_rows import add_entry
+from tests.support.clock import FakeClock
+from tests.support.draining import drain
+from tests.support.fakes.webhook_server import FakeWebhook
+from tests.support.portfolio_rows import add_entry
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 @pytest.fixture

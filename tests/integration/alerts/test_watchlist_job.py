@@ -17,13 +17,11 @@ from dominus.jobs import JobQueue, JobStatus, SqlJobStore, Worker, WorkerConfig
 from dominus.jobs.registry import HandlerRegistry
 from dominus.runtime import Runtime
 from dominus.watchlist.store import WatchlistStore
-from tests.conftest import FakeClock
-from tests.draining import drain
-from tests.integration.alerts.watch_fixtures import (
-    RecordingNotifier,
-    Registry,
-    provider_settings,
-)
+from tests.support.clock import FakeClock
+from tests.support.draining import drain
+from tests.support.watch_fixtures import RecordingNotifier, Registry, provider_settings
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 @pytest.fixture

@@ -17,11 +17,14 @@ from dominus.providers.rdap import HttpRdapClient
 from dominus.providers.rdap_bootstrap import RdapBootstrap
 from dominus.watchlist.poll import PollOptions, PollResult, WatchlistPoll
 from dominus.watchlist.store import WatchlistStore
-from tests.conftest import FakeClock
-from tests.fakes.drip_server import DripServer
-from tests.fakes.rdap_server import bootstrap_doc
-from tests.integration.alerts.watch_fixtures import RecordingNotifier, Registry
-from tests.polling import outcome_within
+from tests.support.clock import FakeClock
+from tests.support.fakes.drip_server import DripServer
+from tests.support.fakes.rdap_server import bootstrap_doc
+from tests.support.polling import outcome_within
+from tests.support.watch_fixtures import RecordingNotifier, Registry
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 HOURS_6 = timedelta(hours=6)
 
@@ -246,13 +249,13 @@ def test_an_abort_while_pacing_stops_the_poll_between_lookups(
     stop = threading.Event()
     dns_check = registry.dns.check
 
-    def check_then_abort(domain: str, signal: StopSignal | None = None) -> DnsVerdict:
-        verdict = dns_check(domain, signal)
+    def check_then_abort(domain: str, stop_signal: StopSignal | None = None) -> DnsVerdict:
+        verdict = dns_check(domain, stop_signal)
         if domain == "b.test":
             stop.set()  # a cancel arriving while the poll waits its turn for RDAP
         return verdict
 
-    registry.dns.check = check_then_abort  # type: ignore[method-assign]
+    registry.dns.check = check_then_abort  # type: ignore[method-assign, assignment]
     with pytest.raises(JobAbortedError):
         poller(watchlist, registry, notifier, clock, delay=60).run(stop)
     assert watchlist.get("a.test").last_status == "available"

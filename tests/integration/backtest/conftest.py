@@ -1,4 +1,4 @@
-"""The backtest.s integration tests run on SQLite and on PostgreSQL."""
+"""The backtest's integration tests: settings on the test's database, offline providers."""
 
 from __future__ import annotations
 
@@ -7,17 +7,6 @@ from typing import Any
 import pytest
 
 from dominus.config import load_settings
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "backend" in metafunc.fixturenames:
-        metafunc.parametrize(
-            "backend",
-            [
-                pytest.param("sqlite"),
-                pytest.param("postgresql", marks=[pytest.mark.postgres]),
-            ],
-        )
 
 
 @pytest.fixture

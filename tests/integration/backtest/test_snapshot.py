@@ -11,7 +11,10 @@ from sqlalchemy import Engine, func, select
 from dominus.backtest.model import OutcomeInputError
 from dominus.config import Settings
 from dominus.schema.tables import backtest_signals
-from tests.integration.backtest.helpers import add_score, at, sale, service
+from tests.support.backtest_records import add_score, at, sale, service
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 SALE_DAY = date(2026, 5, 10)
 

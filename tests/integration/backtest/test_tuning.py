@@ -22,8 +22,11 @@ from dominus.pipeline.store import PipelineStore
 from dominus.providers.offline import offline_providers
 from dominus.schema.tables import backtest_signals, job_queue, outcomes, weight_tunes
 from dominus.scoring.weights import Weights
-from tests.draining import drain
-from tests.integration.backtest.helpers import NOW, sale, service
+from tests.support.backtest_records import NOW, sale, service
+from tests.support.draining import drain
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 DAY = date(2026, 5, 10)
 

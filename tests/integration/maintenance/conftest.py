@@ -14,7 +14,7 @@ from dominus.config import Settings, load_settings
 from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs import HandlerRegistry, JobQueue, RetryPolicy, SqlJobStore, Worker, WorkerConfig
 from dominus.jobs.clock import utc_now
-from tests.running_worker import RunningWorker
+from tests.support.running_worker import RunningWorker
 
 
 @pytest.fixture

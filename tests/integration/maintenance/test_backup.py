@@ -25,10 +25,8 @@ from dominus.jobs.clock import utc_now
 from dominus.maintenance import backup as backup_module
 from dominus.maintenance.backup import BackupOptions, make_backup
 from dominus.maintenance.files import backup_name, list_backups
-from tests.polling import wait_until
-from tests.running_worker import RunningWorker
-
-POSTGRES = [pytest.param("postgresql", marks=pytest.mark.postgres)]
+from tests.support.polling import wait_until
+from tests.support.running_worker import RunningWorker
 
 
 def enqueue_noops(queue: JobQueue, count: int) -> None:
@@ -240,7 +238,7 @@ class TestRetention:
         assert len(list_backups(backup_dir)) == len(seeded) + 1
 
 
-@pytest.mark.parametrize("backend", POSTGRES)
+@pytest.mark.backends("postgresql")
 def test_a_postgresql_backup_is_a_verified_custom_format_dump(
     engine: Engine, queue: JobQueue, backup_dir: Path
 ) -> None:
@@ -257,7 +255,7 @@ def test_a_postgresql_backup_is_a_verified_custom_format_dump(
     assert [backup.name for backup in list_backups(backup_dir)] == [result.path.name]
 
 
-@pytest.mark.parametrize("backend", POSTGRES)
+@pytest.mark.backends("postgresql")
 def test_a_missing_pg_dump_is_refused_before_anything_is_written(
     engine: Engine, backup_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -270,7 +268,7 @@ def test_a_missing_pg_dump_is_refused_before_anything_is_written(
     assert list(backup_dir.iterdir()) == []
 
 
-@pytest.mark.parametrize("backend", POSTGRES)
+@pytest.mark.backends("postgresql")
 def test_a_pg_dump_older_than_the_server_is_refused(
     engine: Engine, backup_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

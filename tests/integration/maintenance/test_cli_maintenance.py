@@ -18,31 +18,13 @@ from dominus.jobs import SqlJobStore, WorkerInfo
 from dominus.jobs.abort import AbortSignal
 from dominus.jobs.clock import utc_now
 from dominus.maintenance.backup import BackupOptions, make_backup
-from tests.integration.maintenance.seeding import (
-    EXPECTED_COUNTS,
-    seed,
-    seed_run_and_schedule,
-    table_counts,
-)
-from tests.integration.test_cli import Cli, CliResult, assert_bad_input
-
-# Generous: the machines running the suite are often loaded, and each command starts Python.
-SLOW = 180
-
-
-class SlowCli(Cli):
-    def run(
-        self, *args: str, env: dict[str, str] | None = None, timeout: float = SLOW
-    ) -> CliResult:
-        return super().run(*args, env=env, timeout=max(timeout, SLOW))
-
-    def run_many(self, *commands: tuple[str, ...], timeout: float = SLOW) -> list[CliResult]:
-        return super().run_many(*commands, timeout=max(timeout, SLOW))
+from tests.support.cli import Cli, assert_bad_input
+from tests.support.seeding import EXPECTED_COUNTS, seed, seed_run_and_schedule, table_counts
 
 
 @pytest.fixture
 def cli(tmp_path: Path, database_url: str, backup_dir: Path) -> Iterator[Cli]:
-    runner = SlowCli(tmp_path, database_url)
+    runner = Cli(tmp_path, database_url)
     runner.env = runner.env | {"BACKUP_DIR": str(backup_dir), "DOMINUS_DIAGNOSTIC_JOBS": "1"}
     yield runner
     runner.kill_leftovers()
@@ -52,9 +34,7 @@ def job_count(store: SqlJobStore) -> int:
     return len(store.list_jobs(limit=1000))
 
 
-@pytest.mark.parametrize(
-    "backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
-)
+@pytest.mark.backends("sqlite", "postgresql")
 def test_backup_list_and_restore_round_trip(cli: Cli, store: SqlJobStore, backup_dir: Path) -> None:
     cli.ok("enqueue", "diag.noop")
     made = cli.ok("maintenance", "backup", "--json").json()
@@ -114,9 +94,9 @@ def test_restore_refuses_a_damaged_or_foreign_backup_in_one_line(
     not_sqlite = backup_dir / "dominus-20990101T000002Z.db"
     not_sqlite.write_bytes(b"garbage " * 1000)
     stranger = backup_dir / "dominus-20990101T000003Z.db"
-    connection = sqlite3.connect(stranger, isolation_level=None)
-    connection.execute("CREATE TABLE job_queue (id INTEGER PRIMARY KEY, payload TEXT)")
-    connection.close()
+    foreign = sqlite3.connect(stranger, isolation_level=None)
+    foreign.execute("CREATE TABLE job_queue (id INTEGER PRIMARY KEY, payload TEXT)")
+    foreign.close()
     engine.dispose()
     live = hashlib.sha256(database_path.read_bytes()).hexdigest()
 

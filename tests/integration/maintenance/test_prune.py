@@ -15,15 +15,13 @@ from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.maintenance.prune import prune
 from dominus.maintenance.prune_rules import Retention
 from dominus.schema.tables import candidates, job_queue, pipeline_runs
-from tests.integration.maintenance.seeding import EXPECTED_COUNTS, column, seed, table_counts
+from tests.support.seeding import EXPECTED_COUNTS, column, seed, table_counts
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 NOW = datetime(2030, 6, 1, 12, 0, tzinfo=UTC)
 DEFAULT = Retention(job_days=7, dead_letter_days=30, pipeline_run_days=180)
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 def test_prune_deletes_what_the_retentions_let_go(engine: Engine) -> None:

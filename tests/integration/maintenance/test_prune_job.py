@@ -10,14 +10,11 @@ from sqlalchemy import Engine
 
 from dominus.jobs import JobQueue, JobStatus, SqlJobStore
 from dominus.jobs.clock import utc_now
-from tests.integration.maintenance.seeding import EXPECTED_COUNTS, seed
-from tests.polling import wait_until
-from tests.running_worker import RunningWorker
+from tests.support.polling import wait_until
+from tests.support.running_worker import RunningWorker
+from tests.support.seeding import EXPECTED_COUNTS, seed
 
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def test_the_prune_job_reports_counts_per_table(

@@ -22,12 +22,10 @@ from dominus.maintenance.files import list_backups
 from dominus.maintenance.restore import restore_backup
 from dominus.maintenance.vacuum import vacuum
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 LIVE = timedelta(minutes=5)
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 def job_ids(store: SqlJobStore) -> list[int]:

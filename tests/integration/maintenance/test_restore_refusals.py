@@ -23,12 +23,10 @@ from dominus.jobs.clock import utc_now
 from dominus.maintenance.backup import BackupOptions, make_backup
 from dominus.maintenance.restore import restore_backup
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 NEWER_REVISION = "9999_from_the_future"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 def restore(engine: Engine, backup_dir: Path, name: str) -> None:
@@ -116,7 +114,7 @@ def last_page_header_overwritten(data: bytes) -> bytes:
     return bytes(corrupted)
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
+@pytest.mark.backends("sqlite")
 @pytest.mark.parametrize(
     ("damage", "reason"),
     [
@@ -137,7 +135,7 @@ def test_a_damaged_gzip_backup_does_not_verify(
     assert_refused(engine, backup_dir, name, "does not verify: ", reason)
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
+@pytest.mark.backends("sqlite")
 @pytest.mark.parametrize(
     ("damage", "reason"),
     [
@@ -157,7 +155,7 @@ def test_a_sqlite_backup_that_is_not_sound_does_not_verify(
     assert_refused(engine, backup_dir, name, "does not verify: ", reason)
 
 
-@pytest.mark.parametrize("backend", ["postgresql"])
+@pytest.mark.backends("postgresql")
 @pytest.mark.postgres
 @pytest.mark.parametrize("damage", [truncated, garbage])
 def test_a_damaged_dump_does_not_verify(
@@ -170,7 +168,7 @@ def test_a_damaged_dump_does_not_verify(
     assert_refused(engine, backup_dir, damaged.name, "does not verify: pg_restore failed")
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
+@pytest.mark.backends("sqlite")
 def test_a_sqlite_backup_failing_its_integrity_check_does_not_verify(
     engine: Engine, queue: JobQueue, backup_dir: Path
 ) -> None:
@@ -188,7 +186,7 @@ def test_a_sqlite_backup_failing_its_integrity_check_does_not_verify(
     assert_refused(engine, backup_dir, backup.name, "does not verify: its integrity check found")
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
+@pytest.mark.backends("sqlite")
 def test_a_sqlite_file_with_a_job_queue_table_alone_is_not_dominus(
     engine: Engine, backup_dir: Path
 ) -> None:
@@ -274,7 +272,7 @@ def test_a_backup_at_an_older_known_revision_is_restored(
     assert (result.revision, result.needs_upgrade) == ("0009_backtest", True)
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
+@pytest.mark.backends("sqlite")
 def test_a_backup_that_cannot_be_unpacked_for_want_of_space_fails_in_one_line(
     engine: Engine, backup_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -29,6 +29,9 @@ from dominus.providers.offline import SAMPLE_INPUT_PATH, offline_providers
 from dominus.providers.sets import ProviderSet
 from dominus.scoring import Tier
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 TUNED = {"intrinsic": 0.4, "commercial": 0.3, "market": 0.2, "expiry": 0.1}
 

@@ -28,8 +28,11 @@ from dominus.providers.sets import ProviderSet
 from dominus.providers.whois import WhoisClient
 from dominus.providers.whois_servers import WhoisServers
 from dominus.schema.tables import candidates
-from tests.fakes.rdap_server import FakeRdap, bootstrap_doc
-from tests.fakes.whois_server import FakeWhois
+from tests.support.fakes.rdap_server import FakeRdap, bootstrap_doc
+from tests.support.fakes.whois_server import FakeWhois
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 # Offline DNS says nothing about these (so they pass to the RDAP stage); .com has RDAP in the
 # test bootstrap, .uk has only WHOIS. The sample keyword data makes "home gym" worth scoring.

@@ -22,7 +22,10 @@ from dominus.providers.offline import offline_providers
 from dominus.providers.rdap import HttpRdapClient
 from dominus.providers.rdap_bootstrap import RdapBootstrap
 from dominus.providers.sets import ProviderSet
-from tests.fakes.rdap_server import FakeRdap, bootstrap_doc
+from tests.support.fakes.rdap_server import FakeRdap, bootstrap_doc
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 # Names the offline DNS data does not list, so all of them reach the RDAP stage.
 NAMES = ["qzvfree.com", "qzvtaken.com", "qzvdeep.com", "qzvfar.com"]

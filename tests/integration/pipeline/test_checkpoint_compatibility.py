@@ -19,6 +19,9 @@ from dominus.pipeline.store import PipelineStore
 from dominus.providers.models import DnsVerdict, RdapRecord, StopSignal
 from dominus.providers.offline import offline_providers
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "checkpoints_before_0016" / "complete_run.json"
 # The input the fixture's run was started with (see the fixture directory's README).
 FIXTURE_INPUT = RunInput(

@@ -27,7 +27,10 @@ from dominus.pipeline.runner import PipelineOptions, PipelineRunner
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.offline import offline_providers
 from dominus.schema.tables import pipeline_checkpoints, scoring_runs
-from tests.conftest import FakeClock
+from tests.support.clock import FakeClock
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 MAX_AGE = 60.0
 INPUT = RunInput(keywords=["home gym", "solar panels"], brandable=["zentrova", "nikeshoes"])

@@ -26,6 +26,9 @@ from dominus.providers.sets import ProviderSet
 from dominus.schema.tables import candidates
 from dominus.scoring import ScoringInput
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 INPUT = RunInput(
     keywords=["home gym"],
     brandable=["zentrova"],
@@ -72,7 +75,7 @@ def runs(engine: Engine, backend: str) -> PipelineStore:
 def scored_inputs(monkeypatch: pytest.MonkeyPatch) -> dict[str, ScoringInput]:
     """What the score stage handed the scoring engine, by domain."""
     seen: dict[str, ScoringInput] = {}
-    real = stages_module.score_one
+    real = stages_module.score_one  # type: ignore[attr-defined]
 
     def recording(inputs: ScoringInput, *args: Any) -> Any:
         seen[inputs.domain] = inputs

@@ -34,6 +34,9 @@ from dominus.providers.models import (
 from dominus.providers.offline import offline_providers
 from dominus.providers.sets import ProviderSet
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 FORMULA_MARK = '=HYPERLINK("http://evil.example","x")'
 
 
@@ -238,7 +241,7 @@ def test_all_lists_every_candidate_with_its_stage_and_reason(runs: PipelineStore
         {"top": 2, "offset": 3},
     ],
 )
-def test_top_limit_and_offset_cut_the_ranking(runs: PipelineStore, window: dict[str, int]) -> None:
+def test_top_limit_and_offset_cut_the_ranking(runs: PipelineStore, window: dict[str, Any]) -> None:
     done = run(runs, offline_providers(), SAMPLE_INPUT)
     full = listing_documents(runs, done, ListingQuery(include_dropped=True))
     top = window.get("top")

@@ -24,6 +24,9 @@ from dominus.providers.offline import offline_providers
 from dominus.providers.sets import ProviderSet
 from dominus.schema.tables import candidates, pipeline_checkpoints, scoring_runs
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 INPUT = RunInput(
     keywords=["home gym", "solar panels", "meal prep"],
     brandable=["zentrova", "Zentrova.com", "nikeshoes", "bad..name"],

@@ -11,17 +11,6 @@ from dominus.config import Settings, load_settings
 from dominus.portfolio.service import PortfolioService
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "backend" in metafunc.fixturenames:
-        metafunc.parametrize(
-            "backend",
-            [
-                pytest.param("sqlite"),
-                pytest.param("postgresql", marks=[pytest.mark.postgres]),
-            ],
-        )
-
-
 @pytest.fixture
 def settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Settings:
     """Default settings, whatever the environment says about the portfolio."""

@@ -21,6 +21,9 @@ from dominus.portfolio.model import EntryFields, PortfolioInputError
 from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.store import PortfolioReader
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "portfolio"
 NOW = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 

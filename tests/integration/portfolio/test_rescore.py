@@ -24,6 +24,9 @@ from dominus.portfolio.service import PortfolioService
 from dominus.providers.models import KeywordStats
 from dominus.providers.offline import offline_providers
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 NOW = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 TODAY = NOW.date()
 

@@ -18,6 +18,9 @@ from dominus.portfolio.model import (
 from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.store import PortfolioReader
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
 NOW = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 
 

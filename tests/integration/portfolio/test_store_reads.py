@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
+import pytest
 from sqlalchemy import Engine, insert
 
 from dominus.portfolio.store import PortfolioReader
 from dominus.schema.tables import outcomes, portfolio_entries, portfolio_verdict_history
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 NOW = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 

@@ -10,7 +10,7 @@ import pytest
 
 from dominus.providers.dns import RegisteredNamesDns, ResolverDnsChecker, parse_resolver
 from dominus.providers.models import Availability
-from tests.fakes.dns_server import FakeDnsServer
+from tests.support.fakes.dns_server import FakeDnsServer
 
 ZONES = {
     "taken.com": "ns",

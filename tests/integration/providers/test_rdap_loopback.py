@@ -17,9 +17,9 @@ from dominus.providers.errors import BootstrapError
 from dominus.providers.models import Availability, RdapRecord
 from dominus.providers.rdap import HttpRdapClient
 from dominus.providers.rdap_bootstrap import RdapBootstrap, refresh_bootstrap
-from tests.fakes.drip_server import DripServer
-from tests.fakes.rdap_server import FakeRdap, Reply, bootstrap_doc
-from tests.polling import outcome_within
+from tests.support.fakes.drip_server import DripServer
+from tests.support.fakes.rdap_server import FakeRdap, Reply, bootstrap_doc
+from tests.support.polling import outcome_within
 
 REGISTERED_BODY = json.dumps(
     {

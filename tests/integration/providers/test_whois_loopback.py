@@ -20,8 +20,8 @@ from dominus.providers.rdap_bootstrap import RdapBootstrap
 from dominus.providers.setup import open_providers
 from dominus.providers.whois import WhoisClient
 from dominus.providers.whois_servers import WhoisServers
-from tests.fakes.rdap_server import FakeRdap, bootstrap_doc
-from tests.fakes.whois_server import FakeWhois, WhoisReply
+from tests.support.fakes.rdap_server import FakeRdap, bootstrap_doc
+from tests.support.fakes.whois_server import FakeWhois, WhoisReply
 
 REGISTERED = WhoisReply(
     "Domain Name: TAKEN.TEST\r\n"

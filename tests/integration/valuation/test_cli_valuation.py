@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.unit.valuation.made_up import as_csv, made_up_sales
+from tests.support.cli import run_in_process
+from tests.support.made_up_sales import as_csv, made_up_sales
 
-TIMEOUT = 180.0  # a safety net against a hang, not a timing check
 REPORT_KEYS = {"overall", "by_band", "by_venue_class", "by_tld_group"}
 FIGURE_KEYS = {
     "n",
@@ -26,16 +25,8 @@ FIGURE_KEYS = {
 def dominus(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = os.environ | {"COLUMNS": "200"}
     env.pop("VALUATION_MODEL_PATH", None)
-    return subprocess.run(
-        [sys.executable, "-m", "dominus.cli.main", "valuation", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=TIMEOUT,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
+    code, stdout, stderr = run_in_process(("valuation", *args), env, cwd)
+    return subprocess.CompletedProcess(args, code, stdout, stderr)
 
 
 def test_fit_then_evaluate_with_stable_json_keys(tmp_path: Path) -> None:

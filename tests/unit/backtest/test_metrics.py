@@ -11,7 +11,7 @@ from dominus.backtest.report import build_report
 from dominus.backtest.samples import confidence_bucket
 from dominus.scoring.config import ScoringConfig
 from dominus.scoring.weights import Weights
-from tests.unit.backtest.helpers import sample
+from tests.support.backtest_samples import sample
 
 # predicted, realised, buy max: errors 100, 100, 50, 350
 FIXTURE = [

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from dominus.backtest.samples import Sample
 from dominus.backtest.suggest import signal_lift, suggest
 from dominus.scoring.weights import SIGNALS, Weights
-from tests.unit.backtest.helpers import sample
+from tests.support.backtest_samples import sample
 
 
-def split(signal: str, high: int, low: int, high_price: float, low_price: float) -> list:
-    return [sample(high_price, **{signal: 0.8}) for _ in range(high)] + [
-        sample(low_price, **{signal: 0.2}) for _ in range(low)
+def split(signal: str, high: int, low: int, high_price: float, low_price: float) -> list[Sample]:
+    strong: dict[str, Any] = {signal: 0.8}
+    weak: dict[str, Any] = {signal: 0.2}
+    return [sample(high_price, **strong) for _ in range(high)] + [
+        sample(low_price, **weak) for _ in range(low)
     ]
 
 
 def test_a_signal_with_ten_per_half_and_a_lift_of_50_moves_up() -> None:
     samples = split("expiry", 10, 10, 1050, 1000)  # lift exactly 50
     lift = signal_lift("expiry", samples)
-    assert (lift.high, lift.low, lift.lift, lift.action) == (10, 10, pytest.approx(50.0), "up")
+    assert (lift.high, lift.low, lift.lift, lift.action) == (10, 10, pytest.approx(50.0), "up")  # type: ignore[comparison-overlap]
     after = suggest(samples, Weights()).after
     # 0.10 + 0.02, every other weight held, then all divided by 1.02
     assert after.expiry == pytest.approx(0.12 / 1.02)

@@ -16,9 +16,9 @@ from dominus.notify import (
     Severity,
     WebhookNotifier,
 )
-from tests.fakes.drip_server import DripServer
-from tests.fakes.webhook_server import Answer, FakeWebhook
-from tests.polling import outcome_within
+from tests.support.fakes.drip_server import DripServer
+from tests.support.fakes.webhook_server import Answer, FakeWebhook
+from tests.support.polling import outcome_within
 
 AT = datetime(2030, 3, 1, 23, 59, 30, tzinfo=UTC)
 NOTE = Notification(

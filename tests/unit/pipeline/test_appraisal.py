@@ -130,7 +130,12 @@ def test_listing_facts_outside_the_closeout_csv_ranges_are_refused(
 
 
 def test_listing_facts_at_the_ends_of_their_ranges_make_a_purchase() -> None:
-    facts = {"age": 200.0, "price": float(MAX_LISTED_PRICE), "backlinks": 10**12, "wayback": 0}
+    facts: dict[str, Any] = {
+        "age": 200.0,
+        "price": float(MAX_LISTED_PRICE),
+        "backlinks": 10**12,
+        "wayback": 0,
+    }
     (name,) = validate_requests([AppraisalRequest("oldgardentools.com", **facts)])
     assert name.listing is not None
     candidate = appraiser().candidate(name)

@@ -19,7 +19,7 @@ ON_TIME = timedelta(seconds=5)
 
 
 def utc(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=UTC)  # type: ignore[misc]
+    return datetime(*parts, tzinfo=UTC)  # type: ignore[arg-type, misc]
 
 
 def plan(cron: str, cursor: datetime, now: datetime, window: timedelta = HOUR) -> FirePlan | None:

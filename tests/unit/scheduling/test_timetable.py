@@ -15,7 +15,7 @@ from dominus.jobs.scheduling.timetable import Timetable
 
 
 def utc(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=UTC)  # type: ignore[misc]
+    return datetime(*parts, tzinfo=UTC)  # type: ignore[arg-type, misc]
 
 
 def fires(timetable: Timetable, after: datetime, count: int) -> list[datetime]:

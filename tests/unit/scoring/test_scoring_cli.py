@@ -1,4 +1,4 @@
-"""`dominus scoring config [--json]`, run as a real subprocess (no database needed): every
+"""`dominus scoring config [--json]`, run in process (no database needed): every
 effective value and the price table; bad settings or a bad price file are one line, exit 2."""
 
 from __future__ import annotations
@@ -6,27 +6,22 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from dominus.scoring.settings import SETTINGS
-
-DOMINUS = Path(sys.executable).with_name("dominus")
+from tests.support.cli import run_in_process
 
 
 def dominus(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("SCORING_", "TLD_"))}
-    return subprocess.run(
-        [str(DOMINUS), *args],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,  # no .env file here
-        env={**clean, "DATABASE_URL": f"sqlite:///{tmp_path}/unused.db", **env},
-        timeout=60,
-        check=False,
+    code, stdout, stderr = run_in_process(
+        args,
+        {**clean, "DATABASE_URL": f"sqlite:///{tmp_path}/unused.db", **env},
+        tmp_path,  # no .env file here
     )
+    return subprocess.CompletedProcess(args, code, stdout, stderr)
 
 
 def test_config_json_shows_every_value_and_the_price_table(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from dominus.valuation.model import (
 )
 from dominus.valuation.sales import Sale
 from dominus.valuation.venues import VenueClass
-from tests.unit.valuation.made_up import made_up_sales
+from tests.support.made_up_sales import made_up_sales
 
 TODAY = date(2024, 3, 1)
 

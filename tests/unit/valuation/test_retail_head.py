@@ -13,7 +13,7 @@ from dominus.valuation.metrics import price_band
 from dominus.valuation.model import ALL_FEATURES, ValueModel, read_model
 from dominus.valuation.sales import Sale
 from dominus.valuation.venues import VenueClass
-from tests.unit.valuation.made_up import made_up_sales
+from tests.support.made_up_sales import made_up_sales
 
 TODAY = date(2024, 3, 1)
 NAMES = ["river.com", "stonenest.io", "48213.xyz", "pixel-7.org"]

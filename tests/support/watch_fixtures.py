@@ -14,12 +14,17 @@ from dominus.notify import Notification
 from dominus.providers.dns import ResolverDnsChecker
 from dominus.providers.rdap import HttpRdapClient
 from dominus.providers.rdap_bootstrap import RdapBootstrap
-from tests.fakes.dns_server import FakeDnsServer
-from tests.fakes.rdap_server import FakeRdap, bootstrap_doc
+from tests.support.fakes.dns_server import FakeDnsServer
+from tests.support.fakes.rdap_server import FakeRdap, bootstrap_doc
 
-REGISTERED_RDAP = (200, {}, b'{"objectClassName": "domain", "events": []}', 0.0)
-NOT_FOUND_RDAP = (404, {}, b"{}", 0.0)
-BROKEN_RDAP = (503, {}, b"", 0.0)
+REGISTERED_RDAP: tuple[int, dict[str, str], bytes, float] = (
+    200,
+    {},
+    b'{"objectClassName": "domain", "events": []}',
+    0.0,
+)
+NOT_FOUND_RDAP: tuple[int, dict[str, str], bytes, float] = (404, {}, b"{}", 0.0)
+BROKEN_RDAP: tuple[int, dict[str, str], bytes, float] = (503, {}, b"", 0.0)
 
 
 @dataclass

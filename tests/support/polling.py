@@ -6,13 +6,13 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 T = TypeVar("T")
 
 
 def wait_until(
-    condition: Callable[[], T],
+    condition: Callable[[], T | Literal[False] | None],
     timeout: float = 15,
     message: str = "the condition",
     *,

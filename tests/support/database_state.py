@@ -60,6 +60,6 @@ class DatabaseSnapshot:
 
 def _is_integer(column_type: Any) -> bool:
     try:
-        return column_type.python_type is int  # type: ignore[no-any-return]
+        return column_type.python_type is int
     except NotImplementedError:
         return False

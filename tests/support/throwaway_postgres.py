@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psycopg
 
-from tests.polling import free_port
+from tests.support.polling import free_port
 
 BIN_DIR = Path(os.environ.get("DOMINUS_TEST_POSTGRES_BIN", "/usr/lib/postgresql/15/bin"))
 OS_USER = "postgres"

@@ -51,7 +51,8 @@ class FakeWhois:
             allow_reuse_address = True
 
         self.server = Server(("127.0.0.1", 0), Handler)
-        self.host, self.port = self.server.server_address[:2]
+        host, self.port = self.server.server_address[:2]
+        self.host = str(host)
         self.thread = threading.Thread(
             target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
