@@ -91,5 +91,5 @@ def test_the_renewal_schedule_is_active(database_url: str, engine: Engine) -> No
     runtime = Runtime(
         settings=load_settings(_env_file=None, DATABASE_URL=database_url), engine=engine
     )
-    states = {doc["name"]: doc["state"] for doc in runtime.schedule_service().documents()}
+    states = {schedule.name: schedule.state for schedule in runtime.schedule_service().documents()}
     assert (states["renewal-check"], states["watchlist-poll"]) == ("enabled", "enabled")

@@ -108,7 +108,5 @@ def test_the_watchlist_schedule_is_active_once_the_type_is_registered(
     database_url: str, engine: Engine
 ) -> None:
     runtime = Runtime(settings=load_settings(DATABASE_URL=database_url), engine=engine)
-    states = {
-        document["name"]: document["state"] for document in runtime.schedule_service().documents()
-    }
+    states = {schedule.name: schedule.state for schedule in runtime.schedule_service().documents()}
     assert states["watchlist-poll"] == "enabled"

@@ -21,10 +21,11 @@ from dominus.api.run_schemas import (
     RunSummaryOut,
 )
 from dominus.api.run_streaming import run_stream
-from dominus.api.schemas import ErrorBody, JobOut
+from dominus.api.schemas import ErrorBody
 from dominus.api.services import ApiServices, Services
 from dominus.api.stream_limits import EventStreamResponse
 from dominus.errors import JobNotFoundError
+from dominus.jobs.documents import JobOut
 from dominus.pipeline.csv_export import CsvExport
 from dominus.pipeline.documents import job_of_run, run_document
 from dominus.pipeline.listing import ListingQuery, candidate_listing, listing_documents
