@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from dominus.api.services import ApiServices, Services
 from dominus.jobs.documents import dumped
-from dominus.pipeline.documents import job_of_run, run_document
+from dominus.pipeline.documents import RunSummaryOut, job_of_run
 from dominus.web.charts import throughput_chart
 from dominus.web.context import Dashboard, Web
 from dominus.web.live import OVERVIEW_POLL_SECONDS, DashboardStreamResponse, live_fragments
@@ -53,7 +53,7 @@ def overview(request: Request, api: Services, web: Web) -> Response:
     schedules = [dumped(s) for s in api.schedules.documents() if s.next_fire_at]
     schedules.sort(key=lambda schedule: schedule["next_fire_at"])
     runs = [
-        run_document(run, job_of_run(api.store, run))
+        dumped(RunSummaryOut.of(run, job_of_run(api.store, run)))
         for run in api.runs.list_runs(limit=SHOWN_RUNS)
     ]
     return web.pages.render(
