@@ -13,11 +13,12 @@ from rich.table import Table
 
 from dominus.cli.csv_file import write_text_file
 from dominus.cli.jobs import EXIT_FOR_STATUS, EXIT_TIMED_OUT
-from dominus.cli.output import clip, console, errors, print_json
+from dominus.cli.output import clip, console, errors, print_json, print_model
 from dominus.cli.runtime import Runtime, open_runtime
 from dominus.cli.signals import on_stop_signals
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.handlers.portfolio_rescore import PORTFOLIO_RESCORE
+from dominus.jobs.documents import dumped
 from dominus.pipeline.appraisal import appraiser
 from dominus.pipeline.store import PipelineStore
 from dominus.portfolio.csv_export import csv_lines, entries_csv
@@ -28,7 +29,7 @@ from dominus.portfolio.csv_import import (
     decode,
     parse_mapping,
 )
-from dominus.portfolio.documents import entry_document, history_document
+from dominus.portfolio.documents import EntryOut, ImportReportOut, RescoreQueuedOut
 from dominus.portfolio.model import EntryFields, PortfolioInputError, days_until_renewal
 from dominus.portfolio.report import REPORT_COLUMNS, build_report, report_rows
 from dominus.portfolio.rescore import Rescorer, appraiser_scorer
@@ -109,7 +110,7 @@ def add(
     runtime, service = _service()
     entry = service.add(name, values, runtime.clock())
     if as_json:
-        print_json(entry_document(entry, runtime.clock()))
+        print_model(EntryOut.of(entry, runtime.clock()))
         return
     console.print(f"{entry.domain} added: verdict {entry.verdict} ({entry.verdict_reason})")
 
@@ -155,7 +156,7 @@ def import_csv(
     runtime, service = _service()
     report = PortfolioImporter(service).run(text, options, runtime.clock())
     if as_json:
-        print_json(report.to_dict())
+        print_model(ImportReportOut.of(report))
         return
     _print_import(report)
 
@@ -196,7 +197,7 @@ def list_entries(
         return
     now = runtime.clock()
     if as_json:
-        print_json([entry_document(entry, now) for entry in entries])
+        print_model([EntryOut.of(entry, now) for entry in entries])
         return
     table = Table("domain", "renews", "days", "renewal", "score", "list price", "verdict")
     for entry in entries:
@@ -222,11 +223,11 @@ def show(domain: str = DOMAIN, as_json: bool = JSON) -> None:
     runtime, service = _service(read_only=True)
     entry = service.get(domain)
     history = PortfolioReader(runtime.engine).list_history(entry.domain)
-    document = entry_document(entry, runtime.clock())
-    document["history"] = [history_document(event) for event in history]
+    shown = EntryOut.of(entry, runtime.clock(), history)
     if as_json:
-        print_json(document)
+        print_model(shown)
         return
+    document = dumped(shown)
     for key, value in document.items():
         if key not in ("history", "score_details"):
             console.print(f"{key}: {'-' if value is None else value}")
@@ -296,7 +297,7 @@ def rescore(
     )
     if not wait:
         if as_json:
-            print_json({"job_id": queued.job_id, "created": queued.created})
+            print_model(RescoreQueuedOut(job_id=queued.job_id, created=queued.created))
         else:
             console.print(
                 f"job {queued.job_id} {'enqueued' if queued.created else 'already pending'}"

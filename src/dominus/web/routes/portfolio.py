@@ -11,7 +11,8 @@ from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
 from dominus.api.services import ApiServices, Services
-from dominus.portfolio.documents import entry_document
+from dominus.jobs.documents import dumped
+from dominus.portfolio.documents import EntryOut
 from dominus.portfolio.report import build_report
 from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.store import PortfolioReader
@@ -57,7 +58,7 @@ def _portfolio_page(
         "portfolio.html",
         status_code=status_code,
         title="Portfolio",
-        entries=[entry_document(entry, now) for entry in service.entries(status="active")],
+        entries=[dumped(EntryOut.of(entry, now)) for entry in service.entries(status="active")],
         report=report,
         money=lambda value: "—" if value is None else money_words(float(value), currency),
         alerts=[alert.document() for alert in alerts],
