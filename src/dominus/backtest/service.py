@@ -16,6 +16,7 @@ from sqlalchemy import Connection, Engine
 
 from dominus.backtest.build_queue import enqueue_build
 from dominus.backtest.calibrate import calibrate
+from dominus.backtest.documents import WeightsOut
 from dominus.backtest.model import CalibrationError, RecordedOutcomes
 from dominus.backtest.outcomes import OutcomeIn, checked, read_outcomes_csv
 from dominus.backtest.plot import render_png
@@ -29,8 +30,6 @@ from dominus.jobs.client import JobQueue
 from dominus.pipeline.scoring_sets import THRESHOLD_FIELDS, with_active_thresholds
 from dominus.scoring.config import ScoringConfig
 from dominus.scoring.settings import scoring_config
-from dominus.scoring.weighting import shares_of
-from dominus.scoring.weights import Weights
 
 DEFAULT_MIN_SAMPLE_SIZE = 5
 
@@ -117,16 +116,11 @@ class BacktestService:
             job_id=job_id,
         )
 
-    def weights_document(self) -> dict[str, Any]:
+    def weights_in_force(self) -> WeightsOut:
+        """The weights scoring uses now, the defaults, and the active weight set."""
         store = self.store
-        active = store.weights.active()
         current, _ = current_weights(store)
-        return {
-            "active": active.to_dict(active.id) if active else None,
-            "weights": shares_of(current).to_dict(),
-            "defaults": Weights().to_dict(),
-            "source": active.source if active else "default",
-        }
+        return WeightsOut.of(store.weights.active(), current)
 
     # --- calibration ---------------------------------------------------------------------------
     def calibrate(self, target_precision: float) -> dict[str, Any]:

@@ -166,7 +166,7 @@ def test_rollback_activates_a_copy_of_an_earlier_version(
     assert active is not None and active.id == copy != first
     assert active.values == sets.get(first).values
     assert [row.id for row in sets.history()][:1] == [copy]
-    assert backtest.weights_document()["weights"]["intrinsic"] == pytest.approx(0.4)
+    assert backtest.weights_in_force().weights["intrinsic"] == pytest.approx(0.4)
 
 
 def test_calibrated_thresholds_override_the_settings_until_rolled_back(
