@@ -1,5 +1,5 @@
-"""The JSON shapes of runs and their candidates: one pydantic model each, which the API
-returns and the CLI's `--json` dumps."""
+"""The JSON shapes of runs, their candidates and single-name appraisals: one pydantic model
+each, which the API returns and the CLI's `--json` dumps."""
 
 from __future__ import annotations
 
@@ -11,10 +11,19 @@ from pydantic import BaseModel, Field
 from dominus.errors import JobNotFoundError
 from dominus.jobs.model import Job, JobStatus
 from dominus.jobs.store import JobStore
+from dominus.pipeline.appraisal_result import Appraisal
 from dominus.pipeline.model import FINISHED_RUN_STATUSES, RunStatus, Stage
 from dominus.pipeline.stage_results import REGISTRATION, Candidate, InvalidInput
 from dominus.pipeline.store import RunRecord
 from dominus.pipeline.tiers import evidence_summary, expected_profit, stored_final_tier
+from dominus.scoring.documents import (
+    AvailabilityName,
+    Closed,
+    ScoreGatesOut,
+    ScoreOut,
+    TierName,
+    WeightsOut,
+)
 
 
 def job_of_run(jobs: JobStore, run: RunRecord) -> Job | None:
@@ -287,6 +296,78 @@ class RunQueuedOut(BaseModel):
     run_id: int
     job_id: int | None
     status: str
+
+
+class AppraisalGatesOut(ScoreGatesOut):
+    trademark: bool = Field(description="Cleared by a marks source.")
+    availability: bool | None = Field(
+        description="Available to register; null: not checked, or a listed name (bought)."
+    )
+
+
+class TrademarkOut(Closed):
+    checked: bool = Field(description="false: no marks source, the verdict is unverified.")
+    verdict: Literal["clear", "blocked", "unverified"]
+    mark: str | None
+    rule: Literal["exact", "substring", "edit_distance"] | None
+    source: str
+
+
+class DnsAnswerOut(Closed):
+    availability: AvailabilityName
+    detail: str
+
+
+class RdapAnswerOut(Closed):
+    availability: AvailabilityName
+    detail: str
+    registered_at: str | None
+    expires_at: str | None
+    source: str = Field(description="rdap, whois, or offline sample/file.")
+
+
+class AvailabilityOut(Closed):
+    checked: bool = Field(description="false unless check_availability=true.")
+    verdict: AvailabilityName | None
+    source: str | None
+    dns: DnsAnswerOut | None
+    rdap: RdapAnswerOut | None
+    note: str = Field(description="What was (or was not) checked, in words.")
+
+
+class AppliedWeightsOut(Closed):
+    weight_set_id: int | None = Field(description="null: the built-in defaults.")
+    name: str | None
+    weights: WeightsOut
+
+
+class AppraisalOut(Closed):
+    """One name's appraisal."""
+
+    domain: str = Field(description="ASCII (punycode) form.")
+    unicode_domain: str
+    acquisition: Literal["purchase", "registration"] = Field(
+        description="purchase: a listing's facts were given (bought, not registered)."
+    )
+    listed_price: float | None
+    tier: TierName = Field(description="After the trademark (and any availability) check.")
+    tier_reason: str = Field(description="Why, in words, with the figures.")
+    recommended: bool
+    gates: AppraisalGatesOut
+    keyword_looked_up: str = Field(description="The key the keyword figures were looked up by.")
+    trademark: TrademarkOut
+    availability: AvailabilityOut
+    weights: AppliedWeightsOut
+    providers: str
+    sample_data: bool = Field(description="true: figures from the bundled SAMPLE data.")
+    appraised_on: str = Field(description="The date scoring used (recency of sales), ISO 8601.")
+    currency: str
+    score: ScoreOut
+
+    @classmethod
+    def of(cls, appraisal: Appraisal) -> AppraisalOut:
+        """The appraisal's document, checked against this description of every field."""
+        return cls.model_validate(appraisal.to_dict())
 
 
 def _time(value: Any) -> str | None:
