@@ -31,7 +31,9 @@ from dominus.pipeline.scoring_sets import THRESHOLD_FIELDS, with_active_threshol
 from dominus.scoring.config import ScoringConfig
 from dominus.scoring.settings import scoring_config
 
+# Sales a build needs before it suggests weights (BACKTEST_BUILD's payload, `backtest build`).
 DEFAULT_MIN_SAMPLE_SIZE = 5
+MAX_MIN_SAMPLE_SIZE = 1_000_000
 
 
 @dataclass

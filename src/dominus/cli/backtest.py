@@ -10,7 +10,11 @@ import typer
 from dominus.backtest.demo import run_demo
 from dominus.backtest.model import OutcomeInputError
 from dominus.backtest.report import ReportOptions
-from dominus.backtest.service import BacktestService
+from dominus.backtest.service import (
+    DEFAULT_MIN_SAMPLE_SIZE,
+    MAX_MIN_SAMPLE_SIZE,
+    BacktestService,
+)
 from dominus.cli.backtest_output import print_calibration, print_report, print_tune
 from dominus.cli.output import console, print_json
 from dominus.cli.runtime import Runtime, open_runtime
@@ -28,7 +32,9 @@ def service_of(runtime: Runtime) -> BacktestService:
 
 @app.command("build")
 def build(
-    min_sample_size: int = typer.Option(5, "--min-sample-size", min=1, max=1_000_000),
+    min_sample_size: int = typer.Option(
+        DEFAULT_MIN_SAMPLE_SIZE, "--min-sample-size", min=1, max=MAX_MIN_SAMPLE_SIZE
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """What BACKTEST_BUILD does, in this process: snapshot, report, suggestion."""

@@ -1,5 +1,5 @@
-"""BACKTEST_BUILD {minSampleSize? (5)}: snapshot the sold outcomes against the scores before
-them, report, and suggest weights when the sample holds at least minSampleSize sales.
+"""BACKTEST_BUILD {min_sample_size? (5)}: snapshot the sold outcomes against the scores before
+them, report, and suggest weights when the sample holds at least min_sample_size sales.
 Result: {signalsBuilt, newSignals, report, suggestion?, skipped}. Recording a sale with a price
 enqueues one (deduplicated while one is pending); it can also be enqueued by hand."""
 
@@ -10,22 +10,25 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dominus.backtest.build_queue import BACKTEST_BUILD
-from dominus.backtest.service import DEFAULT_MIN_SAMPLE_SIZE, BacktestService
+from dominus.backtest.service import (
+    DEFAULT_MIN_SAMPLE_SIZE,
+    MAX_MIN_SAMPLE_SIZE,
+    BacktestService,
+)
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.jobs.context import JobContext
+from dominus.jobs.payload_options import snake_or_camel
 from dominus.jobs.registry import HandlerRegistry
 
 
 class BacktestBuildPayload(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
-    )
+    model_config = ConfigDict(extra="forbid")
 
     min_sample_size: int = Field(
         default=DEFAULT_MIN_SAMPLE_SIZE,
         ge=1,
-        le=1_000_000,
-        alias="minSampleSize",
+        le=MAX_MIN_SAMPLE_SIZE,
+        validation_alias=snake_or_camel("min_sample_size"),
         description="Sales needed before a weight suggestion is made.",
     )
 
