@@ -84,7 +84,8 @@ class BacktestService:
         min_sample_size: int = DEFAULT_MIN_SAMPLE_SIZE,
         stop: Callable[[], None] = lambda: None,
     ) -> dict[str, Any]:
-        """BACKTEST_BUILD's work: {signalsBuilt, newSignals, report, suggestion?, skipped}."""
+        """BACKTEST_BUILD's work: {signals_built, new_signals, report, suggestion?,
+        skipped}."""
         config = self.config()
         snapshot = self.store.build_snapshot(config, self.clock())
         stop()
@@ -131,11 +132,11 @@ class BacktestService:
 
     def apply_calibration(self, result: dict[str, Any]) -> int:
         best = result.get("best")
-        if result["sampleSize"] == 0:
+        if result["sample_size"] == 0:
             raise CalibrationError("no sold outcome has a score before its sale: nothing to apply")
         if best is None:
             raise CalibrationError(
-                f"no setting reaches precision {result['targetPrecision']:g}: nothing applied"
+                f"no setting reaches precision {result['target_precision']:g}: nothing applied"
             )
         values = {name: best[name] for name in THRESHOLD_FIELDS}
         return self.store.thresholds.add(
@@ -144,5 +145,5 @@ class BacktestService:
             "calibrated",
             self.clock(),
             notes=f"precision {best['precision']:.3f}, recall {best['recall']:.3f}, "
-            f"{best['recommended']} of {result['sampleSize']} recommended",
+            f"{best['recommended']} of {result['sample_size']} recommended",
         )

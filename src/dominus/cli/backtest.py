@@ -44,8 +44,8 @@ def build(
         return
     skipped = ", ".join(f"{name} {count}" for name, count in result["skipped"].items())
     console.print(
-        f"snapshot: {result['signalsBuilt']} sales joined to a score before the sale, "
-        f"{result['newSignals']} new; skipped: {skipped}"
+        f"snapshot: {result['signals_built']} sales joined to a score before the sale, "
+        f"{result['new_signals']} new; skipped: {skipped}"
     )
 
 
@@ -114,13 +114,13 @@ def calibrate(
     service = service_of(open_runtime())
     result = service.calibrate(target_precision)
     if apply:
-        result["appliedVersion"] = service.apply_calibration(result)
+        result["applied_version"] = service.apply_calibration(result)
     if as_json:
         print_json(result)
         return
     print_calibration(result)
     if apply:
-        console.print(f"applied as threshold set {result['appliedVersion']}")
+        console.print(f"applied as threshold set {result['applied_version']}")
 
 
 @app.command("demo")
@@ -137,8 +137,8 @@ def demo() -> None:
         console.print("the SAMPLE outcomes were already loaded; snapshot rebuilt")
     build = outcome.build
     console.print(
-        f"snapshot: {build['signalsBuilt']} sales joined to a score before the sale "
-        f"({build['newSignals']} new)"
+        f"snapshot: {build['signals_built']} sales joined to a score before the sale "
+        f"({build['new_signals']} new)"
     )
     console.print("next: dominus backtest report; dominus backtest suggest-weights")
 

@@ -32,7 +32,7 @@ from dominus.portfolio.csv_import import (
 from dominus.portfolio.documents import EntryOut, ImportReportOut, RescoreQueuedOut
 from dominus.portfolio.model import EntryFields, PortfolioInputError, days_until_renewal
 from dominus.portfolio.report import REPORT_COLUMNS, build_report, report_rows
-from dominus.portfolio.rescore import Rescorer, appraiser_scorer
+from dominus.portfolio.rescore import Rescorer, appraiser_scorer, stored_result
 from dominus.portfolio.service import PortfolioService, valid_domain
 from dominus.portfolio.store import PortfolioReader
 from dominus.portfolio.values import parse_amount
@@ -305,7 +305,7 @@ def rescore(
         return
     job = _wait_for(runtime, queued.job_id, timeout)
     if job.result is not None:
-        _print_rescore(job.result, as_json)
+        _print_rescore(stored_result(job.result), as_json)
     elif job.last_error:
         errors.print(f"job {job.id} {job.status.value}: {clip(job.last_error, 200)}")
     raise typer.Exit(EXIT_FOR_STATUS[job.status])
@@ -352,12 +352,12 @@ def _print_rescore(result: dict[str, Any], as_json: bool) -> None:
         return
     console.print(
         f"{result['rescored']} rescored, {result['unchanged']} unchanged, "
-        f"{len(result['errors'])} failed, {len(result['verdictChanges'])} verdict change(s) "
-        f"in {result['totalDurationMs']} ms"
+        f"{len(result['errors'])} failed, {len(result['verdict_changes'])} verdict change(s) "
+        f"in {result['total_duration_ms']} ms"
     )
     for error in result["errors"]:
         console.print(f"error: {error['domain']}: {error['error']} (previous score kept)")
-    for change in result["verdictChanges"]:
+    for change in result["verdict_changes"]:
         console.print(f"{change['domain']}: {change['from']} → {change['to']}: {change['reason']}")
 
 

@@ -1,6 +1,6 @@
 """BACKTEST_BUILD {min_sample_size? (5)}: snapshot the sold outcomes against the scores before
 them, report, and suggest weights when the sample holds at least min_sample_size sales.
-Result: {signalsBuilt, newSignals, report, suggestion?, skipped}. Recording a sale with a price
+Result: {signals_built, new_signals, report, suggestion?, skipped}. Recording a sale with a price
 enqueues one (deduplicated while one is pending); it can also be enqueued by hand."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def register_backtest_build(registry: HandlerRegistry, dependencies: HandlerDepe
         context.progress(phase="snapshot")
         context.abort.raise_if_set()
         result = service.build(payload.min_sample_size, stop=context.abort.raise_if_set)
-        context.progress(phase="done", signals=result["signalsBuilt"])
+        context.progress(phase="done", signals=result["signals_built"])
         return result
 
     registry.register(BACKTEST_BUILD, handle, BacktestBuildPayload, max_attempts=3)

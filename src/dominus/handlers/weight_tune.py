@@ -1,7 +1,7 @@
 """WEIGHT_TUNE {dry_run?}: snapshot → suggest → safety checks → a new active weight set when
 every check passes and it is not a dry run (dry_run, else AUTO_TUNE_DRY_RUN, true by default).
-Every tune is recorded. Result: {sampleSize, applied, dryRun, safetyPassed, failures,
-weightsBefore, weightsAfter, ...}. Scheduled monthly by the weight-tune schedule
+Every tune is recorded. Result: {sample_size, applied, dry_run, safety_passed, failures,
+weights_before, weights_after, ...}. Scheduled monthly by the weight-tune schedule
 (AUTO_TUNE_ENABLED)."""
 
 from __future__ import annotations

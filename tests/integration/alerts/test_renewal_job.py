@@ -53,10 +53,10 @@ def test_the_job_checks_notifies_the_webhook_and_stores_its_result(
     job = store.get_job(first)
     assert job.status is JobStatus.COMPLETED
     assert job.result == {
-        "domainsChecked": 3,
-        "alertsCreated": 2,
-        "alertsEscalated": 0,
-        "notificationsSent": 2,
+        "domains_checked": 3,
+        "alerts_created": 2,
+        "alerts_escalated": 0,
+        "notifications_sent": 2,
     }
     assert job.progress == {"done": 3, "total": 3, "domain": ""}
     assert [(body["event"], body["details"]["domain"]) for body in webhook.bodies()] == [
@@ -68,10 +68,10 @@ def test_the_job_checks_notifies_the_webhook_and_stores_its_result(
     second = queue.enqueue_job("RENEWAL_CHECK", {}).job_id
     drain(worker, clock=clock)
     assert store.get_job(second).result == {
-        "domainsChecked": 3,
-        "alertsCreated": 1,
-        "alertsEscalated": 0,
-        "notificationsSent": 1,
+        "domains_checked": 3,
+        "alerts_created": 1,
+        "alerts_escalated": 0,
+        "notifications_sent": 1,
     }
     assert webhook.bodies()[-1]["details"]["domain"] == "calm.com"
 

@@ -78,7 +78,7 @@ def test_the_job_polls_and_stores_its_result(
         "available": 1,
         "notified": 1,
         "errors": [],
-        "dryRun": False,
+        "dry_run": False,
     }
     assert job.progress == {"done": 2, "total": 2, "domain": ""}
     assert notifier.events() == ["watchlist.available"]
@@ -91,7 +91,7 @@ def test_the_job_polls_and_stores_its_result(
         "available": 1,
         "notified": 0,  # already notified
         "errors": [],
-        "dryRun": True,
+        "dry_run": True,
     }
     assert watchlist.get("free.test").last_checked_at != clock()  # nothing written
 
