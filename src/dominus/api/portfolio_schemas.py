@@ -1,5 +1,5 @@
-"""The portfolio endpoints' request bodies and the rescore answer; entries and import reports
-are the models of `dominus.portfolio.documents`, which the CLI's `--json` dumps."""
+"""The portfolio endpoints' request bodies; entries, import reports and the rescore answer are
+the models of `dominus.portfolio.documents`, which the CLI's `--json` dumps."""
 
 from __future__ import annotations
 
@@ -26,8 +26,3 @@ class RescoreIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     domain: str | None = Field(default=None, min_length=1, max_length=300, pattern=NO_NUL)
-
-
-class RescoreAccepted(BaseModel):
-    jobId: int  # noqa: N815
-    created: bool

@@ -1,20 +1,21 @@
-"""Bodies of /api/v1/runs. The creation request and answer use the camelCase names the
-dashboard contract fixed (`runId`, `brandableNames`, `_links`); runs and candidates are the
-models of `dominus.pipeline.documents`, which `dominus runs show --json` dumps."""
+"""Bodies of /api/v1/runs. Names are snake_case, as in every JSON document; the creation
+request also takes the camelCase list names the dashboard contract first fixed
+(`brandableNames`, `closeoutDomains`), and the answer keeps `_links`. Runs and candidates are
+the models of `dominus.pipeline.documents`, which `dominus runs show --json` dumps."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
-from dominus.pipeline.documents import RunSummaryOut
+from dominus.jobs.payload_options import snake_or_camel
+from dominus.pipeline.documents import RunQueuedOut, RunSummaryOut
 from dominus.pipeline.model import MAX_INPUT_NAMES, CloseoutDomain, NameText, check_input_size
+
+INPUT_LISTS = ("keywords", "brandable_names", "closeout_domains")
 
 
 def _at_least_one_name() -> list[JsonValue]:
-    return [
-        {"required": [name], "properties": {name: {"minItems": 1}}}
-        for name in ("keywords", "brandableNames", "closeoutDomains")
-    ]
+    return [{"required": [name], "properties": {name: {"minItems": 1}}} for name in INPUT_LISTS]
 
 
 class RunRequest(BaseModel):
@@ -24,28 +25,33 @@ class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"anyOf": _at_least_one_name()})
 
     keywords: list[NameText] = Field(default_factory=list, max_length=MAX_INPUT_NAMES)
-    brandableNames: list[NameText] = Field(  # noqa: N815 - the API's field name
-        default_factory=list, max_length=MAX_INPUT_NAMES
-    )
-    closeoutDomains: list[NameText | CloseoutDomain] = Field(  # noqa: N815
+    brandable_names: list[NameText] = Field(
         default_factory=list,
         max_length=MAX_INPUT_NAMES,
+        validation_alias=snake_or_camel("brandable_names"),
+        description="Invented names to check as they are (`brandableNames` is taken too).",
+    )
+    closeout_domains: list[NameText | CloseoutDomain] = Field(
+        default_factory=list,
+        max_length=MAX_INPUT_NAMES,
+        validation_alias=snake_or_camel("closeout_domains"),
         description="Closeout or auction names, bought rather than registered: domains, or "
-        "objects with the listing's facts and price.",
+        "objects with the listing's facts and price (`closeoutDomains` is taken too).",
     )
 
     @model_validator(mode="after")
     def _not_too_big(self) -> RunRequest:
-        check_input_size(len(self.keywords) + len(self.brandableNames) + len(self.closeoutDomains))
+        check_input_size(
+            len(self.keywords) + len(self.brandable_names) + len(self.closeout_domains)
+        )
         return self
 
 
-class RunCreated(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+class RunCreated(RunQueuedOut):
+    """The run created: its ids, status and where to follow it."""
 
-    runId: int  # noqa: N815
-    jobId: int | None  # noqa: N815
-    status: str
+    model_config = ConfigDict(validate_by_name=True, serialize_by_alias=True)
+
     links: dict[str, str] = Field(alias="_links")
 
 

@@ -69,8 +69,8 @@ class VersionedSetOut(BaseModel):
     values: dict[str, Any] = Field(description="The weights, or the thresholds.")
     source: str = Field(description="default, manual, tuned, calibrated or rollback.")
     notes: str | None
-    createdAt: str  # noqa: N815 - the set's JSON name
-    activatedAt: str | None  # noqa: N815
+    created_at: str
+    activated_at: str | None
     active: bool
 
     @classmethod
@@ -81,8 +81,8 @@ class VersionedSetOut(BaseModel):
             values=row.values,
             source=row.source,
             notes=row.notes,
-            createdAt=row.created_at.isoformat(),
-            activatedAt=row.activated_at.isoformat() if row.activated_at else None,
+            created_at=row.created_at.isoformat(),
+            activated_at=row.activated_at.isoformat() if row.activated_at else None,
             active=row.id == active_id,
         )
 

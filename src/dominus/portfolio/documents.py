@@ -123,7 +123,7 @@ class ImportReportOut(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    dryRun: bool  # noqa: N815 - the report's JSON name
+    dry_run: bool
     added: list[str]
     updated: list[dict[str, Any]]
     unchanged: list[str]
@@ -133,7 +133,7 @@ class ImportReportOut(BaseModel):
     @classmethod
     def of(cls, report: ImportReport) -> ImportReportOut:
         return cls(
-            dryRun=report.dry_run,
+            dry_run=report.dry_run,
             added=report.added,
             updated=report.updated,
             unchanged=report.unchanged,
@@ -143,8 +143,9 @@ class ImportReportOut(BaseModel):
 
 
 class RescoreQueuedOut(BaseModel):
-    """`portfolio rescore --json` without --sync or --wait: the PORTFOLIO_RESCORE job, and
-    whether it is a new one (false: one for that scope was already pending or running)."""
+    """The PORTFOLIO_RESCORE job enqueued (`POST /portfolio/rescore`, `portfolio rescore
+    --json` without --sync or --wait), and whether it is a new one (false: one for that scope
+    was already pending or running)."""
 
     job_id: int
     created: bool

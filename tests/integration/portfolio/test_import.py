@@ -275,7 +275,7 @@ def test_dry_run_writes_nothing(service: PortfolioService, backend: str) -> None
     before = snapshot(service)
     text = "domain,expiry date,list price\nexample.com,2030-05-01,500\nexample.net,2030-05-01,\n"
     report = run(service, text, dry_run=True)
-    assert report["dryRun"] and report["added"] == ["example.net"]
+    assert report["dry_run"] and report["added"] == ["example.net"]
     assert report["updated"] == [
         {"domain": "example.com", "changes": ["list_price", "renewal_date"]}
     ]

@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.convertors import StringConvertor, register_url_convertor
 
 from dominus.api.errors import error_response
-from dominus.api.portfolio_schemas import EntryIn, EntryPatchIn, RescoreAccepted, RescoreIn
+from dominus.api.portfolio_schemas import EntryIn, EntryPatchIn, RescoreIn
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, with_errors
 from dominus.api.schemas import ErrorBody
 from dominus.api.services import ApiServices, Services
@@ -22,7 +22,7 @@ from dominus.portfolio.csv_import import (
     decode,
     parse_mapping,
 )
-from dominus.portfolio.documents import EntryOut, ImportReportOut
+from dominus.portfolio.documents import EntryOut, ImportReportOut, RescoreQueuedOut
 from dominus.portfolio.model import EntryFields
 from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.store import PortfolioReader
@@ -100,8 +100,8 @@ def list_entries(
 @router.post(
     "/portfolio/rescore",
     status_code=202,
-    response_model=RescoreAccepted,
-    responses=BODY_ERRORS | {200: {"model": RescoreAccepted, "description": "Already pending"}},
+    response_model=RescoreQueuedOut,
+    responses=BODY_ERRORS | {200: {"model": RescoreQueuedOut, "description": "Already pending"}},
 )
 def rescore(body: RescoreIn, response: Response, api: Services) -> Any:
     """Enqueue PORTFOLIO_RESCORE for `domain` (an entry) or every active entry: 202 with the
@@ -116,7 +116,7 @@ def rescore(body: RescoreIn, response: Response, api: Services) -> Any:
         response.headers["Location"] = f"/api/v1/jobs/{result.job_id}"
         if not result.created:
             response.status_code = 200
-        return RescoreAccepted(jobId=result.job_id, created=result.created)
+        return RescoreQueuedOut(job_id=result.job_id, created=result.created)
 
     return enqueue()
 

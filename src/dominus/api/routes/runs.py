@@ -51,21 +51,21 @@ def run_out(api: ApiServices, run: RunRecord) -> RunOut:
     ),
 )
 def create_run(body: RunRequest, api: Services) -> Any:
-    """Start a pipeline run (a PIPELINE_RUN job): 202 with `Location: /api/v1/runs/{runId}`."""
+    """Start a pipeline run (a PIPELINE_RUN job): 202 with `Location: /api/v1/runs/{run_id}`."""
     closeouts = [
         item if isinstance(item, CloseoutDomain) else CloseoutDomain(domain=item)
-        for item in body.closeoutDomains
+        for item in body.closeout_domains
     ]
-    if not (body.keywords or body.brandableNames or closeouts):
+    if not (body.keywords or body.brandable_names or closeouts):
         return error_response(
-            400, "no_input", "give at least one of keywords, brandableNames, closeoutDomains"
+            400, "no_input", "give at least one of keywords, brandable_names, closeout_domains"
         )
-    run_input = RunInput(keywords=body.keywords, brandable=body.brandableNames, closeout=closeouts)
+    run_input = RunInput(keywords=body.keywords, brandable=body.brandable_names, closeout=closeouts)
     run = api.pipeline.submit(run_input)
     location = f"{API}/runs/{run.id}"
     created = RunCreated(
-        runId=run.id,
-        jobId=run.job_id,
+        run_id=run.id,
+        job_id=run.job_id,
         status=run.status.value,
         links={
             "self": location,
