@@ -1,5 +1,5 @@
 """Where the PostgreSQL server spends a DOMINUS drain: `pg_stat_statements` and sampled wait
-events, for 1, 2 and 4 worker processes (the scaling issue 17 asks to explain).
+events, for 1, 2 and 4 worker processes (to explain how throughput scales with processes).
 
 Runs on a throwaway cluster of its own (`initdb`, as the chaos harness does), started with
 `pg_stat_statements` preloaded and `track_io_timing` on, so the shared server's configuration is

@@ -171,7 +171,7 @@ def render(args: argparse.Namespace, figures: dict[str, Any]) -> str:
     deleted = sum(figures["counts"].values())
     lines = [
         f"## {datetime.now(UTC).isoformat(timespec='seconds')} — prune lock hold on SQLite "
-        f"(issue 12), {figures['jobs']:,} finished jobs",
+        f"{figures['jobs']:,} finished jobs",
         "",
         *(f"- {key}: {value}" for key, value in machine),
         "",

@@ -1,4 +1,4 @@
-"""How many names the pipeline recommends: a regression benchmark for the decision (issue 10).
+"""How many names the pipeline recommends: a regression benchmark for the decision.
 
     .venv/bin/python bench/recommendation_rate.py [--names N] [--sales N] [--output FILE]
 
@@ -210,7 +210,7 @@ def main(argv: list[str]) -> int:
         f"{args.names:,} invented pronounceable names": pronounceable_names(args.names),
     }
     lines = [
-        f"## {utc_now().isoformat(timespec='seconds')} — recommendation rate (issue 10)",
+        f"## {utc_now().isoformat(timespec='seconds')} — recommendation rate",
         "",
         *(f"- {key}: {value}" for key, value in machine if key not in {"huey"}),
         "",

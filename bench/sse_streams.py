@@ -1,4 +1,4 @@
-"""Ordinary API requests while many Server-Sent Event streams are open (issue 9, ADR 0009).
+"""Ordinary API requests while many Server-Sent Event streams are open (ADR 0009).
 
     .venv/bin/python bench/sse_streams.py [--backend sqlite|postgresql|both] [--streams 0,50,200]
         [--requests 200] [--read-threads N] [--pg-url URL] [--output bench/RESULTS.md]

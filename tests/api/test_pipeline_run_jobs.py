@@ -1,4 +1,4 @@
-"""PIPELINE_RUN jobs belong to their run (issue 9, defect 11), on SQLite and PostgreSQL.
+"""PIPELINE_RUN jobs belong to their run, on SQLite and PostgreSQL.
 
 A run's job is created with the run (`POST /runs`); the generic `POST /jobs` refuses the type and
 the schema does not offer it. A PIPELINE_RUN job that is not its run's own (enqueued by code, or

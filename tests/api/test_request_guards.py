@@ -1,4 +1,4 @@
-"""Cross-site requests and DNS rebinding against the loopback API (issue 9, defect 4; ADR 0008):
+"""Cross-site requests and DNS rebinding against the loopback API (ADR 0008):
 the Host check (421), the JSON content type or `X-Requested-By` on every mutating request (415),
 the Origin of a mutating request (403), and no CORS headers, ever.
 

@@ -219,7 +219,7 @@ def test_runs_need_the_token_when_one_is_set(make_client: Callable[..., TestClie
     assert response.status_code == 202
 
 
-# --- tiers, ranking, all=true, top, CSV (issue 10, items 1, 2, 7, 8) ---------------------------
+# --- tiers, ranking, all=true, top, CSV ---------------------------
 
 TIER_RANK = {"recommended": 0, "speculative": 1, "rejected": 2}
 FORMULA = '=HYPERLINK("http://evil.example","x")'

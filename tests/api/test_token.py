@@ -1,4 +1,4 @@
-"""The token's rules (issue 9, defect 1): an empty or whitespace-only DOMINUS_API_TOKEN is a
+"""The token's rules: an empty or whitespace-only DOMINUS_API_TOKEN is a
 configuration error everywhere (it used to turn authentication off and pass `serve`'s public-bind
 check), a token used off loopback has at least 16 characters, and tokens are compared as UTF-8
 bytes (a non-ASCII token used never to match)."""

@@ -91,7 +91,7 @@ def failing(times: int, real: Callable[..., Any]) -> Callable[..., Any]:
 def test_results_held_through_a_stall_are_recorded_not_reclaimed(
     store: SqlJobStore, clock: FakeClock
 ) -> None:
-    """Issue 9, defect 3: handlers finished while the database was unreachable for longer than
+    """Handlers finished while the database was unreachable for longer than
     the max running age; the worker's own reaper must not take those jobs back (on their last
     attempt that dead-lettered all of them) before it records their results."""
     registry = register_diagnostic_jobs(HandlerRegistry())

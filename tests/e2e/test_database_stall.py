@@ -1,6 +1,7 @@
-"""Issue 9, defect 3, as it was found: one real `dominus worker`, four 1 s jobs on their only
-attempt, and another process that holds the database for 10 s (SQLite: the write lock of
-`BEGIN IMMEDIATE`; PostgreSQL: an exclusive lock on the queue table) while the jobs finish. The
+"""A worker cut off from a stalled database, as it was found: one real `dominus worker`, four
+1 s jobs on their only attempt, and another process that holds the database for 10 s (SQLite:
+the write lock of `BEGIN IMMEDIATE`; PostgreSQL: an exclusive lock on the queue table) while the
+jobs finish. The
 stall lasts longer than JOB_MAX_RUNNING_AGE_MS; the results must be recorded once it ends, not
 reclaimed (before the fix all four ended failed in the dead-letter queue)."""
 

@@ -19,7 +19,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -448,7 +447,7 @@ def test_enqueue_more_bad_options_exit_2_and_write_nothing(cli: Cli, store: SqlJ
 def test_enqueue_refuses_a_job_type_that_belongs_to_a_resource(
     cli: Cli, store: SqlJobStore, tmp_path: Path
 ) -> None:
-    """Issue 9, defect 11: PIPELINE_RUN is enqueued with its run (`dominus run`), never alone."""
+    """PIPELINE_RUN is enqueued with its run (`dominus run`), never alone."""
     lines = tmp_path / "runs.jsonl"
     lines.write_text('{"run_id": 1}\n', encoding="utf-8")
     for source in (("--payload", '{"run_id": 1}'), ("--from-file", str(lines))):
@@ -714,7 +713,7 @@ def test_jobs_wait_exit_codes(
     run_worker(store, registry)
     pending = live_queue.enqueue_job("diag.noop").job_id  # no worker will run it
 
-    started = time.monotonic()
+    # A wait that hung on a finished job would end at its timeout with 124, not its own code.
     results = cli.run_many(
         ("jobs", "wait", str(completed), "--timeout", "10"),
         ("jobs", "wait", str(failed), "--timeout", "10"),
@@ -722,7 +721,6 @@ def test_jobs_wait_exit_codes(
         ("jobs", "wait", str(pending), "--timeout", "0.5"),
         ("jobs", "wait", "999999", "--timeout", "1"),
     )
-    elapsed = time.monotonic() - started
     on_completed, on_failed, on_cancelled, on_pending, on_unknown = results
 
     assert on_completed.code == 0, str(on_completed)
@@ -735,7 +733,6 @@ def test_jobs_wait_exit_codes(
     assert on_pending.code == 124, str(on_pending)
     assert f"job {pending}: still pending after 0.5 s" in on_pending.stderr
     assert_bad_input(on_unknown, "no job with id 999999")
-    assert elapsed < 20
     assert store.get_job(pending).status is JobStatus.PENDING
 
 
@@ -1102,7 +1099,7 @@ def test_run_refuses_bad_input(cli: Cli, args: tuple[str, ...], message: str) ->
 
 
 def test_run_recommends_no_invalid_a_label(cli: Cli) -> None:
-    """Issue 9, defect 9: `xn--a` and `xn--ls8h` (an emoji) were recommended as `.com` names."""
+    """`xn--a` and `xn--ls8h` (an emoji) were recommended as `.com` names."""
     result = cli.ok(
         "run", "-b", "xn--a,xn--ls8h", "--sync", "--json", env={"DOMINUS_PROVIDERS": "offline"}
     )
@@ -1239,7 +1236,7 @@ def test_enqueue_from_a_file_that_is_not_utf8_names_the_line(
     assert store.list_jobs() == []
 
 
-# --- what a run shows: tiers, ranking, --top, --all, --csv (issue 10, items 1, 2, 7, 8, 11) ----
+# --- what a run shows: tiers, ranking, --top, --all, --csv ----
 
 OFFLINE_WIDE = {"DOMINUS_PROVIDERS": "offline", "COLUMNS": "200"}
 SPECULATIVE_TITLE = (

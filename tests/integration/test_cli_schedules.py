@@ -77,7 +77,7 @@ def test_settings_change_the_listing(cli: Cli) -> None:
     by_name = {schedule["name"]: schedule for schedule in schedules}
     assert by_name["backup"]["state"] == "off"
     assert by_name["weight-tune"]["cron"] == "30 6 * * 1"
-    assert by_name["weight-tune"]["state"] == "enabled"  # WEIGHT_TUNE is registered (issue 14)
+    assert by_name["weight-tune"]["state"] == "enabled"  # WEIGHT_TUNE is registered
     assert {schedule["timezone"] for schedule in schedules} == {"Europe/Berlin"}
 
 

@@ -57,7 +57,7 @@ def test_a_brandable_name_with_nothing_behind_it_is_speculative(cli: Cli) -> Non
     assert "SAMPLE DATA" in out
     assert "only the intrinsic signal (no keyword data, 0 of 3 comparable sales" in out
     assert "no evidence beyond the name itself" in out
-    assert "expected profit" in out and "−$" in out  # the money gate, in dollars
+    assert "expected profit" in out and "retail P50" in out  # the money gate, in dollars
     assert "availability: availability not checked" in out
     assert "trademark: clear" in out
 
@@ -148,6 +148,30 @@ def test_several_names_give_a_list_in_order(cli: Cli) -> None:
     found = documents(cli.run("score", "--sample", "zentrova.com", "Bücher.com", "--json"))
     assert [d["domain"] for d in found] == ["zentrova.com", "xn--bcher-kva.com"]
     assert found[1]["unicode_domain"] == "bücher.com"
+
+
+def test_names_from_a_file_are_appraised_in_one_process_in_order(cli: Cli, tmp_path: Path) -> None:
+    names = tmp_path / "names.txt"
+    names.write_text("# watched names\nzentrova.com\n\nvoice.com  # a headline sale\n")
+    found = documents(
+        cli.run("score", "--sample", "solarpanels.com", "--from-file", str(names), "--json")
+    )
+    assert [d["domain"] for d in found] == ["solarpanels.com", "zentrova.com", "voice.com"]
+    for document in found:
+        value = document["score"]["value"]
+        assert set(value) >= {"wholesale", "retail", "model", "contributions", "comparables"}
+        assert document["score"]["expected_value"] == value["retail"]["p50"]
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# nothing here\n")
+    assert_bad_input(cli.run("score", "--from-file", str(empty)), "give a DOMAIN")
+    assert_bad_input(cli.run("score", "--from-file", str(tmp_path / "missing.txt")), "cannot read")
+
+
+def test_a_headline_name_is_not_valued_at_the_old_anchor(cli: Cli) -> None:
+    """voice.com sold for $30M (2019): the value model must not value it like any short .com at
+    the old $500 anchor (retail P50 at least $100,000)."""
+    (document,) = documents(cli.run("score", "--sample", "voice.com", "--json"))
+    assert document["score"]["value"]["retail"]["p50"] >= 100_000
 
 
 def test_the_active_weight_set_and_the_settings_providers_are_used(

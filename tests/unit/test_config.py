@@ -86,7 +86,7 @@ def test_heartbeat_must_be_shorter_than_the_stale_threshold(
 def test_an_empty_api_token_is_a_configuration_error(
     monkeypatch: pytest.MonkeyPatch, token: str
 ) -> None:
-    """Read as "no token" it would silently turn authentication off (issue 9)."""
+    """Read as "no token" it would silently turn authentication off."""
     monkeypatch.setenv("DOMINUS_API_TOKEN", token)
     with pytest.raises(ConfigurationError, match="DOMINUS_API_TOKEN is set but empty"):
         load_settings()

@@ -52,7 +52,7 @@ class RequestLimitsMiddleware:
             response = error_response(422, "invalid_request", too_deep_message("the request body"))
             await response(scope, receive, send)
             return
-        await self.app(scope, _replay(body, receive), send)
+        await self.app(scope, replayed(body, receive), send)
 
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes | None:
         """The whole body; None if the client disconnected first. Raises BodyTooLargeError
@@ -86,7 +86,7 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replayed(body: bytes, receive: Receive) -> Receive:
     """A `receive` that gives the app the body already read, then the client's own messages
     (a disconnect, which streaming responses wait for)."""
     delivered = False

@@ -1,4 +1,4 @@
-"""Threshold calibration on the snapshot (issue 14).
+"""Threshold calibration on the snapshot.
 
 A candidate setting is (score threshold base, confidence threshold base, annual sell-through).
 Under it a sample counts as recommended when, as the engine decides (decision.py, money.py):

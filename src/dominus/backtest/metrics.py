@@ -1,4 +1,4 @@
-"""Error metrics of predictions against realised sale prices (issue 14's list, ADR 0025).
+"""Error metrics of predictions against realised sale prices (ADR 0025).
 
 For n pairs (p predicted, r realised, r > 0):
     MAE                      mean |p − r|

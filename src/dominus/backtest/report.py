@@ -1,4 +1,4 @@
-"""The backtest report (issue 14): the engine's error metrics beside a comparable-sales-only
+"""The backtest report: the engine's error metrics beside a comparable-sales-only
 baseline, per confidence bucket, and walk-forward.
 
 Baseline: the recency-weighted median of the relevant comparable sales the score listed (their

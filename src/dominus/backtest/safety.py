@@ -1,4 +1,4 @@
-"""The tuner's safety checks (issue 14). Every check is evaluated and reported, passed or not:
+"""The tuner's safety checks. Every check is evaluated and reported, passed or not:
 
     sample_size      the snapshot holds at least AUTO_TUNE_MIN_SAMPLE (20) sales
     max_delta        each |suggested − current| ≤ AUTO_TUNE_MAX_DELTA (0.05)

@@ -1,4 +1,4 @@
-"""The weight tuner's safety settings (issue 14). `BacktestSettings` is a base class of
+"""The weight tuner's safety settings. `BacktestSettings` is a base class of
 `dominus.config.Settings`; AUTO_TUNE_ENABLED and AUTO_TUNE_CRON (the schedule) live with the
 scheduler's settings."""
 

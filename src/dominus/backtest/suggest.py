@@ -1,4 +1,4 @@
-"""The weight suggester: no machine learning, one small step per signal (issue 14).
+"""The weight suggester: no machine learning, one small step per signal.
 
 For each signal, the samples where it had a score are split at 0.5 (score ≥ 0.5: high);
 lift = mean realised price of the high half − mean of the low half. A signal with at least 10

@@ -1,4 +1,4 @@
-"""WEIGHT_TUNE's work (issue 14): snapshot → suggest → safety checks → apply or not → record.
+"""WEIGHT_TUNE's work: snapshot → suggest → safety checks → apply or not → record.
 
 Applied only when every safety check passes, the suggestion changes a weight, and it is not a
 dry run; then a new weight set (the suggested shares, source "tuned") is written and activated in
@@ -40,7 +40,7 @@ class TuneResult:
         return [f"{check.name}: {check.detail}" for check in self.checks if not check.passed]
 
     def to_dict(self) -> dict[str, Any]:
-        """The job's result: issue 14's fields, then what explains them."""
+        """The job's result: the tune's figures, then what explains them."""
         return {
             "sample_size": self.sample_size,
             "applied": self.applied,

@@ -4,6 +4,8 @@ availability, weights), each amount with its currency."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
@@ -13,6 +15,7 @@ from dominus.cli.output import console
 from dominus.pipeline.appraisal_result import Appraisal
 from dominus.scoring import Score, Tier
 from dominus.scoring.decision import amount
+from dominus.valuation import Range
 
 SAMPLE_DATA_NOTICE = "SAMPLE DATA: offline providers and bundled sample figures, not market data"
 TIER_STYLES = {Tier.RECOMMENDED: "bold green", Tier.SPECULATIVE: "bold yellow"}
@@ -148,6 +151,34 @@ def _sales(score: Score) -> Table:
     return table
 
 
+def _values(score: Score, cash: Callable[[float | None], str]) -> list[tuple[str, str]]:
+    """The value model's ranges and the few largest reasons, in rows of the money table."""
+    value = score.value
+    assert value is not None
+    rows = [
+        ("retail value (P10–P50–P90)", _range(value.retail, cash)),
+        ("wholesale value (P10–P50–P90)", _range(value.wholesale, cash)),
+        ("expected value (EV)", f"{cash(score.expected_value)} = retail P50"),
+        ("suggested list price", f"{cash(score.suggested_list_price)} = retail P90"),
+    ]
+    for part in value.contributions[:3]:
+        sign = "+" if part.dollars >= 0 else "−"
+        rows.append((f"  {part.label}", f"{sign}{cash(abs(part.dollars))}"))
+    for sale in value.comparables[:3]:
+        rows.append(
+            (
+                f"  comparable {sale.domain}",
+                f"{cash(sale.price)} on {sale.date.isoformat()} at {sale.venue}",
+            )
+        )
+    rows.append(("value model", f"{value.model.name} {value.model.version}"))
+    return rows
+
+
+def _range(values: Range, cash: Callable[[float | None], str]) -> str:
+    return f"{cash(values.p10)} – {cash(values.p50)} – {cash(values.p90)}"
+
+
 def _money(score: Score) -> Table:
     money = score.money
     cur = score.currency
@@ -156,12 +187,18 @@ def _money(score: Score) -> Table:
         return "unknown" if value is None else amount(value, cur)
 
     table = Table("money gate", "value", title="value and money", title_justify="left")
-    rows = [
-        (
-            "expected value (EV)",
-            f"{cash(score.expected_value)} = score × anchor {cash(score.anchor)}",
-        ),
-        ("suggested list price", cash(score.suggested_list_price)),
+    rows = (
+        [*_values(score, cash)]
+        if score.value is not None
+        else [
+            (
+                "expected value (EV)",
+                f"{cash(score.expected_value)} = score × anchor {cash(score.anchor)}",
+            ),
+            ("suggested list price", cash(score.suggested_list_price)),
+        ]
+    )
+    rows += [
         ("acquisition cost", cash(money.acquisition_cost)),
         ("renewal a year", cash(money.renewal_per_year)),
         (f"holding cost ({money.holding_years} years)", cash(money.holding_cost)),

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import time
 
 import typer
 from rich.table import Table
 
 from dominus.cli.output import clip, console, errors, print_model, short_time
 from dominus.cli.runtime import open_runtime
+from dominus.cli.waiting import wait_until
 from dominus.errors import InvalidJobOptionError
 from dominus.jobs.client import is_text
 from dominus.jobs.documents import JobOut, JobWithEventsOut, dumped
@@ -18,7 +18,6 @@ from dominus.jobs.model import Job, JobEvent, JobStatus
 app = typer.Typer(help="Inspect and manage jobs.", no_args_is_help=True)
 
 EXIT_FOR_STATUS = {JobStatus.COMPLETED: 0, JobStatus.FAILED: 1, JobStatus.CANCELLED: 3}
-EXIT_TIMED_OUT = 124
 # How often `jobs wait` looks at the change watcher, and re-reads the job regardless.
 WATCH_SECONDS = 0.02
 REREAD_SECONDS = 1.0
@@ -98,28 +97,27 @@ def wait(
     runtime = open_runtime()
     store = runtime.store
     watcher = runtime.change_watcher()
-    started = time.monotonic()
-    job = store.get_job(job_id)
-    last_line = ""
-    last_read = started
-    with errors.status(_status_line(job, 0.0)) as status:
-        while not job.status.is_terminal:
-            elapsed = time.monotonic() - started
-            if timeout is not None and elapsed >= timeout:
-                errors.print(f"job {job_id}: still {job.status.value} after {timeout:g} s")
-                raise typer.Exit(EXIT_TIMED_OUT)
-            time.sleep(WATCH_SECONDS)
-            if watcher.changed() or time.monotonic() - last_read >= REREAD_SECONDS:
-                job = store.get_job(job_id)
-                last_read = time.monotonic()
-            line = _status_line(job, time.monotonic() - started)
-            if line != last_line:
-                status.update(line)
-                if not errors.is_terminal:
-                    errors.print(line)
-                last_line = line
+    with errors.status(_status_line(store.get_job(job_id), 0.0)) as status:
+
+        def show(line: str) -> None:
+            status.update(line)
+            if not errors.is_terminal:
+                errors.print(line)
+
+        job = wait_until(
+            lambda: store.get_job(job_id),
+            lambda job: job.status.is_terminal,
+            timeout=timeout,
+            still=lambda job: f"job {job_id}: still {job.status.value}",
+            line=_status_line,
+            show=show,
+            changed=watcher.changed,
+            poll_seconds=WATCH_SECONDS,
+            reread_seconds=REREAD_SECONDS,
+            show_last=False,
+        )
     watcher.close()
-    errors.print(_status_line(job, time.monotonic() - started))
+    errors.print(_status_line(job, 0.0))
     if job.status is JobStatus.FAILED and job.last_error:
         errors.print(f"last error: {clip(job.last_error, 200)}")
     raise typer.Exit(EXIT_FOR_STATUS[job.status])

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from itertools import takewhile
 from typing import Any
-
-import typer
 
 from dominus.cli.candidate_tables import (
     recommendations_table,
@@ -15,6 +12,7 @@ from dominus.cli.candidate_tables import (
     speculative_table,
 )
 from dominus.cli.output import console, errors, print_model
+from dominus.cli.waiting import wait_until
 from dominus.errors import InvalidInputError
 from dominus.jobs.documents import dumped
 from dominus.jobs.model import Job
@@ -33,8 +31,6 @@ from dominus.scoring import Tier
 
 EXIT_FAILED_OR_DEGRADED = 1
 EXIT_CANCELLED = 3
-EXIT_TIMED_OUT = 124
-POLL_SECONDS = 0.25
 SAMPLE_DATA_NOTICE = "SAMPLE DATA: offline providers and bundled sample figures, not market data"
 DEFAULT_TOP = 20  # rows of each table (recommended, speculative) a run's report shows
 MAX_TOP = 100_000  # a run's most names
@@ -62,22 +58,20 @@ def wait_for_run(
 ) -> RunRecord:
     """Poll the run (and its job) until it ends, printing each change of stage and progress.
     The timeout applies from the start, even while the run still waits for a worker."""
-    started = time.monotonic()
-    last_line = ""
-    while True:
+
+    def read() -> tuple[RunRecord, Job | None, RunStatus]:
         run = runs.get_run(run_id)
         job = job_of_run(jobs, run)
-        status = effective_status(run, job)
-        line = progress_line(run, job, status)
-        if line != last_line:
-            errors.print(line)
-            last_line = line
-        if status in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED):
-            return run
-        if timeout is not None and time.monotonic() - started >= timeout:
-            errors.print(f"run {run_id}: still {status.value} after {timeout:g} s")
-            raise typer.Exit(EXIT_TIMED_OUT)
-        time.sleep(POLL_SECONDS)
+        return run, job, effective_status(run, job)
+
+    run, _, _ = wait_until(
+        read,
+        lambda state: state[2] in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED),
+        timeout=timeout,
+        still=lambda state: f"run {run_id}: still {state[2].value}",
+        line=lambda state, _seconds: progress_line(*state),
+    )
+    return run
 
 
 def progress_line(run: RunRecord, job: Job | None, status: RunStatus) -> str:

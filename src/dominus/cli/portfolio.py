@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -12,15 +11,15 @@ import typer
 from rich.table import Table
 
 from dominus.cli.csv_file import write_text_file
-from dominus.cli.jobs import EXIT_FOR_STATUS, EXIT_TIMED_OUT
+from dominus.cli.jobs import EXIT_FOR_STATUS
 from dominus.cli.output import clip, console, errors, print_json, print_model
 from dominus.cli.runtime import Runtime, open_runtime
 from dominus.cli.signals import on_stop_signals
-from dominus.handlers.dependencies import HandlerDependencies
+from dominus.cli.waiting import wait_until
 from dominus.handlers.portfolio_rescore import PORTFOLIO_RESCORE
 from dominus.jobs.documents import dumped
-from dominus.pipeline.appraisal import appraiser
-from dominus.pipeline.store import PipelineStore
+from dominus.jobs.model import Job
+from dominus.portfolio import rescore as rescoring
 from dominus.portfolio.csv_export import csv_lines, entries_csv
 from dominus.portfolio.csv_import import (
     ImportOptions,
@@ -32,7 +31,7 @@ from dominus.portfolio.csv_import import (
 from dominus.portfolio.documents import EntryOut, ImportReportOut, RescoreQueuedOut
 from dominus.portfolio.model import EntryFields, PortfolioInputError, days_until_renewal
 from dominus.portfolio.report import REPORT_COLUMNS, build_report, report_rows
-from dominus.portfolio.rescore import Rescorer, appraiser_scorer, stored_result
+from dominus.portfolio.rescore import rescore_dedupe_key, stored_result
 from dominus.portfolio.service import PortfolioService, valid_domain
 from dominus.portfolio.store import PortfolioReader
 from dominus.portfolio.values import parse_amount
@@ -45,7 +44,6 @@ app = typer.Typer(
 
 DOMAIN = typer.Argument(..., help="The domain, e.g. example.com.")
 JSON = typer.Option(False, "--json", help="Print JSON.")
-POLL_SECONDS = 0.5
 
 
 def _service(*, read_only: bool = False) -> tuple[Runtime, PortfolioService]:
@@ -289,7 +287,7 @@ def rescore(
     runtime, service = _service()
     name = None if domain is None else service.get(domain).domain
     if sync:
-        _print_rescore(_rescore_here(runtime, service, name), as_json)
+        _print_rescore(_rescore_here(runtime, name), as_json)
         return
     payload = {} if name is None else {"domain": name}
     queued = runtime.queue().enqueue_job(
@@ -311,39 +309,28 @@ def rescore(
     raise typer.Exit(EXIT_FOR_STATUS[job.status])
 
 
-def rescore_dedupe_key(domain: str | None) -> str:
-    return f"portfolio-rescore:{domain or '*'}"
-
-
-def _rescore_here(runtime: Runtime, service: PortfolioService, name: str | None) -> dict[str, Any]:
+def _rescore_here(runtime: Runtime, name: str | None) -> dict[str, Any]:
     stop = threading.Event()
-
     on_stop_signals(lambda _received, _count: stop.set())
-    dependencies = HandlerDependencies(runtime.settings, runtime.engine, runtime.clock)
-    today = dependencies.clock().date()
-    with appraiser(runtime.settings, PipelineStore(runtime.engine), today, stop=stop) as names:
-        rescorer = Rescorer(
-            service,
-            appraiser_scorer(names),
-            runtime.clock,
-            concurrency=runtime.settings.PORTFOLIO_RESCORE_CONCURRENCY,
-            stop=stop,
-            on_progress=lambda domain, done, total: errors.print(f"{done}/{total} {domain}"),
-        )
-        return rescorer.run(name).to_dict()
+    result = rescoring.rescore(
+        runtime.settings,
+        runtime.engine,
+        runtime.clock,
+        name,
+        stop=stop,
+        on_progress=lambda domain, done, total: errors.print(f"{done}/{total} {domain}"),
+    )
+    return result.to_dict()
 
 
-def _wait_for(runtime: Runtime, job_id: int, timeout: float | None) -> Any:
-    started = time.monotonic()
+def _wait_for(runtime: Runtime, job_id: int, timeout: float | None) -> Job:
     store = runtime.store
-    job = store.get_job(job_id)
-    while not job.status.is_terminal:
-        if timeout is not None and time.monotonic() - started >= timeout:
-            errors.print(f"job {job_id}: still {job.status.value} after {timeout:g} s")
-            raise typer.Exit(EXIT_TIMED_OUT)
-        time.sleep(POLL_SECONDS)
-        job = store.get_job(job_id)
-    return job
+    return wait_until(
+        lambda: store.get_job(job_id),
+        lambda job: job.status.is_terminal,
+        timeout=timeout,
+        still=lambda job: f"job {job_id}: still {job.status.value}",
+    )
 
 
 def _print_rescore(result: dict[str, Any], as_json: bool) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
+from pathlib import Path
 
 import typer
 
@@ -21,7 +22,14 @@ from dominus.providers.setup import OFFLINE
 
 
 def score(
-    domains: list[str] = typer.Argument(..., help="Domains to appraise, e.g. cloudnest.com."),
+    domains: list[str] | None = typer.Argument(
+        None, help="Domains to appraise, e.g. cloudnest.com."
+    ),
+    from_file: Path | None = typer.Option(
+        None,
+        "--from-file",
+        help="A file of names to appraise, one a line (blank lines and # comments skipped).",
+    ),
     price: str | None = typer.Option(
         None, "--price", help="A listing's asking price: the name is bought, not registered."
     ),
@@ -50,7 +58,10 @@ def score(
         backlinks=_count("--backlinks", backlinks),
         wayback=_count("--wayback", wayback),
     )
-    names = validate_requests([_for(domain, request) for domain in domains])
+    wanted = [*(domains or []), *(_names_in(from_file) if from_file is not None else [])]
+    if not wanted:
+        raise AppraisalInputError("give a DOMAIN to appraise, or --from-file FILE")
+    names = validate_requests([_for(domain, request) for domain in wanted])
     runtime = open_runtime(read_only=True)
     appraisals = appraise(
         runtime.settings,
@@ -68,6 +79,16 @@ def score(
         return
     for appraisal in appraisals:
         print_appraisal(appraisal)
+
+
+def _names_in(path: Path) -> list[str]:
+    """The names of a file, one a line; a file that cannot be read is one line, exit 2."""
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise AppraisalInputError(f"cannot read {path}: {error}") from None
+    names = [line.split("#", 1)[0].strip() for line in lines]
+    return [name for name in names if name]
 
 
 def _for(domain: str, facts: AppraisalRequest) -> AppraisalRequest:

@@ -12,11 +12,8 @@ from dominus.errors import PermanentJobError
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.jobs.context import JobContext
 from dominus.jobs.registry import HandlerRegistry
-from dominus.pipeline.appraisal import appraiser
-from dominus.pipeline.store import PipelineStore
 from dominus.portfolio.model import PortfolioError
-from dominus.portfolio.rescore import Rescorer, appraiser_scorer
-from dominus.portfolio.service import PortfolioService
+from dominus.portfolio.rescore import rescore
 
 PORTFOLIO_RESCORE = "PORTFOLIO_RESCORE"
 
@@ -41,27 +38,19 @@ def register_portfolio_rescore(
 def run_rescore(
     domain: str | None, context: JobContext, dependencies: HandlerDependencies
 ) -> dict[str, Any]:
-    settings = dependencies.settings
-    service = PortfolioService(dependencies.engine, settings)
-    today = dependencies.clock().date()
-
     def progress(name: str, done: int, total: int) -> None:
         context.progress(domain=name, done=done, total=total)
 
-    with appraiser(
-        settings, PipelineStore(dependencies.engine), today, stop=context.abort
-    ) as names:
-        rescorer = Rescorer(
-            service,
-            appraiser_scorer(names),
+    try:
+        result = rescore(
+            dependencies.settings,
+            dependencies.engine,
             dependencies.clock,
-            concurrency=settings.PORTFOLIO_RESCORE_CONCURRENCY,
+            domain,
             stop=context.abort,
             on_progress=progress,
         )
-        try:
-            result = rescorer.run(domain)
-        except PortfolioError as error:
-            raise PermanentJobError(error.message) from None
+    except PortfolioError as error:
+        raise PermanentJobError(error.message) from None
     context.abort.raise_if_set()
     return result.to_dict()

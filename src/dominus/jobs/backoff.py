@@ -15,10 +15,13 @@ and the rest): after n failed ticks the next waits `poll × 2^min(n−1, 5)`, ca
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from dominus.errors import DatabaseBusyError, DatabaseError
 
 # 2^DEFAULT_MAX_EXPONENT is far beyond any sensible cap; it keeps the float from overflowing.
 DEFAULT_MAX_EXPONENT = 60
@@ -86,3 +89,16 @@ class DatabaseBackoff(FailureStreak):
             max_exponent=DATABASE_MAX_EXPONENT,
         )
         super().__init__(curve, uniform)
+
+    def log_failed_tick(
+        self, log: logging.Logger, loop: str, error: Exception, delay: float
+    ) -> None:
+        """One line for a failed tick of `loop` ("worker", "scheduler"): busy at WARNING, another
+        database error at ERROR, anything else with its traceback."""
+        failures = self.consecutive_failures
+        if isinstance(error, DatabaseBusyError):
+            log.warning("database busy (%d in a row); next try in %.2f s", failures, delay)
+        elif isinstance(error, DatabaseError):
+            log.error("%s (%d in a row); next try in %.2f s", error, failures, delay)
+        else:
+            log.exception("%s tick failed (%d in a row); next try in %.2f s", loop, failures, delay)

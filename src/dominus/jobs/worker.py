@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from dominus.errors import DatabaseBusyError, DatabaseError, DatabaseGoneError
+from dominus.errors import DatabaseError, DatabaseGoneError
 from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.jobs.attempts import Attempts
 from dominus.jobs.backoff import DatabaseBackoff
@@ -572,13 +572,7 @@ class Worker:
             # per heartbeat interval, however long the database has been failing.
             delay = min(delay, self._config.heartbeat_interval_seconds)
         self._backoff_until = now + timedelta(seconds=delay)
-        failures = self._backoff.consecutive_failures
-        if isinstance(error, DatabaseBusyError):
-            log.warning("database busy (%d in a row); next try in %.2f s", failures, delay)
-        elif isinstance(error, DatabaseError):
-            log.error("%s (%d in a row); next try in %.2f s", error, failures, delay)
-        else:
-            log.exception("worker tick failed (%d in a row); next try in %.2f s", failures, delay)
+        self._backoff.log_failed_tick(log, "worker", error, delay)
 
     # --- shutdown ------------------------------------------------------------------------
     @property

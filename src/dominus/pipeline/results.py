@@ -185,7 +185,7 @@ def _score_row(
             "scoring_tier": final.scoring_tier,
             "scoring_tier_reason": final.scoring_reason,
             "recommended": final.tier == Tier.RECOMMENDED.value,
-            # A score from before issue 10's engine (a resumed run) has no gates.
+            # A score from before the engine had gates (a resumed old run) has none.
             "gates": dict(score.get("gates") or {}) | {"trademark": final.trademark_clear},
         }
         | _acquisition(candidate),

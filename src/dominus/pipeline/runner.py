@@ -42,6 +42,7 @@ from dominus.pipeline.trademark_gate import TrademarkVerdict
 from dominus.providers.models import StopSignal
 from dominus.providers.sets import ProviderSet
 from dominus.scoring import ScoringConfig, Weights
+from dominus.valuation import ValueModel, load_model
 
 log = logging.getLogger("dominus.pipeline")
 
@@ -61,6 +62,9 @@ class PipelineOptions:
     budget_max_seconds: float = 3600.0
     renewal_cost: float | None = None
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
+    # The value model (wholesale and retail ranges): the bundled one unless given; None: EV
+    # from the anchor formula (scoring/value.py).
+    value_model: ValueModel | None = field(default_factory=load_model)
 
     def budget_seconds(self, candidates: int) -> float:
         base = self.budget_base_seconds + self.budget_per_candidate_seconds * candidates
@@ -223,6 +227,7 @@ class PipelineRunner:
             config=with_active_thresholds(self.store.engine, self.options.scoring),
             today=self._today(),
             renewal_cost=self.options.renewal_cost,
+            value_model=self.options.value_model,
         )
 
     def _today(self) -> date:

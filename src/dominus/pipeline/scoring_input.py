@@ -11,6 +11,7 @@ from datetime import date
 from dominus.pipeline.stage_results import Candidate
 from dominus.providers.models import KeywordStats
 from dominus.scoring import ComparablesIndex, ScoringInput
+from dominus.valuation import Appraisal
 
 
 def keyword_key(candidate: Candidate) -> str:
@@ -25,6 +26,7 @@ def scoring_input(
     comparables: ComparablesIndex,
     today: date,
     renewal_cost: float | None,
+    value: Appraisal | None = None,
 ) -> ScoringInput:
     """A purchase (closeout or auction listing) is scored as one, its listed price the
     acquisition cost; a hand-registration pays the price table's registration."""
@@ -37,4 +39,5 @@ def scoring_input(
         renewal_cost=renewal_cost,
         acquisition_price=candidate.price if candidate.purchase else None,
         purchase=candidate.purchase,
+        value=value,
     )

@@ -4,14 +4,19 @@ is a base class of `dominus.config.Settings`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field
 
 from dominus.pipeline.runner import PipelineOptions
 from dominus.providers.settings import ProviderSettings
 from dominus.scoring.settings import ScoringSettings, scoring_config
+from dominus.valuation import load_model
 
 
 class PipelineSettings(ProviderSettings, ScoringSettings):
+    # A value model fitted on your own sales (`dominus valuation fit`); unset: the bundled one.
+    VALUATION_MODEL_PATH: str | None = None
     DEFAULT_KEYWORD_TLD: str = Field(default="com", pattern=r"^[a-z0-9-]+(\.[a-z0-9-]+)*$")
     # A stage's time budget: base + per candidate, capped. Over budget → the run is degraded.
     PIPELINE_STAGE_BUDGET_BASE_MS: int = Field(default=30_000, ge=100, le=86_400_000)
@@ -20,7 +25,9 @@ class PipelineSettings(ProviderSettings, ScoringSettings):
 
 
 def pipeline_options(settings: PipelineSettings) -> PipelineOptions:
+    path = settings.VALUATION_MODEL_PATH
     return PipelineOptions(
+        value_model=load_model(Path(path) if path else None),
         default_tld=settings.DEFAULT_KEYWORD_TLD,
         dns_concurrency=settings.DNS_CONCURRENCY,
         rdap_concurrency=settings.RDAP_CONCURRENCY,

@@ -33,10 +33,12 @@ from dominus.pipeline.stage_results import (
     TrademarkResult,
 )
 from dominus.pipeline.trademark_gate import TrademarkGate
+from dominus.pipeline.valuing import Valuer
 from dominus.providers.models import Availability, StopSignal
 from dominus.providers.sets import ProviderSet
 from dominus.scoring import ComparablesIndex, ScoringConfig, Weights
 from dominus.scoring import score_domain as score_one
+from dominus.valuation import Appraisal, ValueModel
 
 log = logging.getLogger("dominus.pipeline")
 
@@ -189,6 +191,7 @@ class ScoringSetup:
     config: ScoringConfig
     today: date
     renewal_cost: float | None
+    value_model: ValueModel | None = None
 
 
 def score_candidates(
@@ -203,6 +206,11 @@ def score_candidates(
     scores = partial.scores
     keyword_data = env.providers.keyword_data
     comparables = ComparablesIndex(env.providers.comparable_sales, setup.config)
+    values: dict[str, Appraisal] = {}
+    if setup.value_model is not None:
+        valuer = Valuer(setup.value_model, env.providers.comparable_sales)
+        unscored = [candidate.domain for candidate in candidates if candidate.domain not in scores]
+        values = valuer.appraise(unscored, setup.today)
     for index, candidate in enumerate(candidates):
         domain = candidate.domain
         if domain in scores:
@@ -212,7 +220,12 @@ def score_candidates(
         if clock() >= env.deadline:
             raise StageIncompleteError(f"{len(scores)} of {len(candidates)} names scored")
         inputs = scoring_input(
-            candidate, keyword_data, comparables, setup.today, setup.renewal_cost
+            candidate,
+            keyword_data,
+            comparables,
+            setup.today,
+            setup.renewal_cost,
+            value=values.get(domain),
         )
         scores[domain] = score_one(inputs, setup.weights, setup.config, setup.today).to_dict()
         if index % 100 == 0:

@@ -27,7 +27,7 @@ from dominus.scoring.money import NO_LISTED_PRICE
 # How each rule of the gate reads in a reason.
 RULE_WORDS = {"exact": "exact", "substring": "substring", "edit_distance": "one edit away"}
 NO_TRADEMARK_SOURCE = "trademark: not verified, no trademark source"
-# Rows scored before tiers were stored (before issue 10) have no reason to show.
+# Rows scored before tiers were stored (ADR 0014) have no reason to show.
 NO_TIER_RECORDED = "scored before tiers were recorded"
 TIER_ORDER = (Tier.RECOMMENDED.value, Tier.SPECULATIVE.value, Tier.REJECTED.value)
 # The words the runner's degradation reason uses when a stage ran out of its time budget.

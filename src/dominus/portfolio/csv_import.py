@@ -1,4 +1,4 @@
-"""Importing a portfolio from a registrar's or marketplace's CSV export (issue 13).
+"""Importing a portfolio from a registrar's or marketplace's CSV export.
 
 Columns are found by an explicit `--map field=column`, then the preset's columns, then the
 header aliases (presets.py). Every row is checked before anything is written, against the same

@@ -1,4 +1,4 @@
-"""PORTFOLIO_RESCORE: appraise held names again and refresh their verdicts (issue 13).
+"""PORTFOLIO_RESCORE: appraise held names again and refresh their verdicts.
 
 Each name is appraised exactly as `dominus score NAME` appraises it (the single-domain
 appraisal: stage 1's candidate, the active weights, the settings' providers, the trademark gate;
@@ -18,14 +18,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import Engine
+
 from dominus.domain_names import InvalidNameError, normalise_domain
 from dominus.errors import DominusError, JobAbortedError
 from dominus.jobs.clock import Clock
-from dominus.pipeline.appraisal import AppraisalInputError, Appraiser, ValidName
+from dominus.pipeline.appraisal import AppraisalInputError, Appraiser, ValidName, appraiser
 from dominus.pipeline.appraisal_result import Appraisal
 from dominus.pipeline.concurrency import bounded_map
+from dominus.pipeline.store import PipelineStore
 from dominus.portfolio.model import EntryNotFoundError, ScoreUpdate
 from dominus.portfolio.service import PortfolioService
+from dominus.portfolio.settings import PortfolioSettings
 from dominus.providers.models import StopSignal
 
 # (domain) → its fresh score; raises when the name cannot be appraised now.
@@ -184,3 +188,32 @@ class Rescorer:
         if self.on_progress is not None:
             self.on_progress(domain, done, total)
         return outcome
+
+
+def rescore_dedupe_key(domain: str | None) -> str:
+    """One PORTFOLIO_RESCORE job pending per name (or for every name) at a time."""
+    return f"portfolio-rescore:{domain or '*'}"
+
+
+def rescore(
+    settings: PortfolioSettings,
+    engine: Engine,
+    clock: Clock,
+    domain: str | None,
+    *,
+    stop: StopSignal,
+    on_progress: OnProgress | None = None,
+) -> RescoreResult:
+    """Rescore `domain` (or every active entry) with the settings' providers and scoring, as
+    the PORTFOLIO_RESCORE job and `portfolio rescore --sync` both do."""
+    service = PortfolioService(engine, settings)
+    with appraiser(settings, PipelineStore(engine), clock().date(), stop=stop) as names:
+        rescorer = Rescorer(
+            service,
+            appraiser_scorer(names),
+            clock,
+            concurrency=settings.PORTFOLIO_RESCORE_CONCURRENCY,
+            stop=stop,
+            on_progress=on_progress,
+        )
+        return rescorer.run(domain)

@@ -1,4 +1,4 @@
-"""Verdicts on held names: keep, drop or reprice, and why, in words (issue 13; ADR 0021).
+"""Verdicts on held names: keep, drop or reprice, and why, in words (ADR 0021).
 
 Every method first asks whether the name has a score (not scored → reprice: nothing to judge
 it by) and whether its costs are in the scoring currency (never converted → reprice). Then:

@@ -1,6 +1,6 @@
 """DOMINUS's schedules: the periodic jobs of the domain, each with the setting that holds its cron
-expression. A schedule whose job type is not registered in this version (its handler arrives in
-a later release) is listed as inactive and fires nothing.
+expression. A schedule whose job type is not registered in this process (a worker built without
+it) is listed as inactive and fires nothing.
 
     name               setting                         default        job
     backup             SCHEDULER_BACKUP_CRON           0 4 * * *      BACKUP

@@ -231,7 +231,7 @@ Index(
     portfolio_verdict_history.c.id,
 )
 
-# What happened to a name in the end (issue 14's outcomes; the backtest joins sales to scores).
+# What happened to a name in the end (the backtest joins sales to scores).
 # No foreign key to the portfolio: outcomes are also recorded for names never held in it.
 outcomes = Table(
     "outcomes",

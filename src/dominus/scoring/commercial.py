@@ -9,7 +9,7 @@ keyword (33,100 searches a month, $1.25 a click) scored 0.03, indistinguishable 
 the log scale it scores 0.53, a keyword a hundred times bigger still scores higher, and the cap
 (one million searches, $50 a click) is where the signal saturates.
 
-Available only with keyword evidence, the rule the decision uses (issue 10): volume ≥
+Available only with keyword evidence, the rule the decision uses: volume ≥
 `min_search_volume` (1,000 a month) or a CPC above 0. Below that the keyword is shown as a fact
 but is "no data", not "worth something". Negative or non-finite inputs count as 0.
 """

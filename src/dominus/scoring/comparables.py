@@ -1,4 +1,4 @@
-"""Which comparable sales bear on a candidate, and how much (issue 10, cause 3 and item 3).
+"""Which comparable sales bear on a candidate, and how much.
 
 A sale is relevant to a candidate when both hold:
   - the TLDs are comparable: the same public suffix (whole: .co.uk is not .uk), or both in

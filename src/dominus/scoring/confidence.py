@@ -1,4 +1,4 @@
-"""Confidence: how far the evidence behind a score reaches beyond the name itself (issue 10).
+"""Confidence: how far the evidence behind a score reaches beyond the name itself.
 
 With the weights normalised to shares of 1 (w_intrinsic, w_commercial, w_market, w_expiry):
 

@@ -1,4 +1,4 @@
-"""The decision: recommended, speculative or rejected, and why, in words (issue 10, item 2).
+"""The decision: recommended, speculative or rejected, and why, in words.
 
 A candidate is recommended only when every gate passes:
   - evidence: market evidence (at least `min_comparables` relevant comparable sales), or keyword
@@ -181,9 +181,15 @@ def _money_phrase(money: Money, figures: Figures) -> str:
     if money.problem is not None or money.expected_profit is None or money.holding_cost is None:
         return money.problem or "the money gate could not be worked out"
     currency = figures.currency
-    return (
+    phrase = (
         f"expected profit {amount(money.expected_profit, currency)}: "
         f"EV {amount(figures.expected_value, currency)} × {1 - money.sale_commission:.2f} × "
         f"P(sale {money.holding_years} y) {money.p_sale * 100:.2f} % − "
         f"holding {amount(money.holding_cost, currency)}"
     )
+    if money.above_wholesale and money.wholesale_p50 is not None:
+        phrase += (
+            f"; listed above what investors pay each other (wholesale "
+            f"{amount(money.wholesale_p50, currency)})"
+        )
+    return phrase

@@ -5,6 +5,7 @@ until it is documented here."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -116,6 +117,51 @@ class MoneyOut(Closed):
     price_source: str
     problem: str | None = Field(description="Why the gate cannot pass (a missing price).")
     passes: bool
+    wholesale_p50: float | None = Field(
+        None, description="What investors pay each other for the name (value model's P50)."
+    )
+    above_wholesale: bool = Field(
+        False, description="A purchase listed above the wholesale P50 (said in the reason)."
+    )
+
+
+class RangeOut(Closed):
+    p10: float
+    p50: float
+    p90: float
+
+
+class ValueModelOut(Closed):
+    name: str
+    version: str
+    trained_on: str
+
+
+class ContributionOut(Closed):
+    label: str = Field(description="What moved the value, in words.")
+    dollars: float = Field(description="What the retail P50 would lose without it.")
+    factor: float = Field(description="Its multiplicative effect (2.0 doubles the value).")
+
+
+class UsedComparableOut(Closed):
+    domain: str
+    price: float
+    date: date
+    venue: str
+    similarity: float
+    why: str
+
+
+class ValueOut(Closed):
+    """The value model's appraisal: what investors pay each other (wholesale) and what an end
+    user pays (retail), each P10, P50 and P90 in US dollars; why; the comparable sales used."""
+
+    domain: str
+    wholesale: RangeOut
+    retail: RangeOut
+    model: ValueModelOut
+    contributions: list[ContributionOut]
+    comparables: list[UsedComparableOut]
 
 
 class ScoreOut(Closed):
@@ -146,3 +192,6 @@ class ScoreOut(Closed):
     money: MoneyOut
     suggested_buy_max: float
     suggested_list_price: float
+    value: ValueOut | None = Field(
+        None, description="The value model's appraisal; `expected_value` is its retail P50."
+    )

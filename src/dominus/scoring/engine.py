@@ -2,8 +2,10 @@
 
     signals      intrinsic.py, commercial.py, comparables.py + market.py, expiry.py
     weighting    weighting.py: available weight, reallocation, weighted score, thresholds
-    confidence   confidence.py: the issue 10 reference formula
-    values       value.py: anchor, EV = weighted score × anchor; list price = EV × 2.5
+    confidence   confidence.py: the reference formula (ADR 0014)
+    values       the value model's appraisal when given (valuation/): EV = retail P50, list
+                 price = retail P90, the buy max held against wholesale P50; without one,
+                 value.py: anchor, EV = weighted score × anchor, list price = EV × 2.5
     money        money.py: holding cost, P(sale), expected profit, buy max
     decision     decision.py: evidence and gates → recommended / speculative / rejected + reason
 
@@ -32,6 +34,7 @@ from dominus.scoring.score import Score
 from dominus.scoring.value import anchors
 from dominus.scoring.weighting import shares_of, weighted_score, weighting
 from dominus.scoring.weights import Weights
+from dominus.valuation import Appraisal
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class ScoringInput:
     renewal_cost: float | None = None
     acquisition_price: float | None = None  # a closeout/auction listing's price
     purchase: bool = False  # True: bought from a listing (closeout/auction), not hand-registered
+    # The value model's appraisal of the name (in US dollars); None: the anchor formula's EV.
+    value: Appraisal | None = None
 
 
 def _cents(value: float) -> float:
@@ -74,14 +79,22 @@ def score_domain(
     value = anchors(
         shares, market.statistic, commercial, expiry, config.tld_multiplier(suffix), config
     )
-    expected = _cents(weighted * value.anchor)
+    valued = inputs.value if inputs.value is not None and config.currency == "USD" else None
+    expected = _cents(valued.retail.p50 if valued else weighted * value.anchor)
+    list_price = _cents(valued.retail.p90 if valued else expected * config.list_multiplier)
     acquisition = Acquisition(
         domain=inputs.domain,
         purchase=inputs.purchase,
         listed_price=inputs.acquisition_price,
         renewal_cost=inputs.renewal_cost,
     )
-    figures = money(acquisition, expected, certainty.value, config)
+    figures = money(
+        acquisition,
+        expected,
+        certainty.value,
+        config,
+        wholesale_p50=valued.wholesale.p50 if valued else None,
+    )
     evidence = Evidence(
         keyword=inputs.keyword,
         keyword_counts=coverage.commercial,
@@ -128,6 +141,7 @@ def score_domain(
         expected_value=expected,
         money=figures,
         suggested_buy_max=figures.buy_max,
-        suggested_list_price=_cents(expected * config.list_multiplier),
+        suggested_list_price=list_price,
         currency=config.currency,
+        value=valued,
     )

@@ -2,7 +2,7 @@
 
     expiry = 0.4·min(1, age / 20) + 0.4·min(1, backlinks / 1000) + 0.2·min(1, wayback / 500)
 
-Unknown parts count 0. Expiry evidence (issue 10) is at least one fact above 0 (age, backlinks or
+Unknown parts count 0. Expiry evidence is at least one fact above 0 (age, backlinks or
 archive snapshots); without any, or without `ExpiryFacts` at all (a fresh hand registration), the
 signal is unavailable (None): a closeout row with no facts says nothing about the name.
 """

@@ -1,10 +1,16 @@
-"""The money gate and the buy maximum (issue 10, item 2).
+"""The money gate and the buy maximum.
 
     r               = annual sell-through × confidence / confidence cap    (0.01 × c / 0.8)
     P(sale)         = 1 − (1 − r)^years                                     (years = 3)
     expected revenue = EV × (1 − commission) × P(sale)                      (commission 0.20)
     expected profit  = expected revenue − holding cost                      (must be > 0)
     buy max          = max(0, min(EV × buy-max ratio − carrying cost, absolute cap))
+
+With the value model's values (valuation/), EV is the retail P50 (what an end user would pay),
+and a purchase from a listing is also held against the wholesale P50 (what investors pay each
+other): the buy max never goes above the wholesale P50 unless the retail case pays for more (up
+to its break-even price, expected revenue − carrying cost), and a listed price above the
+wholesale P50 is said in the gate's reason.
 
 Holding cost, the conservative reading of the issue's "registration + renewals over those years":
   - a hand registration pays its registration fee, which covers year 1, then a renewal for each
@@ -61,6 +67,8 @@ class Money:
     buy_max: float
     price_source: str  # where the registration/renewal prices came from
     problem: str | None  # why the gate cannot be evaluated (a missing price)
+    # What investors pay each other for the name (the value model's wholesale P50), if known.
+    wholesale_p50: float | None = None
 
     @property
     def passes(self) -> bool:
@@ -86,7 +94,19 @@ class Money:
             "price_source": self.price_source,
             "problem": self.problem,
             "passes": self.passes,
+            "wholesale_p50": self.wholesale_p50,
+            "above_wholesale": self.above_wholesale,
         }
+
+    @property
+    def above_wholesale(self) -> bool:
+        """A purchase listed above what investors pay each other for the name."""
+        return (
+            self.purchase
+            and self.wholesale_p50 is not None
+            and self.acquisition_cost is not None
+            and self.acquisition_cost > self.wholesale_p50
+        )
 
 
 def sell_through_rate(confidence: float, config: ScoringConfig) -> float:
@@ -111,9 +131,14 @@ def _table_price(domain: str, config: ScoringConfig) -> tuple[TldPrice | None, s
 
 
 def money(
-    acquisition: Acquisition, expected_value: float, confidence: float, config: ScoringConfig
+    acquisition: Acquisition,
+    expected_value: float,
+    confidence: float,
+    config: ScoringConfig,
+    wholesale_p50: float | None = None,
 ) -> Money:
-    """The money gate's figures for one candidate; pure."""
+    """The money gate's figures for one candidate; pure. `wholesale_p50`: the value model's
+    wholesale P50, when the name was valued (see the module docstring)."""
     price, missing_price = _table_price(acquisition.domain, config)
     renewal = acquisition.renewal_cost
     if renewal is None and price is not None:
@@ -142,6 +167,8 @@ def money(
     buy_max = 0.0
     if carrying is not None:
         ceiling = expected_value * config.buy_max_ratio - carrying
+        if wholesale_p50 is not None:
+            ceiling = min(ceiling, max(wholesale_p50, revenue - carrying))
         buy_max = max(0.0, min(ceiling, config.buy_max_absolute_cap))
     return Money(
         purchase=acquisition.purchase,
@@ -159,4 +186,5 @@ def money(
         buy_max=_cents(buy_max),
         price_source=config.prices.source,
         problem="; ".join(problems) or None,
+        wholesale_p50=_cents(wholesale_p50) if wholesale_p50 is not None else None,
     )

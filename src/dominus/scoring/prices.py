@@ -1,4 +1,4 @@
-"""Registration and renewal prices per TLD, for the money gate (issue 10, item 2).
+"""Registration and renewal prices per TLD, for the money gate.
 
 A CSV file `tld,registration,renewal,currency` (comment lines start with `#`): the bundled,
 dated `data/tld_prices.csv` unless `TLD_PRICES_PATH` names another. Loading is the only I/O of

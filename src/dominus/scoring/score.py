@@ -11,6 +11,7 @@ from dominus.scoring.market import MarketResult
 from dominus.scoring.money import Money
 from dominus.scoring.value import Anchors
 from dominus.scoring.weights import Weights
+from dominus.valuation import Appraisal
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class Score:
     suggested_buy_max: float
     suggested_list_price: float
     currency: str = "USD"
+    # The value model's appraisal (wholesale and retail ranges, why, the comparables used);
+    # None when the name was scored without one (EV is then the anchor formula's, value.py).
+    value: Appraisal | None = None
 
     @property
     def recommended(self) -> bool:
@@ -85,4 +89,5 @@ class Score:
             "money": self.money.to_dict(),
             "suggested_buy_max": self.suggested_buy_max,
             "suggested_list_price": self.suggested_list_price,
+            "value": None if self.value is None else self.value.to_dict(),
         }

@@ -1,4 +1,4 @@
-"""The words in a second-level label, for matching comparable sales (issue 10, cause 3).
+"""The words in a second-level label, for matching comparable sales.
 
 A label has no spaces, so its words are guessed by a word segmenter: `wordninja` (MIT licence),
 which splits text by dynamic programming over the word frequencies of English Wikipedia it ships
@@ -16,23 +16,18 @@ do not pay for it. Results are cached: a worker scores the same comparable sales
 
 from __future__ import annotations
 
-from functools import lru_cache
+from dominus.valuation.words import segments
 
 FUNCTION_WORDS = frozenset(
     {"and", "are", "but", "for", "from", "how", "its", "not", "our", "the", "this", "that"}
     | {"was", "who", "with", "you", "your"}
 )
 
-# Enough for 10,000 candidates and 50,000 sales of one run, bounded so a long-lived worker's
-# memory is too (an entry is a short label and a handful of words).
-_CACHE_SIZE = 131_072
 
-
-@lru_cache(maxsize=_CACHE_SIZE)
 def _segments(label: str) -> tuple[str, ...]:
-    import wordninja  # noqa: PLC0415 - loaded on first use (see the module docstring)
-
-    return tuple(part.lower() for part in wordninja.split(label))
+    # The value model's segmentation, and its cache: a name and its comparable sales are split
+    # once per process for the scoring and the valuation alike.
+    return segments(label)
 
 
 def word_tokens(label: str, min_length: int = 3) -> frozenset[str]:
@@ -48,4 +43,4 @@ def word_tokens(label: str, min_length: int = 3) -> frozenset[str]:
 
 def clear_word_cache() -> None:
     """Forget every segmented label (benchmarks measure a fresh process this way)."""
-    _segments.cache_clear()
+    segments.cache_clear()

@@ -24,8 +24,9 @@ import anyio.to_thread
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from dominus.api.limits import replayed
 from dominus.errors import DominusError
 from dominus.web.sessions import (
     CSRF_FIELD,
@@ -171,13 +172,4 @@ async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
         if not message.get("more_body", False):
             break
     body = b"".join(chunks)
-    delivered = False
-
-    async def replay() -> Message:
-        nonlocal delivered
-        if delivered:
-            return await receive()
-        delivered = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return body, replay
+    return body, replayed(body, receive)

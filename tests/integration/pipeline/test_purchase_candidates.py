@@ -1,4 +1,4 @@
-"""Closeout and auction names are bought, not registered (issue 10, item 9): the availability
+"""Closeout and auction names are bought, not registered: the availability
 stages never drop them; they reach scoring as purchases with their listed price, and every
 output says so. Hand-registrations keep the availability check."""
 

@@ -1,4 +1,4 @@
-"""What a run shows (issue 10, items 1, 2, 7 and 8), on SQLite and PostgreSQL:
+"""What a run shows, on SQLite and PostgreSQL:
 - the final tier comes after the trademark gate: a name it blocks, or cannot verify, is rejected
   with a reason naming the mark, whatever scoring said;
 - the candidates are ranked: recommended by expected profit, then speculative, then rejected;

@@ -140,7 +140,7 @@ def test_each_stage_reports_the_candidates_it_handed_on(runs: PipelineStore) -> 
 
 
 def test_invalid_a_labels_are_refused_not_recommended(runs: PipelineStore) -> None:
-    """Issue 9, defect 9: `xn--a` (punycode that does not decode to a valid label) and `xn--ls8h`
+    """`xn--a` (punycode that does not decode to a valid label) and `xn--ls8h`
     (the emoji 💩, refused when typed as such) were recommended as `.com` names."""
     run = start(runs, RunInput(brandable=["xn--a", "xn--ls8h", "XN--BCHER-KVA"]))
     done = runner(runs).run(run.id)

@@ -1,4 +1,4 @@
-"""The report's figures on a fixture computed by hand (issue 14's list of metrics)."""
+"""The report's figures on a fixture computed by hand (ADR 0025's list of metrics)."""
 
 from __future__ import annotations
 

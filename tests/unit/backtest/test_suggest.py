@@ -1,4 +1,4 @@
-"""The weight suggester (issue 14): holds, moves, caps and renormalisation."""
+"""The weight suggester: holds, moves, caps and renormalisation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Candidate listings as CSV (issue 10, item 7): every column of the JSON, one row per document,
+"""Candidate listings as CSV: every column of the JSON, one row per document,
 a header row, RFC 4180 quoting, UTF-8 with a BOM, CRLF, and the formula-injection guard (a cell
 starting with `=`, `+`, `-` or `@` gets a `'`). Checked by parsing the output back with `csv`."""
 

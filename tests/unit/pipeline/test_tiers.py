@@ -1,6 +1,6 @@
-"""The final tier after the trademark gate, the evidence line and the rejection labels (issue 10,
-items 1 and 8: a name the gate blocks or cannot verify is never recommended; recommendations
-show the evidence that backed them), written from the issue's and the brief's words."""
+"""The final tier after the trademark gate, the evidence line and the rejection labels (a name the
+gate blocks or cannot verify is never recommended; recommendations show the evidence that backed
+them), written from the specification's words."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def test_stored_rows_of_every_age_give_a_final_tier() -> None:
     )
     assert stored_final_tier(new).tier == "rejected"
     assert stored_final_tier(new).stage == "trademark"
-    # Written by issue 10's engine before ADR 0017: the engine's tier, the gate applied now.
+    # Written by the scoring engine before ADR 0017: the engine's tier, the gate applied now.
     engine_only = row(
         {"tier": "recommended", "tier_reason": "ok", "trademark": {"rule": "exact"}},
         verdict="blocked",

@@ -1,4 +1,4 @@
-"""Confidence, from the issue 10 reference formula as written in the issue:
+"""Confidence, from the reference formula as it was specified:
 
     covered = 0.30 + [0.35 if commercial] + [0.25 if market] + [0.10 if expiry]
     extra = max(0, covered − 0.30)

@@ -1,4 +1,4 @@
-"""The decision (issue 10, item 2): every gate, the three tiers and the reason in words."""
+"""The decision: every gate, the three tiers and the reason in words."""
 
 from __future__ import annotations
 

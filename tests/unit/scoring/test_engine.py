@@ -108,7 +108,7 @@ def test_available_weight_and_reallocation(
 @pytest.mark.parametrize(
     ("inputs", "score_threshold", "confidence", "confidence_threshold"),
     [
-        # confidence (issue 10): intrinsic only 0.2; + commercial 0.2 + 0.264 + I × 0.072;
+        # confidence: intrinsic only 0.2; + commercial 0.2 + 0.264 + I × 0.072;
         # + commercial and expiry: extra 0.45 → 0.45/0.70 × 0.528 + I × 0.072
         ({}, 0.2 + 0.2 * 0.3 / 0.7, 0.2, 0.18 + 0.12 * 0.3 / 0.7),
         (

@@ -177,6 +177,8 @@ def test_every_figure_is_in_the_document() -> None:
         "price_source": BUNDLED,
         "problem": None,
         "passes": True,
+        "wholesale_p50": None,  # valued without the value model
+        "above_wholesale": False,
     }
 
 

@@ -129,7 +129,7 @@ def test_commercial_score(keyword: KeywordStats | None, expected: float | None) 
 
 
 def test_real_keyword_data_moves_the_commercial_signal() -> None:
-    """Issue 10, cause 4: 33,100 searches and $1.25 a click scored 0.03 on the linear scale."""
+    """33,100 searches and $1.25 a click scored 0.03 on the linear scale."""
     real = commercial_score(KeywordStats("home gym", 33_100, 1.25), CONFIG)
     bigger = commercial_score(KeywordStats("car insurance", 246_000, 22.0), CONFIG)
     assert real is not None and bigger is not None

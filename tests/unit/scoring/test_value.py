@@ -1,5 +1,5 @@
 """The expected value: EV = weighted score × anchor, the anchor drawn from the evidence present
-(value.py), and the issue 10 cause-3 cases."""
+(value.py), and the cases that once misvalued names."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ HOME_INSURE = ComparableSale("homeinsure.com", 38_000, "USD", date(2019, 5, 17))
 
 
 def test_one_sale_sharing_a_prefix_does_not_multiply_the_ev() -> None:
-    """Issue 10, cause 3: `homeinsure.com` ($38,000) multiplied a candidate's EV about 8×."""
+    """`homeinsure.com` ($38,000) multiplied a candidate's EV about 8×."""
     # shares a 4-letter prefix and no word: not even relevant
     assert score("homework.com", comparables=[HOME_INSURE]) == score("homework.com")
     # shares the word "home": relevant, but one sale is not market evidence (3 are needed)
@@ -92,7 +92,7 @@ def test_three_relevant_sales_move_the_ev_by_their_lower_quartile() -> None:
     ["oldgardentools.com", "discount-auto-parts-online.com", "petcareblog.net"],
 )
 def test_an_aged_closeout_with_backlinks_is_valued_above_ok123(closeout: str) -> None:
-    """Issue 10, cause 3: a closeout with 18 years of age and 1,200 backlinks was valued below
+    """A closeout with 18 years of age and 1,200 backlinks was valued below
     `ok123.com`."""
     facts = ExpiryFacts(age_years=18, backlinks=1200)
     assert score(closeout, expiry=facts) > score("ok123.com")

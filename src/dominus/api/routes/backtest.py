@@ -1,4 +1,4 @@
-"""/api/v1/outcomes, /api/v1/backtest/report(.png), /api/v1/weights (issue 14)."""
+"""/api/v1/outcomes, /api/v1/backtest/report(.png), /api/v1/weights."""
 
 from __future__ import annotations
 

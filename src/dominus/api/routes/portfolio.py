@@ -1,4 +1,4 @@
-"""/api/v1/portfolio: the names held (CRUD), CSV import, and PORTFOLIO_RESCORE (issue 13)."""
+"""/api/v1/portfolio: the names held (CRUD), CSV import, and PORTFOLIO_RESCORE."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from dominus.portfolio.csv_import import (
 )
 from dominus.portfolio.documents import EntryOut, ImportReportOut, RescoreQueuedOut
 from dominus.portfolio.model import EntryFields
+from dominus.portfolio.rescore import rescore_dedupe_key
 from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.store import PortfolioReader
 
@@ -111,7 +112,7 @@ def rescore(body: RescoreIn, response: Response, api: Services) -> Any:
         name = None if body.domain is None else _service(api).get(body.domain).domain
         payload = {} if name is None else {"domain": name}
         result = api.queue.enqueue_job(
-            PORTFOLIO_RESCORE, payload, dedupe_key=f"portfolio-rescore:{name or '*'}"
+            PORTFOLIO_RESCORE, payload, dedupe_key=rescore_dedupe_key(name)
         )
         response.headers["Location"] = f"/api/v1/jobs/{result.job_id}"
         if not result.created:

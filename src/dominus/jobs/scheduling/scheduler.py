@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import Connection
 
-from dominus.errors import DatabaseBusyError, DatabaseError, DatabaseGoneError, DominusError
+from dominus.errors import DatabaseError, DatabaseGoneError, DominusError
 from dominus.jobs.backoff import DatabaseBackoff
 from dominus.jobs.client import EnqueueRequest, JobQueue
 from dominus.jobs.clock import EARLIEST, utc_now
@@ -275,15 +275,7 @@ class Scheduler:
     def _back_off(self, now: datetime, error: Exception) -> None:
         delay = self._backoff.failed()
         self._backoff_until = now + timedelta(seconds=delay)
-        failures = self._backoff.consecutive_failures
-        if isinstance(error, DatabaseBusyError):
-            log.warning("database busy (%d in a row); next try in %.2f s", failures, delay)
-        elif isinstance(error, DatabaseError):
-            log.error("%s (%d in a row); next try in %.2f s", error, failures, delay)
-        else:
-            log.exception(
-                "scheduler tick failed (%d in a row); next try in %.2f s", failures, delay
-            )
+        self._backoff.log_failed_tick(log, "scheduler", error, delay)
 
     def _next_wake(self, now: datetime) -> datetime:
         if self._backoff_until is not None and self._backoff_until > now:

@@ -11,7 +11,7 @@ from sqlalchemy import Connection, func, select, text
 from dominus.errors import QueueFullError
 from dominus.jobs.model import ACTIVE_STATUSES, EnqueueResult, NewJob
 from dominus.jobs.sql.backend import Backend
-from dominus.jobs.sql.tables import job_queue
+from dominus.jobs.sql.tables import ENQUEUE_TIME_COLUMNS, NEW_JOB_COLUMNS, job_queue
 
 ACTIVE_DEDUPE_PREDICATE = text("dedupe_key IS NOT NULL AND status IN ('pending', 'running')")
 ACTIVE = [status.value for status in ACTIVE_STATUSES]
@@ -60,20 +60,15 @@ def _check_depth(connection: Connection, adding: int, max_depth: int) -> None:
 
 
 def _row(job: NewJob, now: datetime) -> dict[str, Any]:
-    return {
-        "job_type": job.job_type,
-        "payload": job.payload,
-        "status": "pending",
-        "priority": job.priority,
-        "attempts": 0,
-        "max_attempts": job.max_attempts,
-        "failure_count": 0,
-        "run_at": job.run_at,
-        "created_at": now,
-        "updated_at": now,
-        "dedupe_key": job.dedupe_key,
-        "timeout_seconds": job.timeout_seconds,
+    row: dict[str, Any] = {
+        column.name: column.fixed
+        if column.fixed is not None
+        else now
+        if column.name in ENQUEUE_TIME_COLUMNS
+        else getattr(job, column.name)
+        for column in NEW_JOB_COLUMNS
     }
+    return row | {"dedupe_key": job.dedupe_key}
 
 
 def _insert_deduplicated(

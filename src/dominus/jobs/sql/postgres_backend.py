@@ -49,6 +49,13 @@ from dominus.jobs.sql.driver_connections import DriverConnections
 from dominus.jobs.sql.metrics import BUCKET_LABELS, Increments, shard_for
 from dominus.jobs.sql.postgres_vacuum import QueueVacuum
 from dominus.jobs.sql.rows import JOB_FIELD_NAMES, job_from_fields
+from dominus.jobs.sql.tables import (
+    ENQUEUE_TIME_COLUMNS,
+    JOB_VALUE_COLUMNS,
+    NEW_JOB_COLUMN_LIST,
+    NEW_JOB_COLUMNS,
+    new_job_values,
+)
 from dominus.jobs.wakeup import ChangeWatcher
 
 log = logging.getLogger("dominus.worker")
@@ -122,19 +129,25 @@ _COMPLETE = """
     SELECT id FROM done
 """
 
+
+def _batch_value(name: str) -> str:
+    return "%(now)s" if name in ENQUEUE_TIME_COLUMNS else name
+
+
+def _one_value(name: str) -> str:
+    if name in ENQUEUE_TIME_COLUMNS:
+        return "%(now)s"
+    return "%(payload)s::jsonb" if name == "payload" else f"%({name})s"
+
+
 # One round trip for a whole batch, however large: every column travels as one array parameter
 # (no limit on the number of bind parameters), unnested in order. Ids come from the sequence in
 # that order, so sorting them restores the batch order.
-_INSERT_MANY = """
-    INSERT INTO job_queue (job_type, payload, status, priority, attempts, max_attempts,
-                           failure_count, run_at, created_at, updated_at, timeout_seconds)
-    SELECT job_type, payload, 'pending', priority, 0, max_attempts, 0, run_at, %(now)s, %(now)s,
-           timeout_seconds
-      FROM unnest(%(job_types)s::text[], %(payloads)s::jsonb[], %(priorities)s::integer[],
-                  %(max_attempts)s::integer[], %(run_ats)s::timestamptz[],
-                  %(timeouts)s::double precision[])
-           WITH ORDINALITY
-           AS batch(job_type, payload, priority, max_attempts, run_at, timeout_seconds, position)
+_INSERT_MANY = f"""
+    INSERT INTO job_queue ({NEW_JOB_COLUMN_LIST})
+    SELECT {new_job_values(lambda column: _batch_value(column.name))}
+      FROM unnest({", ".join(f"%({c.name})s::{c.pg_type}[]" for c in JOB_VALUE_COLUMNS)})
+           WITH ORDINALITY AS batch({", ".join(c.name for c in JOB_VALUE_COLUMNS)}, position)
      ORDER BY position
     RETURNING id
 """
@@ -155,12 +168,10 @@ _NOTIFY = "SELECT pg_notify(%(channel)s, %(payload)s)"
 # message, one round trip (ADR 0034). Spelled with VALUES, not the batch's unnest: for one row
 # the array form cost about 110 µs more a call on the server (ADR 0035). `notified` calls a
 # volatile function, so PostgreSQL evaluates it once, not inlined per row.
-_ENQUEUE_ONE = """
+_ENQUEUE_ONE = f"""
     WITH inserted AS (
-        INSERT INTO job_queue (job_type, payload, status, priority, attempts, max_attempts,
-                               failure_count, run_at, created_at, updated_at, timeout_seconds)
-        VALUES (%(job_type)s, %(payload)s::jsonb, 'pending', %(priority)s, 0, %(max_attempts)s,
-                0, %(run_at)s, %(now)s, %(now)s, %(timeout)s)
+        INSERT INTO job_queue ({NEW_JOB_COLUMN_LIST})
+        VALUES ({new_job_values(lambda column: _one_value(column.name))})
         RETURNING id, job_type
     ), counted AS (
         INSERT INTO job_metrics (name, job_type, bucket, shard, value)
@@ -176,20 +187,7 @@ _ENQUEUE_ONE = """
 _NEXT_IDS = (
     "SELECT nextval(pg_get_serial_sequence('job_queue', 'id')) FROM generate_series(1, %(count)s)"
 )
-_COPY_COLUMNS = (
-    ("id", "int8"),
-    ("job_type", "varchar"),
-    ("payload", "jsonb"),
-    ("status", "varchar"),
-    ("priority", "int4"),
-    ("attempts", "int4"),
-    ("max_attempts", "int4"),
-    ("failure_count", "int4"),
-    ("run_at", "timestamptz"),
-    ("created_at", "timestamptz"),
-    ("updated_at", "timestamptz"),
-    ("timeout_seconds", "float8"),
-)
+_COPY_COLUMNS = (("id", "int8"), *((c.name, c.pg_type) for c in NEW_JOB_COLUMNS))
 _COPY = (
     f"COPY job_queue ({', '.join(name for name, _ in _COPY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
 )
@@ -383,12 +381,12 @@ class _LoopConnection:
 def _insert_parameters(jobs: Sequence[NewJob], now: datetime) -> dict[str, Any]:
     return {
         "now": now,
-        "job_types": [job.job_type for job in jobs],
-        "payloads": [json.dumps(job.payload) for job in jobs],
-        "priorities": [job.priority for job in jobs],
+        "job_type": [job.job_type for job in jobs],
+        "payload": [json.dumps(job.payload) for job in jobs],
+        "priority": [job.priority for job in jobs],
         "max_attempts": [job.max_attempts for job in jobs],
-        "run_ats": [job.run_at for job in jobs],
-        "timeouts": [job.timeout_seconds for job in jobs],
+        "run_at": [job.run_at for job in jobs],
+        "timeout_seconds": [job.timeout_seconds for job in jobs],
     }
 
 
@@ -404,7 +402,7 @@ def _enqueue_one(raw: psycopg.Connection[Any], job: NewJob, now: datetime) -> li
         "max_attempts": job.max_attempts,
         "run_at": job.run_at,
         "now": now,
-        "timeout": job.timeout_seconds,
+        "timeout_seconds": job.timeout_seconds,
         "counter": ENQUEUED,
         "shard": shard_for(),
         "channel": JOBS_CHANNEL,

@@ -44,16 +44,15 @@ from dominus.jobs.sql import sqlite_enqueue_counts as enqueue_counts
 from dominus.jobs.sql.driver_connections import DriverConnections
 from dominus.jobs.sql.metrics import Increments, shard_for
 from dominus.jobs.sql.rows import JOB_FIELDS, job_from_fields
-from dominus.jobs.sql.tables import job_queue
+from dominus.jobs.sql.tables import NEW_JOB_COLUMN_LIST, job_queue, new_job_values
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher, SqliteDataVersionWatcher
 
 # How long a fold waits for the write lock before leaving it to the next round.
 FOLD_PATIENCE_MS = 50
 
+# Each job's own values in the order of NEW_JOB_COLUMNS (see `insert_plain_jobs`).
 _INSERT = (
-    "INSERT INTO job_queue (job_type, payload, status, priority, attempts, max_attempts, "
-    "failure_count, run_at, created_at, updated_at, timeout_seconds) "
-    "VALUES (?, ?, 'pending', ?, 0, ?, 0, ?, ?, ?, ?)"
+    f"INSERT INTO job_queue ({NEW_JOB_COLUMN_LIST}) VALUES ({new_job_values(lambda _column: '?')})"
 )
 
 _COMPLETE = (

@@ -8,6 +8,9 @@ Alembic history (ADR 0031). The newest migration and these definitions must agre
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -102,6 +105,53 @@ Index(
     sqlite_where=text("dedupe_key IS NOT NULL AND status IN ('pending', 'running')"),
     postgresql_where=text("dedupe_key IS NOT NULL AND status IN ('pending', 'running')"),
 )
+
+
+@dataclass(frozen=True)
+class NewJobColumn:
+    name: str
+    pg_type: str  # its PostgreSQL type: binary COPY and array parameters need it
+    fixed: str | int | None = None  # what every new job starts with; None: the job's own value
+
+
+# A new job's row, in one order. Every way a job is inserted (SQLAlchemy's statement, SQLite's
+# and PostgreSQL's own statements, PostgreSQL's COPY) spells its columns from this, so they
+# cannot drift apart. `created_at` and `updated_at` are both the enqueue time.
+NEW_JOB_COLUMNS = (
+    NewJobColumn("job_type", "varchar"),
+    NewJobColumn("payload", "jsonb"),
+    NewJobColumn("status", "varchar", "pending"),
+    NewJobColumn("priority", "int4"),
+    NewJobColumn("attempts", "int4", 0),
+    NewJobColumn("max_attempts", "int4"),
+    NewJobColumn("failure_count", "int4", 0),
+    NewJobColumn("run_at", "timestamptz"),
+    NewJobColumn("created_at", "timestamptz"),
+    NewJobColumn("updated_at", "timestamptz"),
+    NewJobColumn("timeout_seconds", "float8"),
+)
+NEW_JOB_COLUMN_LIST = ", ".join(column.name for column in NEW_JOB_COLUMNS)
+ENQUEUE_TIME_COLUMNS = frozenset({"created_at", "updated_at"})
+# The columns whose values come from the job itself (the rest are fixed or the enqueue time).
+JOB_VALUE_COLUMNS = tuple(
+    column
+    for column in NEW_JOB_COLUMNS
+    if column.fixed is None and column.name not in ENQUEUE_TIME_COLUMNS
+)
+
+
+def new_job_values(placeholder: Callable[[NewJobColumn], str]) -> str:
+    """The VALUES (or SELECT) list of a new job: each fixed value as an SQL literal, each other
+    column as `placeholder(column)` gives it."""
+    return ", ".join(
+        placeholder(column) if column.fixed is None else _literal(column.fixed)
+        for column in NEW_JOB_COLUMNS
+    )
+
+
+def _literal(value: str | int) -> str:
+    return f"'{value}'" if isinstance(value, str) else str(value)
+
 
 job_events = Table(
     "job_events",
