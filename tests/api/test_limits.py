@@ -92,7 +92,7 @@ def test_a_body_over_the_limit_is_a_413_and_creates_nothing(
         "the request body is over the limit of 1,048,576 bytes (DOMINUS_MAX_BODY_BYTES)"
     )
     assert [run.id for run in PipelineStore(runtime_of(client).engine).list_runs()] == [
-        accepted.json()["runId"]
+        accepted.json()["run_id"]
     ]
 
 
@@ -193,7 +193,7 @@ def test_run_listings_count_inputs_instead_of_echoing_them(
         "brandableNames": ["zentrova"],
         "closeoutDomains": ["a.com", {"domain": "b.com", "age": 3}],
     }
-    run_id = client.post(f"{API}/runs", json=body).json()["runId"]
+    run_id = client.post(f"{API}/runs", json=body).json()["run_id"]
     [item] = client.get(f"{API}/runs").json()["items"]
     assert "input" not in item
     assert item["input_summary"] == {"keywords": 3_000, "brandable": 1, "closeout": 2}

@@ -54,7 +54,7 @@ def the_run(client: TestClient, run_id: int) -> RunRecord:
 def completed_run(client: TestClient) -> RunRecord:
     created = create(client)
     finish_jobs(runtime_of(client))
-    run = the_run(client, created["runId"])
+    run = the_run(client, created["run_id"])
     assert run.status is RunStatus.COMPLETED
     return run
 
@@ -114,16 +114,16 @@ def test_a_job_for_a_finished_or_unknown_run_fails_permanently(client: TestClien
 def test_a_job_for_another_jobs_active_run_fails_permanently(client: TestClient) -> None:
     runtime = runtime_of(client)
     created = create(client)  # pending, its own job not run yet
-    intruder = foreign_job(runtime, created["runId"])
-    runtime.store.request_cancel(created["jobId"], runtime.clock())  # keep the own job out
+    intruder = foreign_job(runtime, created["run_id"])
+    runtime.store.request_cancel(created["job_id"], runtime.clock())  # keep the own job out
     finish_jobs(runtime)
     job = runtime.store.get_job(intruder)
     assert (job.status, job.attempts) == (JobStatus.FAILED, 1)
     assert job.last_error == (
-        f"PermanentJobError: run {created['runId']} is pending and belongs to job "
-        f"{created['jobId']}"
+        f"PermanentJobError: run {created['run_id']} is pending and belongs to job "
+        f"{created['job_id']}"
     )
-    assert the_run(client, created["runId"]).status is RunStatus.PENDING
+    assert the_run(client, created["run_id"]).status is RunStatus.PENDING
 
 
 def test_its_own_job_resumes_after_a_failed_attempt(client: TestClient) -> None:
@@ -132,11 +132,11 @@ def test_its_own_job_resumes_after_a_failed_attempt(client: TestClient) -> None:
     created = create(client)
     [job] = runtime.store.claim("w-crashed", [PIPELINE_RUN], 1, runtime.clock())
     runs = PipelineStore(runtime.engine)
-    runs.finish_run(created["runId"], RunStatus.FAILED, runtime.clock(), error="boom")
+    runs.finish_run(created["run_id"], RunStatus.FAILED, runtime.clock(), error="boom")
     failure = Failed(job.claim, error="boom", retry_at=runtime.clock(), job_type=PIPELINE_RUN)
     assert runtime.store.settle([failure], runtime.clock())[0] == [True]
     finish_jobs(runtime)
-    assert runs.get_run(created["runId"]).status is RunStatus.COMPLETED
+    assert runs.get_run(created["run_id"]).status is RunStatus.COMPLETED
     done = runtime.store.get_job(job.id)
     assert (done.status, done.attempts) == (JobStatus.COMPLETED, 2)
 
@@ -144,23 +144,23 @@ def test_its_own_job_resumes_after_a_failed_attempt(client: TestClient) -> None:
 def test_jobs_retry_and_dlq_requeue_rerun_its_own_job(client: TestClient) -> None:
     runtime = runtime_of(client)
     cancelled = create(client)
-    client.post(f"{API}/jobs/{cancelled['jobId']}/cancel")
+    client.post(f"{API}/jobs/{cancelled['job_id']}/cancel")
     dead = create(client)
     [job] = runtime.store.claim("w-gone", [PIPELINE_RUN], 1, runtime.clock())
-    assert job.id == dead["jobId"]
+    assert job.id == dead["job_id"]
     PipelineStore(runtime.engine).finish_run(
-        dead["runId"], RunStatus.FAILED, runtime.clock(), error="gave up"
+        dead["run_id"], RunStatus.FAILED, runtime.clock(), error="gave up"
     )
     given_up = Failed(job.claim, error="gave up", permanent=True, job_type=PIPELINE_RUN)
     runtime.store.settle([given_up], runtime.clock())
     [entry] = runtime.store.list_dead_letters()
 
-    assert client.post(f"{API}/jobs/{cancelled['jobId']}/retry").status_code == 200
+    assert client.post(f"{API}/jobs/{cancelled['job_id']}/retry").status_code == 200
     assert client.post(f"{API}/dlq/{entry.id}/requeue").status_code == 200
     finish_jobs(runtime)
     for created in (cancelled, dead):
-        assert the_run(client, created["runId"]).status is RunStatus.COMPLETED
-        assert runtime.store.get_job(created["jobId"]).status is JobStatus.COMPLETED
+        assert the_run(client, created["run_id"]).status is RunStatus.COMPLETED
+        assert runtime.store.get_job(created["job_id"]).status is JobStatus.COMPLETED
 
 
 def test_its_own_job_after_the_run_finished_keeps_the_results(client: TestClient) -> None:
@@ -173,8 +173,8 @@ def test_its_own_job_after_the_run_finished_keeps_the_results(client: TestClient
     stop = threading.Event()
     PipelineRunner(
         runs, offline_providers(), PipelineOptions(), clock=runtime.clock, stop=stop
-    ).run(created["runId"])
-    finished = runs.get_run(created["runId"])
+    ).run(created["run_id"])
+    finished = runs.get_run(created["run_id"])
     with runtime.engine.begin() as connection:  # its heartbeat stopped long ago
         connection.execute(
             update(job_queue)
@@ -184,8 +184,8 @@ def test_its_own_job_after_the_run_finished_keeps_the_results(client: TestClient
     [reclaimed] = runtime.store.reclaim_stale(runtime.clock(), 60, lambda _type, _attempt: 0)
     assert reclaimed.job_id == job.id
     finish_jobs(runtime)
-    assert runs.get_run(created["runId"]) == finished
+    assert runs.get_run(created["run_id"]) == finished
     done = runtime.store.get_job(job.id)
     assert (done.status, done.attempts) == (JobStatus.COMPLETED, 2)
-    assert done.result["run_id"] == created["runId"]
+    assert done.result["run_id"] == created["run_id"]
     assert done.result["status"] == "completed"

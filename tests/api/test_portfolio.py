@@ -66,7 +66,7 @@ def test_import_text_csv_and_multipart(client: TestClient) -> None:
         headers={"Content-Type": "text/csv"},
     )
     assert dry.status_code == 200, dry.text
-    assert dry.json()["dryRun"] and sorted(dry.json()["added"]) == ["example.com", "example.net"]
+    assert dry.json()["dry_run"] and sorted(dry.json()["added"]) == ["example.com", "example.net"]
     assert client.get(f"{API}/portfolio").json() == []
     done = client.post(
         f"{API}/portfolio/import?preset=godaddy",
@@ -106,14 +106,14 @@ def test_rescore_enqueues_and_a_worker_runs_it(client: TestClient) -> None:
     client.post(f"{API}/portfolio", json={"domain": "zentrova.com", "renewal_date": "2031-01-02"})
     first = client.post(f"{API}/portfolio/rescore", json={})
     assert first.status_code == 202, first.text
-    assert first.headers["Location"] == f"/api/v1/jobs/{first.json()['jobId']}"
+    assert first.headers["Location"] == f"/api/v1/jobs/{first.json()['job_id']}"
     again = client.post(f"{API}/portfolio/rescore", json={})
-    assert again.status_code == 200 and again.json()["jobId"] == first.json()["jobId"]
+    assert again.status_code == 200 and again.json()["job_id"] == first.json()["job_id"]
     assert_error(
         client.post(f"{API}/portfolio/rescore", json={"domain": "missing.com"}), 404, "not_found"
     )
     finish_jobs(runtime_of(client))
-    job = client.get(f"{API}/jobs/{first.json()['jobId']}").json()
+    job = client.get(f"{API}/jobs/{first.json()['job_id']}").json()
     assert job["status"] == "completed", job
     assert job["result"]["rescored"] == 1 and job["result"]["errors"] == []
     entry = client.get(f"{API}/portfolio/zentrova.com").json()

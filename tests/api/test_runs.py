@@ -36,15 +36,15 @@ def create(client: TestClient, body: dict[str, Any] = BODY) -> dict[str, Any]:
     response = client.post(f"{API}/runs", json=body)
     assert response.status_code == 202, response.text
     created: dict[str, Any] = response.json()
-    assert response.headers["location"] == f"{API}/runs/{created['runId']}"
+    assert response.headers["location"] == f"{API}/runs/{created['run_id']}"
     return created
 
 
 def test_create_answers_202_with_ids_and_links(client: TestClient) -> None:
     created = create(client)
-    run_id = created["runId"]
+    run_id = created["run_id"]
     assert created["status"] == "pending"
-    assert isinstance(created["jobId"], int)
+    assert isinstance(created["job_id"], int)
     assert created["_links"] == {
         "self": f"{API}/runs/{run_id}",
         "job": f"{API}/runs/{run_id}/job",
@@ -52,7 +52,7 @@ def test_create_answers_202_with_ids_and_links(client: TestClient) -> None:
         "stream": f"{API}/runs/{run_id}/stream",
     }
     job = client.get(created["_links"]["job"]).json()
-    assert job["id"] == created["jobId"]
+    assert job["id"] == created["job_id"]
     assert job["type"] == "PIPELINE_RUN"
     assert job["payload"] == {"run_id": run_id}
     run = client.get(created["_links"]["self"]).json()
@@ -70,26 +70,26 @@ def test_create_answers_202_with_ids_and_links(client: TestClient) -> None:
 def test_a_worker_completes_the_run(client: TestClient) -> None:
     created = create(client)
     finish_jobs(runtime_of(client))
-    run = client.get(f"{API}/runs/{created['runId']}").json()
+    run = client.get(f"{API}/runs/{created['run_id']}").json()
     assert run["status"] == "completed", run
     assert run["degraded"] is False
     assert run["sample_data"] is True
     assert set(run["stages"]) == {"generate", "dns", "rdap", "score", "trademark"}
     assert run["summary"]["recommended"] >= 1
-    assert client.get(f"{API}/runs/{created['runId']}/job").json()["status"] == "completed"
-    candidates = client.get(f"{API}/runs/{created['runId']}/candidates").json()
+    assert client.get(f"{API}/runs/{created['run_id']}/job").json()["status"] == "completed"
+    candidates = client.get(f"{API}/runs/{created['run_id']}/candidates").json()
     by_domain = {candidate["domain"]: candidate for candidate in candidates}
     assert by_domain["nikeshoes.com"]["trademark"]["verdict"] == "blocked"
     assert by_domain["nikeshoes.com"]["recommended"] is False
     recommended = client.get(
-        f"{API}/runs/{created['runId']}/candidates", params={"recommended": True}
+        f"{API}/runs/{created['run_id']}/candidates", params={"recommended": True}
     ).json()
     assert recommended and all(candidate["recommended"] for candidate in recommended)
     assert [c["domain"] for c in recommended] == [c["domain"] for c in candidates][
         : len(recommended)
     ]
-    events = sse_text_events(client.get(f"{API}/runs/{created['runId']}/stream").text)
-    assert events[-1] == ("end", {"run_id": created["runId"], "status": "completed"})
+    events = sse_text_events(client.get(f"{API}/runs/{created['run_id']}/stream").text)
+    assert events[-1] == ("end", {"run_id": created["run_id"], "status": "completed"})
 
 
 def test_the_stream_follows_a_run_stage_by_stage(client: TestClient) -> None:
@@ -97,7 +97,7 @@ def test_the_stream_follows_a_run_stage_by_stage(client: TestClient) -> None:
     runtime: Runtime = runtime_of(client)
     worker = threading.Thread(target=finish_jobs, args=(runtime,))
     worker.start()
-    response = client.get(f"{API}/runs/{created['runId']}/stream")
+    response = client.get(f"{API}/runs/{created['run_id']}/stream")
     worker.join()
     assert response.headers["cache-control"] == "no-store"
     events = sse_text_events(response.text)
@@ -109,10 +109,10 @@ def test_the_stream_follows_a_run_stage_by_stage(client: TestClient) -> None:
 
 def test_a_job_cancelled_before_it_ran_shows_in_the_run(client: TestClient) -> None:
     created = create(client)
-    assert client.post(f"{API}/jobs/{created['jobId']}/cancel").status_code == 200
-    assert client.get(f"{API}/runs/{created['runId']}").json()["status"] == "cancelled"
-    events = sse_text_events(client.get(f"{API}/runs/{created['runId']}/stream").text)
-    assert events[-1] == ("end", {"run_id": created["runId"], "status": "cancelled"})
+    assert client.post(f"{API}/jobs/{created['job_id']}/cancel").status_code == 200
+    assert client.get(f"{API}/runs/{created['run_id']}").json()["status"] == "cancelled"
+    events = sse_text_events(client.get(f"{API}/runs/{created['run_id']}/stream").text)
+    assert events[-1] == ("end", {"run_id": created["run_id"], "status": "cancelled"})
 
 
 @pytest.mark.parametrize(
@@ -157,12 +157,12 @@ def test_closeout_names_are_purchases_at_their_listed_price(client: TestClient) 
         ],
     }
     created = create(client, body)
-    run = client.get(f"{API}/runs/{created['runId']}").json()
+    run = client.get(f"{API}/runs/{created['run_id']}").json()
     assert run["input"]["closeout"][0]["price"] == 1850.0
     finish_jobs(runtime_of(client))
-    run = client.get(f"{API}/runs/{created['runId']}").json()
+    run = client.get(f"{API}/runs/{created['run_id']}").json()
     assert run["summary"]["purchase_candidates"] == 2
-    candidates = client.get(f"{API}/runs/{created['runId']}/candidates").json()
+    candidates = client.get(f"{API}/runs/{created['run_id']}/candidates").json()
     by_domain = {candidate["domain"]: candidate for candidate in candidates}
     assert set(by_domain) == {"homegym.com", "oldgardentools.com", "quietkitchen.net"}
     assert (
@@ -182,13 +182,13 @@ def test_closeout_names_are_purchases_at_their_listed_price(client: TestClient) 
 def test_invalid_names_are_recorded_not_refused(client: TestClient) -> None:
     created = create(client, {"keywords": ["ok name", "bad..one"], "brandableNames": ["-x"]})
     finish_jobs(runtime_of(client))
-    run = client.get(f"{API}/runs/{created['runId']}").json()
+    run = client.get(f"{API}/runs/{created['run_id']}").json()
     assert run["summary"]["invalid"] == 2
     assert run["summary"]["candidates"] == 1
 
 
 def test_list_runs_newest_first_with_a_cursor(client: TestClient) -> None:
-    ids = [create(client, {"keywords": [f"name{i}"]})["runId"] for i in range(5)]
+    ids = [create(client, {"keywords": [f"name{i}"]})["run_id"] for i in range(5)]
     seen: list[int] = []
     params: dict[str, Any] = {"limit": 2}
     while True:
@@ -229,7 +229,7 @@ FORMULA = '=HYPERLINK("http://evil.example","x")'
 
 
 def finished_run(client: TestClient, body: dict[str, Any] = BODY) -> int:
-    run_id: int = create(client, body)["runId"]
+    run_id: int = create(client, body)["run_id"]
     finish_jobs(runtime_of(client))
     return run_id
 

@@ -31,7 +31,7 @@ def finished_job(client: TestClient) -> int:
 def started_run(client: TestClient) -> int:
     response = client.post(f"{API}/runs", json={"keywords": ["lumen"]})
     assert response.status_code == 202, response.text
-    run_id: int = response.json()["runId"]
+    run_id: int = response.json()["run_id"]
     return run_id
 
 

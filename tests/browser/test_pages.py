@@ -38,7 +38,7 @@ def test_every_page_loads_accessibly_at_desktop_and_phone_width(
         failed = enqueue(http, "diag.fail", payload={"fail_times": 5}, max_attempts=1)
         run = http.post(f"{API}/runs", json=SAMPLE_RUN)
         assert run.status_code == 202, run.text
-        run_id = run.json()["runId"]
+        run_id = run.json()["run_id"]
         wait_for_status(http, done["id"], "completed")
         wait_for_status(http, failed["id"], "failed")
         wait_until(

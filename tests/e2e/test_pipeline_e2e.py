@@ -402,7 +402,7 @@ def test_api_run_streamed_to_completion(dominus_procs: DominusProcesses) -> None
         response = http.post(f"{API}/runs", json={"keywords": API_KEYWORDS})
         assert response.status_code == 202, response.text
         created = response.json()
-        run_id, job_id = created["runId"], created["jobId"]
+        run_id, job_id = created["run_id"], created["job_id"]
         assert response.headers["location"] == f"{API}/runs/{run_id}"
         assert created["status"] == "pending"
         assert created["_links"]["stream"] == f"{API}/runs/{run_id}/stream"

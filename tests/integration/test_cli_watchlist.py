@@ -45,7 +45,7 @@ def test_add_list_poll_and_remove(
     env = provider_settings(database_url, registry, str(tmp_path))
 
     dry = cli.ok("watchlist", "poll", "--dry-run", "--json", env=env).json()
-    assert dry == {"checked": 2, "available": 1, "notified": 1, "errors": [], "dryRun": True}
+    assert dry == {"checked": 2, "available": 1, "notified": 1, "errors": [], "dry_run": True}
     assert all(entry.last_checked_at is None for entry in WatchlistStore(engine).entries())
 
     polled = cli.ok("watchlist", "poll", env=env)

@@ -86,7 +86,7 @@ PRODUCERS = (
     Producer("post", f"{JOB}/retry", ("200",), A_JOB),
     # A run's job id may be null (a run made in process has no job): its job is reached
     # through GET /runs/{run_id}/job instead.
-    Producer("post", f"{API}/runs", ("202",), {"run": "/runId"}),
+    Producer("post", f"{API}/runs", ("202",), {"run": "/run_id"}),
     Producer("get", f"{API}/runs", ("200",), {"run": "/items/0/run_id"}),
     Producer("get", RUN, ("200",), {"run": "/run_id"}),
     Producer("get", f"{RUN}/job", ("200",), A_JOB),

@@ -1,10 +1,9 @@
-"""The portfolio endpoints' request and response bodies (closed models: an undocumented field
-fails validation instead of slipping out)."""
+"""The portfolio endpoints' request bodies; entries, import reports and the rescore answer are
+the models of `dominus.portfolio.documents`, which the CLI's `--json` dumps."""
 
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,68 +26,3 @@ class RescoreIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     domain: str | None = Field(default=None, min_length=1, max_length=300, pattern=NO_NUL)
-
-
-class RescoreAccepted(BaseModel):
-    jobId: int  # noqa: N815
-    created: bool
-
-
-class HistoryOut(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    kind: Literal["verdict", "sold", "dropped"]
-    from_: str | None = Field(alias="from")
-    to: str | None
-    method: str | None
-    reason: str
-    at: str
-
-
-class EntryOut(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    domain: str
-    tld: str
-    status: Literal["active", "sold", "dropped"]
-    renewal_date: date
-    days_until_renewal: int
-    acquired_at: date | None
-    acquisition_cost: float | None
-    renewal_cost: float | None
-    renewals_paid: float
-    currency: str
-    registrar: str | None
-    list_price: float | None
-    current_score: float | None
-    expected_value: float | None
-    confidence: float | None
-    suggested_list_price: float | None
-    verdict: Literal["keep", "drop", "reprice"] | None
-    verdict_reason: str | None
-    verdict_at: str | None
-    scored_at: str | None
-    score_details: dict[str, Any] | None
-    notes: str | None
-    created_at: str
-    updated_at: str
-    history: list[HistoryOut] | None = None
-
-
-class ImportProblemOut(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    line: int
-    column: str | None
-    error: str
-
-
-class ImportReportOut(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    dryRun: bool  # noqa: N815
-    added: list[str]
-    updated: list[dict[str, Any]]
-    unchanged: list[str]
-    refused: list[ImportProblemOut]
-    skipped: list[dict[str, Any]]

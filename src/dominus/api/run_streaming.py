@@ -8,19 +8,17 @@ from typing import Any
 
 from dominus.api.stream_limits import StreamLimits
 from dominus.api.streaming import follow
+from dominus.jobs.documents import dumped
 from dominus.jobs.model import Job
 from dominus.jobs.store import JobStore
-from dominus.pipeline.documents import is_finished, job_of_run, run_document
+from dominus.pipeline.documents import RunEventOut, is_finished, job_of_run
 from dominus.pipeline.store import PipelineStore, RunNotFoundError, RunRecord
 
 RunState = tuple[RunRecord, Job | None]
 
 
 def _document(state: RunState) -> dict[str, Any]:
-    run, job = state
-    document = run_document(run, job)
-    document["progress"] = job.progress if job is not None else None
-    return document
+    return dumped(RunEventOut.of(*state))
 
 
 def run_stream(

@@ -1,5 +1,6 @@
-"""Request and response bodies. Responses mirror the CLI's `--json` documents
-(`dominus.jobs.documents`), so a script can switch between the two."""
+"""Request bodies, and the responses that are the API's own (errors, health, pages). The jobs'
+shapes are `dominus.jobs.documents`' models, the ones the CLI's `--json` dumps, so a script can
+switch between the two."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
 from dominus.jobs.client import integral_floats_as_ints
-from dominus.jobs.model import JobStatus
+from dominus.jobs.documents import JobSummaryOut
 
 _ISO_DATE_TIME_START = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]")
 
@@ -62,94 +63,11 @@ class EnqueueBody(BaseModel):
     timeout_seconds: TimeoutSeconds | None = None
 
 
-class JobSummaryOut(BaseModel):
-    """A job in a listing: everything but its payload and result (`GET /jobs/{id}` has them)."""
-
-    id: int
-    type: str
-    status: JobStatus
-    priority: int
-    attempts: int
-    max_attempts: int
-    failure_count: int
-    last_error: str | None = None
-    progress: dict[str, Any] | None = None
-    dedupe_key: str | None = None
-    timeout_seconds: float | None = None
-    created_at: str
-    updated_at: str
-    run_at: str
-    started_at: str | None = None
-    finished_at: str | None = None
-    heartbeat_at: str | None = None
-    cancel_requested_at: str | None = None
-    locked_by: str | None = None
-
-
-class JobOut(JobSummaryOut):
-    payload: dict[str, Any]
-    result: Any = None
-
-
 class JobPage(BaseModel):
     items: list[JobSummaryOut]
     next_cursor: int | None = Field(
         default=None, description="Pass as `cursor` for the next (older) page; null at the end."
     )
-
-
-class EventOut(BaseModel):
-    id: int
-    kind: str
-    at: str
-    attempt: int | None = None
-    worker_id: str | None = None
-    message: str | None = None
-    details: dict[str, Any] | None = None
-
-
-class AttemptErrorOut(BaseModel):
-    attempt: int | None = None
-    message: str
-    traceback: str | None = None
-    at: str | None = None
-
-
-class DeadLetterOut(BaseModel):
-    id: int
-    job_id: int
-    job_type: str
-    payload: dict[str, Any]
-    attempts: int
-    last_error: str | None = None
-    errors: list[AttemptErrorOut]
-    failed_at: str
-    requeued_at: str | None = None
-
-
-class PurgeOut(BaseModel):
-    purged: int
-
-
-class WorkerOut(BaseModel):
-    id: str
-    hostname: str
-    pid: int
-    concurrency: int
-    job_types: list[str]
-    started_at: str
-    last_seen_at: str
-    stopped_at: str | None = None
-    alive: bool
-    running_jobs: list[int]
-
-
-class StatsOut(BaseModel):
-    by_status: dict[str, int]
-    by_type: dict[str, dict[str, int]]
-    dead_letter: int
-    oldest_pending_age_seconds: float | None = None
-    workers_alive: int
 
 
 class SchedulerHealthOut(BaseModel):

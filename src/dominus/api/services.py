@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, Request
 from sqlalchemy import Engine
@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 from dominus.api.scheduler_health import SchedulerProbe
 from dominus.api.stream_limits import StreamLimits
 from dominus.jobs.client import JobQueue
-from dominus.jobs.documents import stats_document, worker_document
+from dominus.jobs.documents import StatsOut, WorkerOut
 from dominus.jobs.model import JobStatus
 from dominus.jobs.sql import SqlJobStore
 from dominus.pipeline.service import PipelineService
@@ -82,11 +82,11 @@ class ApiServices:
         """Workers seen since then are alive (their heartbeat is younger than the stale age)."""
         return self.now() - timedelta(milliseconds=self.runtime.settings.JOB_MAX_RUNNING_AGE_MS)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> StatsOut:
         """Counts by status and type, dead-letter size, oldest pending age, live workers."""
-        return stats_document(self.store.queue_stats(self.now(), alive_since=self.alive_since()))
+        return StatsOut.of(self.store.queue_stats(self.now(), alive_since=self.alive_since()))
 
-    def workers(self, dead_within_hours: float) -> list[dict[str, Any]]:
+    def workers(self, dead_within_hours: float) -> list[WorkerOut]:
         """Live workers and those that stopped or went silent within `dead_within_hours`, each
         with `alive` and the ids of the jobs it is running (`running_jobs`)."""
         alive_since = self.alive_since()
@@ -101,7 +101,7 @@ class ApiServices:
             if not alive and worker.last_seen_at < recent:
                 continue
             jobs = sorted(running.get(worker.id, []))
-            listed.append(worker_document(worker) | {"alive": alive, "running_jobs": jobs})
+            listed.append(WorkerOut.with_jobs(worker, alive, jobs))
         return listed
 
 

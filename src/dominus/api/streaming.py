@@ -13,7 +13,7 @@ import anyio
 
 from dominus.api.stream_limits import StreamLimits
 from dominus.errors import DatabaseError, JobNotFoundError
-from dominus.jobs.documents import job_document
+from dominus.jobs.documents import JobOut, dumped
 from dominus.jobs.model import Job
 from dominus.jobs.store import JobStore
 
@@ -89,7 +89,7 @@ def job_stream(store: JobStore, job: Job, limits: StreamLimits) -> AsyncIterator
         reread=lambda: store.get_job(job.id),
         limits=limits,
         signature=_signature,
-        document=job_document,
+        document=lambda job: dumped(JobOut.of(job)),
         finished=lambda current: current.status.is_terminal,
         name="job",
         ids={"id": job.id},

@@ -65,7 +65,7 @@ class Evaluation:
     def to_dict(self) -> dict[str, Any]:
         return self.setting.to_dict() | {
             "recommended": self.recommended,
-            "goodRecommended": self.good_recommended,
+            "good_recommended": self.good_recommended,
             "precision": self.precision,
             "recall": self.recall,
         }
@@ -134,9 +134,9 @@ def calibrate(
         default=None,
     )
     return {
-        "sampleSize": len(samples),
-        "goodSamples": sum(1 for s in samples if good(s)),
-        "targetPrecision": target_precision,
+        "sample_size": len(samples),
+        "good_samples": sum(1 for s in samples if good(s)),
+        "target_precision": target_precision,
         "current": evaluate(samples, current_setting(config), config).to_dict(),
         "best": best.to_dict() if best else None,
         "settings": None if best is None else settings_lines(best.setting),

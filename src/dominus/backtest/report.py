@@ -71,12 +71,12 @@ def comparison(samples: Sequence[Sample], config: ScoringConfig) -> dict[str, An
     else:
         summary = f"the engine and the baseline are level ({wins} each of {len(decided)})"
     return {
-        "sampleSize": len(covered),
+        "sample_size": len(covered),
         "engine": engine,
         "baseline": baseline,
         "better": verdicts,
-        "engineWins": wins,
-        "baselineWins": losses,
+        "engine_wins": wins,
+        "baseline_wins": losses,
         "summary": summary + (" metrics" if decided else ""),
     }
 
@@ -87,12 +87,12 @@ def bucket_report(samples: Sequence[Sample], config: ScoringConfig) -> dict[str,
         members = [s for s in samples if s.bucket == bucket]
         engine = metrics(engine_predictions(members))
         buckets[bucket] = {
-            "sampleSize": len(members),
-            "meanConfidence": statistics.fmean(s.confidence for s in members) if members else None,
+            "sample_size": len(members),
+            "mean_confidence": statistics.fmean(s.confidence for s in members) if members else None,
             "engine": engine.to_dict(),
             "baseline": metrics(baseline_predictions(members, config)).to_dict(),
             # calibration: how often right (±50 %) against how confident
-            "calibrationGap": None
+            "calibration_gap": None
             if engine.within_50_percent is None
             else engine.within_50_percent - statistics.fmean(s.confidence for s in members),
         }
@@ -133,27 +133,27 @@ def walk_forward(
         baseline = baseline_predictions(test, config)
         rows.append(
             {
-                "trainedBefore": cut.isoformat(),
-                "testedUntil": end.isoformat() if end else None,
+                "trained_before": cut.isoformat(),
+                "tested_until": end.isoformat() if end else None,
                 "train": len(train),
                 "test": len(test),
-                "maeAsScored": metrics(engine_predictions(test)).mae,
-                "maeCurrentWeights": mean_absolute_error(test, current, config),
-                "maeSuggestedWeights": suggested_mae,
-                "suggestedWeights": suggested.to_dict(),
-                "baselineSample": len(baseline),
-                "maeBaseline": metrics(baseline).mae,
+                "mae_as_scored": metrics(engine_predictions(test)).mae,
+                "mae_current_weights": mean_absolute_error(test, current, config),
+                "mae_suggested_weights": suggested_mae,
+                "suggested_weights": suggested.to_dict(),
+                "baseline_sample": len(baseline),
+                "mae_baseline": metrics(baseline).mae,
             }
         )
         tested += test
         suggested_errors += suggested_mae * len(test)
     return {
         "folds": rows,
-        "testSize": len(tested),
-        "maeAsScored": metrics(engine_predictions(tested)).mae,
-        "maeCurrentWeights": mean_absolute_error(tested, current, config),
-        "maeSuggestedWeights": suggested_errors / len(tested) if tested else None,
-        "maeBaseline": metrics(baseline_predictions(tested, config)).mae,
+        "test_size": len(tested),
+        "mae_as_scored": metrics(engine_predictions(tested)).mae,
+        "mae_current_weights": mean_absolute_error(tested, current, config),
+        "mae_suggested_weights": suggested_errors / len(tested) if tested else None,
+        "mae_baseline": metrics(baseline_predictions(tested, config)).mae,
     }
 
 
@@ -174,15 +174,15 @@ def build_report(
     ordered = sorted(samples, key=lambda s: (s.sale_date, s.domain))
     engine = metrics(engine_predictions(ordered)).to_dict()
     return {
-        "sampleSize": len(ordered),
+        "sample_size": len(ordered),
         "currency": config.currency,
-        "firstSale": ordered[0].sale_date.isoformat() if ordered else None,
-        "lastSale": ordered[-1].sale_date.isoformat() if ordered else None,
+        "first_sale": ordered[0].sale_date.isoformat() if ordered else None,
+        "last_sale": ordered[-1].sale_date.isoformat() if ordered else None,
         "engine": engine,
-        "baselineCoverage": sum(1 for s in ordered if s.baseline is not None),
+        "baseline_coverage": sum(1 for s in ordered if s.baseline is not None),
         "comparison": comparison(ordered, config),
         "buckets": bucket_report(ordered, config),
-        "walkForward": walk_forward(
+        "walk_forward": walk_forward(
             ordered, current, config, folds=options.folds, split=options.split
         ),
         "weights": current.to_dict(),

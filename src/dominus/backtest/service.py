@@ -16,6 +16,7 @@ from sqlalchemy import Connection, Engine
 
 from dominus.backtest.build_queue import enqueue_build
 from dominus.backtest.calibrate import calibrate
+from dominus.backtest.documents import WeightsOut
 from dominus.backtest.model import CalibrationError, RecordedOutcomes
 from dominus.backtest.outcomes import OutcomeIn, checked, read_outcomes_csv
 from dominus.backtest.plot import render_png
@@ -29,10 +30,10 @@ from dominus.jobs.client import JobQueue
 from dominus.pipeline.scoring_sets import THRESHOLD_FIELDS, with_active_thresholds
 from dominus.scoring.config import ScoringConfig
 from dominus.scoring.settings import scoring_config
-from dominus.scoring.weighting import shares_of
-from dominus.scoring.weights import Weights
 
+# Sales a build needs before it suggests weights (BACKTEST_BUILD's payload, `backtest build`).
 DEFAULT_MIN_SAMPLE_SIZE = 5
+MAX_MIN_SAMPLE_SIZE = 1_000_000
 
 
 @dataclass
@@ -83,7 +84,8 @@ class BacktestService:
         min_sample_size: int = DEFAULT_MIN_SAMPLE_SIZE,
         stop: Callable[[], None] = lambda: None,
     ) -> dict[str, Any]:
-        """BACKTEST_BUILD's work: {signalsBuilt, newSignals, report, suggestion?, skipped}."""
+        """BACKTEST_BUILD's work: {signals_built, new_signals, report, suggestion?,
+        skipped}."""
         config = self.config()
         snapshot = self.store.build_snapshot(config, self.clock())
         stop()
@@ -117,16 +119,11 @@ class BacktestService:
             job_id=job_id,
         )
 
-    def weights_document(self) -> dict[str, Any]:
+    def weights_in_force(self) -> WeightsOut:
+        """The weights scoring uses now, the defaults, and the active weight set."""
         store = self.store
-        active = store.weights.active()
         current, _ = current_weights(store)
-        return {
-            "active": active.to_dict(active.id) if active else None,
-            "weights": shares_of(current).to_dict(),
-            "defaults": Weights().to_dict(),
-            "source": active.source if active else "default",
-        }
+        return WeightsOut.of(store.weights.active(), current)
 
     # --- calibration ---------------------------------------------------------------------------
     def calibrate(self, target_precision: float) -> dict[str, Any]:
@@ -135,11 +132,11 @@ class BacktestService:
 
     def apply_calibration(self, result: dict[str, Any]) -> int:
         best = result.get("best")
-        if result["sampleSize"] == 0:
+        if result["sample_size"] == 0:
             raise CalibrationError("no sold outcome has a score before its sale: nothing to apply")
         if best is None:
             raise CalibrationError(
-                f"no setting reaches precision {result['targetPrecision']:g}: nothing applied"
+                f"no setting reaches precision {result['target_precision']:g}: nothing applied"
             )
         values = {name: best[name] for name in THRESHOLD_FIELDS}
         return self.store.thresholds.add(
@@ -148,5 +145,5 @@ class BacktestService:
             "calibrated",
             self.clock(),
             notes=f"precision {best['precision']:.3f}, recall {best['recall']:.3f}, "
-            f"{best['recommended']} of {result['sampleSize']} recommended",
+            f"{best['recommended']} of {result['sample_size']} recommended",
         )

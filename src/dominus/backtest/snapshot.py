@@ -34,8 +34,8 @@ class SnapshotResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "signalsBuilt": self.signals_built,
-            "newSignals": self.new_signals,
+            "signals_built": self.signals_built,
+            "new_signals": self.new_signals,
             "skipped": dict(self.skipped),
         }
 

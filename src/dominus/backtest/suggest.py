@@ -70,9 +70,9 @@ class Suggestion:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "sampleSize": self.sample_size,
-            "weightsBefore": self.before.to_dict(),
-            "weightsAfter": self.after.to_dict(),
+            "sample_size": self.sample_size,
+            "weights_before": self.before.to_dict(),
+            "weights_after": self.after.to_dict(),
             "deltas": self.deltas,
             "signals": [lift.to_dict() for lift in self.lifts],
         }

@@ -42,19 +42,19 @@ class TuneResult:
     def to_dict(self) -> dict[str, Any]:
         """The job's result: the tune's figures, then what explains them."""
         return {
-            "sampleSize": self.sample_size,
+            "sample_size": self.sample_size,
             "applied": self.applied,
-            "dryRun": self.dry_run,
-            "safetyPassed": self.safety_passed,
+            "dry_run": self.dry_run,
+            "safety_passed": self.safety_passed,
             "failures": self.failures,
-            "weightsBefore": self.suggestion.before.to_dict(),
-            "weightsAfter": self.suggestion.after.to_dict(),
+            "weights_before": self.suggestion.before.to_dict(),
+            "weights_after": self.suggestion.after.to_dict(),
             "decision": self.decision,
-            "tuneId": self.tune_id,
-            "weightSetId": self.weight_set_id,
+            "tune_id": self.tune_id,
+            "weight_set_id": self.weight_set_id,
             "checks": [check.to_dict() for check in self.checks],
-            "maeCurrent": self.error_current,
-            "maeSuggested": self.error_suggested,
+            "mae_current": self.error_current,
+            "mae_suggested": self.error_suggested,
             "signals": [lift.to_dict() for lift in self.suggestion.lifts],
         }
 
@@ -104,14 +104,14 @@ def tune(
     )
     apply, decision = decide(checks, suggestion, dry_run)
     inputs = {
-        "activeWeightSet": current_id,
+        "active_weight_set": current_id,
         "limits": {
             "AUTO_TUNE_MIN_SAMPLE": limits.min_sample,
             "AUTO_TUNE_MAX_DELTA": limits.max_delta,
             "AUTO_TUNE_MAX_DRIFT": limits.max_drift,
         },
-        "maeCurrent": error_current,
-        "maeSuggested": error_suggested,
+        "mae_current": error_current,
+        "mae_suggested": error_suggested,
         "suggestion": suggestion.to_dict(),
     }
     with database_errors(), store.engine.begin() as connection:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from dominus.cli.output import console, print_json, short_time
+from dominus.cli.output import console, print_model, short_time
 from dominus.cli.runtime import open_runtime
+from dominus.renewals.documents import AlertOut
 from dominus.renewals.store import AlertStore
 
 app = typer.Typer(help="Renewal alerts of the portfolio (RENEWAL_CHECK).", no_args_is_help=True)
@@ -22,7 +23,7 @@ def list_alerts(
     """Open renewal alerts (not acknowledged), the most severe and nearest first."""
     alerts = AlertStore(open_runtime(read_only=True).engine).alerts(include_closed=include_closed)
     if as_json:
-        print_json([alert.document() for alert in alerts])
+        print_model([AlertOut.of(alert) for alert in alerts])
         return
     table = Table("id", "domain", "type", "severity", "renewal", "days left", "state", "raised")
     for alert in alerts:
@@ -49,7 +50,7 @@ def acknowledge(
     runtime = open_runtime()
     alert = AlertStore(runtime.engine).acknowledge(alert_id, runtime.clock())
     if as_json:
-        print_json(alert.document())
+        print_model(AlertOut.of(alert))
         return
     console.print(
         f"alert {alert.id} ({alert.domain}, {alert.type.value}) acknowledged at "

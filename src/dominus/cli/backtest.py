@@ -10,7 +10,11 @@ import typer
 from dominus.backtest.demo import run_demo
 from dominus.backtest.model import OutcomeInputError
 from dominus.backtest.report import ReportOptions
-from dominus.backtest.service import BacktestService
+from dominus.backtest.service import (
+    DEFAULT_MIN_SAMPLE_SIZE,
+    MAX_MIN_SAMPLE_SIZE,
+    BacktestService,
+)
 from dominus.cli.backtest_output import print_calibration, print_report, print_tune
 from dominus.cli.output import console, print_json
 from dominus.cli.runtime import Runtime, open_runtime
@@ -28,7 +32,9 @@ def service_of(runtime: Runtime) -> BacktestService:
 
 @app.command("build")
 def build(
-    min_sample_size: int = typer.Option(5, "--min-sample-size", min=1, max=1_000_000),
+    min_sample_size: int = typer.Option(
+        DEFAULT_MIN_SAMPLE_SIZE, "--min-sample-size", min=1, max=MAX_MIN_SAMPLE_SIZE
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """What BACKTEST_BUILD does, in this process: snapshot, report, suggestion."""
@@ -38,8 +44,8 @@ def build(
         return
     skipped = ", ".join(f"{name} {count}" for name, count in result["skipped"].items())
     console.print(
-        f"snapshot: {result['signalsBuilt']} sales joined to a score before the sale, "
-        f"{result['newSignals']} new; skipped: {skipped}"
+        f"snapshot: {result['signals_built']} sales joined to a score before the sale, "
+        f"{result['new_signals']} new; skipped: {skipped}"
     )
 
 
@@ -108,13 +114,13 @@ def calibrate(
     service = service_of(open_runtime())
     result = service.calibrate(target_precision)
     if apply:
-        result["appliedVersion"] = service.apply_calibration(result)
+        result["applied_version"] = service.apply_calibration(result)
     if as_json:
         print_json(result)
         return
     print_calibration(result)
     if apply:
-        console.print(f"applied as threshold set {result['appliedVersion']}")
+        console.print(f"applied as threshold set {result['applied_version']}")
 
 
 @app.command("demo")
@@ -131,8 +137,8 @@ def demo() -> None:
         console.print("the SAMPLE outcomes were already loaded; snapshot rebuilt")
     build = outcome.build
     console.print(
-        f"snapshot: {build['signalsBuilt']} sales joined to a score before the sale "
-        f"({build['newSignals']} new)"
+        f"snapshot: {build['signals_built']} sales joined to a score before the sale "
+        f"({build['new_signals']} new)"
     )
     console.print("next: dominus backtest report; dominus backtest suggest-weights")
 

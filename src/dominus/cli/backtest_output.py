@@ -37,14 +37,14 @@ def figure(name: str, value: Any) -> str:
 def print_report(report: dict[str, Any]) -> None:
     comparison = report["comparison"]
     console.print(
-        f"backtest: {report['sampleSize']} sales from {report['firstSale'] or '-'} to "
-        f"{report['lastSale'] or '-'} ({report['currency']}); "
-        f"{report['baselineCoverage']} with a comparable-sales baseline"
+        f"backtest: {report['sample_size']} sales from {report['first_sale'] or '-'} to "
+        f"{report['last_sale'] or '-'} ({report['currency']}); "
+        f"{report['baseline_coverage']} with a comparable-sales baseline"
     )
     table = Table(
         "metric",
-        f"engine (all {report['sampleSize']})",
-        f"engine ({comparison['sampleSize']} with baseline)",
+        f"engine (all {report['sample_size']})",
+        f"engine ({comparison['sample_size']} with baseline)",
         "baseline",
         "better",
         title="engine vs the comparable-sales-only baseline",
@@ -74,15 +74,15 @@ def print_report(report: dict[str, Any]) -> None:
         engine = bucket["engine"]
         buckets.add_row(
             name,
-            str(bucket["sampleSize"]),
-            figure("bias", bucket["meanConfidence"]),
+            str(bucket["sample_size"]),
+            figure("bias", bucket["mean_confidence"]),
             figure("mae", engine["mae"]),
             figure("within_50_percent", engine["within_50_percent"]),
-            "-" if bucket["calibrationGap"] is None else f"{bucket['calibrationGap']:+.3f}",
+            "-" if bucket["calibration_gap"] is None else f"{bucket['calibration_gap']:+.3f}",
             figure("conservative_share", engine["conservative_share"]),
         )
     console.print(buckets)
-    walk = report["walkForward"]
+    walk = report["walk_forward"]
     folds = Table(
         "trained before",
         "train",
@@ -95,13 +95,13 @@ def print_report(report: dict[str, Any]) -> None:
     )
     for fold in walk["folds"]:
         folds.add_row(
-            fold["trainedBefore"],
+            fold["trained_before"],
             str(fold["train"]),
             str(fold["test"]),
-            figure("mae", fold["maeAsScored"]),
-            figure("mae", fold["maeCurrentWeights"]),
-            figure("mae", fold["maeSuggestedWeights"]),
-            f"{figure('mae', fold['maeBaseline'])} ({fold['baselineSample']})",
+            figure("mae", fold["mae_as_scored"]),
+            figure("mae", fold["mae_current_weights"]),
+            figure("mae", fold["mae_suggested_weights"]),
+            f"{figure('mae', fold['mae_baseline'])} ({fold['baseline_sample']})",
         )
     console.print(folds)
 
@@ -123,19 +123,19 @@ def print_tune(result: dict[str, Any]) -> None:
             signal["action"],
         )
     console.print(table)
-    console.print(f"weights now:       {weights_line(result['weightsBefore'])}")
-    console.print(f"weights suggested: {weights_line(result['weightsAfter'])}")
+    console.print(f"weights now:       {weights_line(result['weights_before'])}")
+    console.print(f"weights suggested: {weights_line(result['weights_after'])}")
     for check in result["checks"]:
         console.print(
             f"  {'pass' if check['passed'] else 'FAIL'}  {check['name']}: {check['detail']}"
         )
-    console.print(f"{result['decision']} (tune {result['tuneId']}, {result['sampleSize']} sales)")
+    console.print(f"{result['decision']} (tune {result['tune_id']}, {result['sample_size']} sales)")
 
 
 def print_calibration(result: dict[str, Any], top: int = 12) -> None:
     console.print(
-        f"calibration on {result['sampleSize']} sales ({result['goodSamples']} sold at or above "
-        f"their buy max); target precision {result['targetPrecision']:g}; "
+        f"calibration on {result['sample_size']} sales ({result['good_samples']} sold at or above "
+        f"their buy max); target precision {result['target_precision']:g}; "
         f"{result['reaching']} of {len(result['candidates'])} settings reach it"
     )
     table = Table(
@@ -145,12 +145,12 @@ def print_calibration(result: dict[str, Any], top: int = 12) -> None:
     reaching = [
         c
         for c in result["candidates"]
-        if c["precision"] is not None and c["precision"] >= result["targetPrecision"] - 1e-12
+        if c["precision"] is not None and c["precision"] >= result["target_precision"] - 1e-12
     ]
     # the order calibrate() chooses in: most good names, most names, then the strictest
     reaching.sort(
         key=lambda c: (
-            -c["goodRecommended"],
+            -c["good_recommended"],
             -c["recommended"],
             -c["score_threshold_base"],
             -c["confidence_threshold_base"],

@@ -7,9 +7,9 @@ from datetime import timedelta
 import typer
 from rich.table import Table
 
-from dominus.cli.output import clip, console, print_json, short_time
+from dominus.cli.output import clip, console, print_model, short_time
 from dominus.cli.runtime import open_runtime
-from dominus.jobs.documents import dead_letter_document
+from dominus.jobs.documents import DeadLetterOut
 
 app = typer.Typer(help="Jobs that exhausted their attempts.", no_args_is_help=True)
 
@@ -26,7 +26,7 @@ def list_entries(
     store = open_runtime(read_only=True).store
     entries = store.list_dead_letters(include_requeued=include_requeued, limit=limit)
     if as_json:
-        print_json([dead_letter_document(entry) for entry in entries])
+        print_model([DeadLetterOut.of(entry) for entry in entries])
         return
     table = Table("id", "job", "type", "attempts", "failed", "requeued", "last error")
     for entry in entries:
@@ -50,7 +50,7 @@ def show(
     """Show an entry with every attempt's error and traceback."""
     entry = open_runtime(read_only=True).store.get_dead_letter(entry_id)
     if as_json:
-        print_json(dead_letter_document(entry))
+        print_model(DeadLetterOut.of(entry))
         return
     console.print(
         f"[bold]entry {entry.id}[/bold]: job {entry.job_id} ({entry.job_type}), "

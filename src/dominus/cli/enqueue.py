@@ -10,12 +10,12 @@ from typing import Any
 import typer
 from sqlalchemy import Engine
 
-from dominus.cli.output import console, errors, print_json
+from dominus.cli.output import console, errors, print_json, print_model
 from dominus.cli.runtime import open_runtime
 from dominus.db.errors import database_errors
 from dominus.errors import InvalidJobOptionError, InvalidPayloadError
 from dominus.jobs.client import EnqueueRequest
-from dominus.jobs.documents import job_document
+from dominus.jobs.documents import EnqueuedJobOut
 from dominus.jobs.json_limits import MAX_PAYLOAD_BYTES, loads_limited
 from dominus.jobs.model import NewJob
 from dominus.jobs.store import JobStore
@@ -76,7 +76,7 @@ def enqueue(
         return
     result = queue.enqueue_jobs([_replace_payload(template, _parse_payload(payload))])[0]
     if as_json:
-        print_json(job_document(queue.get(result.job_id)) | {"created": result.created})
+        print_model(EnqueuedJobOut.enqueued(queue.get(result.job_id), result.created))
     else:
         console.print(result.job_id)
         if not result.created:

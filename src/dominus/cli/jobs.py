@@ -7,12 +7,12 @@ import json
 import typer
 from rich.table import Table
 
-from dominus.cli.output import clip, console, errors, print_json, short_time
+from dominus.cli.output import clip, console, errors, print_model, short_time
 from dominus.cli.runtime import open_runtime
 from dominus.cli.waiting import wait_until
 from dominus.errors import InvalidJobOptionError
 from dominus.jobs.client import is_text
-from dominus.jobs.documents import job_document
+from dominus.jobs.documents import JobOut, JobWithEventsOut, dumped
 from dominus.jobs.model import Job, JobEvent, JobStatus
 
 app = typer.Typer(help="Inspect and manage jobs.", no_args_is_help=True)
@@ -36,7 +36,7 @@ def list_jobs(
     store = open_runtime(read_only=True).store
     jobs = store.list_jobs(status=status, job_type=job_type, limit=limit)
     if as_json:
-        print_json([job_document(job) for job in jobs])
+        print_model([JobOut.of(job) for job in jobs])
         return
     table = Table("id", "type", "status", "attempts", "priority", "created", "finished", "error")
     for job in jobs:
@@ -63,14 +63,14 @@ def show(
     job = store.get_job(job_id)
     events = store.job_events(job_id)
     if as_json:
-        print_json(job_document(job, events))
+        print_model(JobWithEventsOut.of_events(job, events))
         return
     _print_job(job, events)
 
 
 def _print_job(job: Job, events: list[JobEvent]) -> None:
     fields = Table.grid(padding=(0, 2))
-    for name, value in job_document(job).items():
+    for name, value in dumped(JobOut.of(job)).items():
         shown = json.dumps(value) if isinstance(value, (dict, list)) else value
         fields.add_row(f"[bold]{name}[/bold]", "-" if shown is None else str(shown))
     console.print(fields)

@@ -9,11 +9,11 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from dominus.backtest.demo import SAMPLE_OUTCOMES
-from dominus.backtest.documents import outcome_document
+from dominus.backtest.documents import OutcomeOut, RecordedOutcomeOut
 from dominus.backtest.model import OutcomeInputError, RecordedOutcomes
 from dominus.backtest.outcomes import OutcomeIn, describe
 from dominus.backtest.service import BacktestService
-from dominus.cli.output import console, print_json
+from dominus.cli.output import console, print_model
 from dominus.cli.runtime import Runtime, open_runtime
 from dominus.scoring.decision import amount
 
@@ -67,7 +67,7 @@ def add(
     recorded = service_of(open_runtime()).record([entry])
     outcome = recorded.outcomes[0]
     if as_json:
-        print_json(outcome_document(outcome) | {"build_job_id": recorded.build_job_id})
+        print_model(RecordedOutcomeOut.recorded(outcome, recorded.build_job_id))
         return
     what: str = outcome.type
     if outcome.sale_price is not None:
@@ -112,7 +112,7 @@ def list_outcomes(
         outcome_type=outcome_type, limit=limit
     )
     if as_json:
-        print_json([outcome_document(outcome) for outcome in found])
+        print_model([OutcomeOut.of(outcome) for outcome in found])
         return
     table = Table("id", "date", "domain", "type", "price", "venue", "notes")
     for outcome in found:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import BaseModel
 from rich.console import Console
+
+from dominus.jobs.documents import dumped
 
 console = Console(highlight=False, soft_wrap=True)
 errors = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -15,6 +19,14 @@ errors = Console(stderr=True, highlight=False, soft_wrap=True)
 
 def print_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def print_model(shape: BaseModel | Sequence[BaseModel]) -> None:
+    """A JSON shape (a feature's `documents` model, or a list of them) as the API returns it."""
+    if isinstance(shape, BaseModel):
+        print_json(dumped(shape))
+    else:
+        print_json([dumped(item) for item in shape])
 
 
 def short_time(value: datetime | None) -> str:

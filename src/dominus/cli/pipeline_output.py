@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import takewhile
 from typing import Any
 
@@ -10,13 +11,20 @@ from dominus.cli.candidate_tables import (
     rejected_line,
     speculative_table,
 )
-from dominus.cli.output import console, errors, print_json
+from dominus.cli.output import console, errors, print_model
 from dominus.cli.waiting import wait_until
 from dominus.errors import InvalidInputError
+from dominus.jobs.documents import dumped
 from dominus.jobs.model import Job
 from dominus.jobs.sql import SqlJobStore
-from dominus.pipeline.documents import effective_status, job_of_run, run_document
-from dominus.pipeline.listing import ListingQuery, listing_documents
+from dominus.pipeline.documents import (
+    CandidateOut,
+    ListedCandidateOut,
+    RunReportOut,
+    effective_status,
+    job_of_run,
+)
+from dominus.pipeline.listing import ListingQuery, listed_candidates
 from dominus.pipeline.model import RunStatus
 from dominus.pipeline.store import PipelineStore, RunRecord
 from dominus.scoring import Tier
@@ -102,12 +110,9 @@ def report_run(
     """Print the run's outcome: the recommendations (the `top` best by expected profit), the
     speculative names apart, and the rejected ones counted by reason; return the exit code."""
     status = effective_status(run, job)
-    recommended, speculative = tier_documents(runs, run, top)
+    recommended, speculative = tier_candidates(runs, run, top)
     if as_json:
-        document = run_document(run, job)
-        document["recommendations"] = recommended
-        document["speculative"] = speculative
-        print_json(document)
+        print_model(RunReportOut.of_tiers(run, job, recommended, speculative))
     else:
         print_run(run, status, recommended, speculative)
     if status is RunStatus.CANCELLED:
@@ -117,24 +122,33 @@ def report_run(
     return 0
 
 
-def tier_documents(
+def tier_candidates(
     runs: PipelineStore, run: RunRecord, top: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[CandidateOut], list[CandidateOut]]:
     """The `top` best recommendations and the `top` best speculative names. The ranking lists
     the recommended first, then the speculative: those follow the recommended ones."""
-    recommended = listing_documents(runs, run, ListingQuery(recommended_only=True, top=top))
+    recommended = _scored(
+        listed_candidates(runs, run, ListingQuery(recommended_only=True, top=top))
+    )
     after = runs.count_scores(run.id, recommended_only=True)
-    following = listing_documents(runs, run, ListingQuery(offset=after, limit=top))
-    speculative = list(takewhile(lambda doc: doc["tier"] == Tier.SPECULATIVE.value, following))
-    return list(recommended), speculative
+    following = _scored(listed_candidates(runs, run, ListingQuery(offset=after, limit=top)))
+    speculative = list(takewhile(lambda found: found.tier == Tier.SPECULATIVE.value, following))
+    return recommended, speculative
+
+
+def _scored(listed: Iterable[ListedCandidateOut]) -> list[CandidateOut]:
+    """The scored candidates of a listing (one without `include_dropped` holds only those)."""
+    return [candidate for candidate in listed if isinstance(candidate, CandidateOut)]
 
 
 def print_run(
     run: RunRecord,
     status: RunStatus,
-    recommended: list[dict[str, Any]],
-    speculative: list[dict[str, Any]],
+    recommended_candidates: list[CandidateOut],
+    speculative_candidates: list[CandidateOut],
 ) -> None:
+    recommended = [dumped(candidate) for candidate in recommended_candidates]
+    speculative = [dumped(candidate) for candidate in speculative_candidates]
     summary = run.summary or {}
     if run.providers == "offline":
         console.print(f"[bold yellow]{SAMPLE_DATA_NOTICE}[/]")

@@ -12,11 +12,12 @@ from rich.table import Table
 
 from dominus.cli.csv_file import write_text_file
 from dominus.cli.jobs import EXIT_FOR_STATUS
-from dominus.cli.output import clip, console, errors, print_json
+from dominus.cli.output import clip, console, errors, print_json, print_model
 from dominus.cli.runtime import Runtime, open_runtime
 from dominus.cli.signals import on_stop_signals
 from dominus.cli.waiting import wait_until
 from dominus.handlers.portfolio_rescore import PORTFOLIO_RESCORE
+from dominus.jobs.documents import dumped
 from dominus.jobs.model import Job
 from dominus.portfolio import rescore as rescoring
 from dominus.portfolio.csv_export import csv_lines, entries_csv
@@ -27,10 +28,10 @@ from dominus.portfolio.csv_import import (
     decode,
     parse_mapping,
 )
-from dominus.portfolio.documents import entry_document, history_document
+from dominus.portfolio.documents import EntryOut, ImportReportOut, RescoreQueuedOut
 from dominus.portfolio.model import EntryFields, PortfolioInputError, days_until_renewal
 from dominus.portfolio.report import REPORT_COLUMNS, build_report, report_rows
-from dominus.portfolio.rescore import rescore_dedupe_key
+from dominus.portfolio.rescore import rescore_dedupe_key, stored_result
 from dominus.portfolio.service import PortfolioService, valid_domain
 from dominus.portfolio.store import PortfolioReader
 from dominus.portfolio.values import parse_amount
@@ -107,7 +108,7 @@ def add(
     runtime, service = _service()
     entry = service.add(name, values, runtime.clock())
     if as_json:
-        print_json(entry_document(entry, runtime.clock()))
+        print_model(EntryOut.of(entry, runtime.clock()))
         return
     console.print(f"{entry.domain} added: verdict {entry.verdict} ({entry.verdict_reason})")
 
@@ -153,7 +154,7 @@ def import_csv(
     runtime, service = _service()
     report = PortfolioImporter(service).run(text, options, runtime.clock())
     if as_json:
-        print_json(report.to_dict())
+        print_model(ImportReportOut.of(report))
         return
     _print_import(report)
 
@@ -194,7 +195,7 @@ def list_entries(
         return
     now = runtime.clock()
     if as_json:
-        print_json([entry_document(entry, now) for entry in entries])
+        print_model([EntryOut.of(entry, now) for entry in entries])
         return
     table = Table("domain", "renews", "days", "renewal", "score", "list price", "verdict")
     for entry in entries:
@@ -220,11 +221,11 @@ def show(domain: str = DOMAIN, as_json: bool = JSON) -> None:
     runtime, service = _service(read_only=True)
     entry = service.get(domain)
     history = PortfolioReader(runtime.engine).list_history(entry.domain)
-    document = entry_document(entry, runtime.clock())
-    document["history"] = [history_document(event) for event in history]
+    shown = EntryOut.of(entry, runtime.clock(), history)
     if as_json:
-        print_json(document)
+        print_model(shown)
         return
+    document = dumped(shown)
     for key, value in document.items():
         if key not in ("history", "score_details"):
             console.print(f"{key}: {'-' if value is None else value}")
@@ -294,7 +295,7 @@ def rescore(
     )
     if not wait:
         if as_json:
-            print_json({"job_id": queued.job_id, "created": queued.created})
+            print_model(RescoreQueuedOut(job_id=queued.job_id, created=queued.created))
         else:
             console.print(
                 f"job {queued.job_id} {'enqueued' if queued.created else 'already pending'}"
@@ -302,7 +303,7 @@ def rescore(
         return
     job = _wait_for(runtime, queued.job_id, timeout)
     if job.result is not None:
-        _print_rescore(job.result, as_json)
+        _print_rescore(stored_result(job.result), as_json)
     elif job.last_error:
         errors.print(f"job {job.id} {job.status.value}: {clip(job.last_error, 200)}")
     raise typer.Exit(EXIT_FOR_STATUS[job.status])
@@ -338,12 +339,12 @@ def _print_rescore(result: dict[str, Any], as_json: bool) -> None:
         return
     console.print(
         f"{result['rescored']} rescored, {result['unchanged']} unchanged, "
-        f"{len(result['errors'])} failed, {len(result['verdictChanges'])} verdict change(s) "
-        f"in {result['totalDurationMs']} ms"
+        f"{len(result['errors'])} failed, {len(result['verdict_changes'])} verdict change(s) "
+        f"in {result['total_duration_ms']} ms"
     )
     for error in result["errors"]:
         console.print(f"error: {error['domain']}: {error['error']} (previous score kept)")
-    for change in result["verdictChanges"]:
+    for change in result["verdict_changes"]:
         console.print(f"{change['domain']}: {change['from']} → {change['to']}: {change['reason']}")
 
 

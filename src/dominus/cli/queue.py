@@ -7,9 +7,9 @@ from datetime import timedelta
 import typer
 from rich.table import Table
 
-from dominus.cli.output import console, print_json
+from dominus.cli.output import console, print_model
 from dominus.cli.runtime import open_runtime
-from dominus.jobs.documents import stats_document, worker_document
+from dominus.jobs.documents import StatsWithWorkersOut
 
 app = typer.Typer(help="The queue as a whole.", no_args_is_help=True)
 
@@ -24,10 +24,7 @@ def stats(as_json: bool = typer.Option(False, "--json")) -> None:
     queue_stats = runtime.store.queue_stats(now, alive_since=alive_since)
     workers = runtime.store.list_workers(alive_since=alive_since)
     if as_json:
-        print_json(
-            stats_document(queue_stats)
-            | {"workers": [worker_document(worker) for worker in workers]}
-        )
+        print_model(StatsWithWorkersOut.with_workers(queue_stats, workers))
         return
     table = Table("type", *queue_stats.by_status, title="jobs")
     for job_type, counts in sorted(queue_stats.by_type.items()):

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from pydantic import ValidationError
 
-from dominus.cli.output import console, print_json
+from dominus.cli.output import console, print_model
 from dominus.cli.pipeline_output import (
     DEFAULT_TOP,
     parse_top,
@@ -21,7 +21,7 @@ from dominus.cli.runtime import open_runtime
 from dominus.cli.signals import on_stop_signals
 from dominus.errors import InvalidInputError
 from dominus.pipeline.closeout_csv import read_closeout_csv
-from dominus.pipeline.documents import job_of_run
+from dominus.pipeline.documents import RunQueuedOut, job_of_run
 from dominus.pipeline.model import CloseoutDomain, RunInput
 from dominus.pipeline.service import PipelineService
 from dominus.pipeline.store import PipelineStore
@@ -79,7 +79,7 @@ def run(
     record = service.submit(run_input, providers=providers)
     if not wait:
         if as_json:
-            print_json({"run_id": record.id, "job_id": record.job_id, "status": "pending"})
+            print_model(RunQueuedOut(run_id=record.id, job_id=record.job_id, status="pending"))
         else:
             console.print(f"run {record.id} enqueued as job {record.job_id}")
             console.print(f"follow it with: dominus runs wait {record.id}")

@@ -9,24 +9,25 @@ from rich.table import Table
 
 from dominus.cli.candidate_tables import dropped_table, listing_table
 from dominus.cli.csv_file import write_text_file
-from dominus.cli.output import console, print_json, short_time
+from dominus.cli.output import console, print_json, print_model, short_time
 from dominus.cli.pipeline_output import (
     DEFAULT_TOP,
     OptionError,
     parse_top,
     print_run,
     report_run,
-    tier_documents,
+    tier_candidates,
     wait_for_run,
 )
 from dominus.cli.runtime import open_runtime
 from dominus.pipeline.csv_export import CsvExport
 from dominus.pipeline.documents import (
     PRUNED,
+    RunOut,
+    RunSummaryOut,
     effective_status,
     job_of_run,
     job_status,
-    run_document,
 )
 from dominus.pipeline.listing import ListingQuery, candidate_listing, listing_documents
 from dominus.pipeline.store import PipelineStore
@@ -65,16 +66,16 @@ def list_runs(
     """Runs, newest first."""
     runtime = open_runtime(read_only=True)
     runs = PipelineStore(runtime.engine).list_runs(limit=limit)
-    documents = [run_document(run, job_of_run(runtime.store, run)) for run in runs]
+    listed = [RunSummaryOut.of(run, job_of_run(runtime.store, run)) for run in runs]
     if as_json:
-        print_json(documents)
+        print_model(listed)
         return
     table = Table("run", "job", "status", "degraded", "providers", "created", "recommended")
-    for run, document in zip(runs, documents, strict=True):
+    for run, summary in zip(runs, listed, strict=True):
         table.add_row(
             str(run.id),
-            _job_cell(run.job_id, document["job_status"]),
-            document["status"],
+            _job_cell(run.job_id, summary.job_status),
+            summary.status,
             "yes" if run.degraded else "",
             run.providers,
             short_time(run.created_at),
@@ -94,9 +95,9 @@ def show(
     run = runs.get_run(run_id)
     job = job_of_run(runtime.store, run)
     if as_json:
-        print_json(run_document(run, job))
+        print_model(RunOut.of(run, job))
         return
-    recommended, speculative = tier_documents(runs, run, DEFAULT_TOP)
+    recommended, speculative = tier_candidates(runs, run, DEFAULT_TOP)
     print_run(run, effective_status(run, job), recommended, speculative)
     if job_status(run, job) == PRUNED:
         console.print(

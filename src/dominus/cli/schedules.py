@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 from rich.table import Table
 
-from dominus.cli.output import console, print_json
+from dominus.cli.output import console, print_model
 from dominus.cli.runtime import open_runtime
-from dominus.jobs.documents import job_document
+from dominus.jobs.documents import EnqueuedJobOut
+from dominus.jobs.scheduling.documents import ScheduleOut
 
 app = typer.Typer(help="The cron schedules and their last jobs.", no_args_is_help=True)
 
@@ -26,24 +25,24 @@ def list_schedules(
 ) -> None:
     """Every schedule: cron, zone, state, next and last fire, last job and its outcome."""
     service = open_runtime(read_only=True).schedule_service(diagnostic_jobs=diagnostic_jobs)
-    documents = service.documents()
+    schedules = service.documents()
     if as_json:
-        print_json(documents)
+        print_model(schedules)
         return
     table = Table(
         "name", "cron", "zone", "state", "next fire", "last fire", "last job", "outcome", "skipped"
     )
-    for document in documents:
+    for schedule in schedules:
         table.add_row(
-            document["name"],
-            document["cron"] or "off",
-            document["timezone"],
-            _state(document),
-            _time(document["next_fire_at"]),
-            _time(document["last_fire_at"]),
-            "-" if document["last_job_id"] is None else str(document["last_job_id"]),
-            document["last_job_status"] or "-",
-            str(document["skipped_count"]),
+            schedule.name,
+            schedule.cron or "off",
+            schedule.timezone,
+            _state(schedule),
+            _time(schedule.next_fire_at),
+            _time(schedule.last_fire_at),
+            "-" if schedule.last_job_id is None else str(schedule.last_job_id),
+            schedule.last_job_status or "-",
+            str(schedule.skipped_count),
         )
     console.print(table)
 
@@ -58,7 +57,7 @@ def run(
     runtime = open_runtime()
     result = runtime.schedule_service(diagnostic_jobs=diagnostic_jobs).run(name)
     if as_json:
-        print_json(job_document(runtime.store.get_job(result.job_id)) | {"created": result.created})
+        print_model(EnqueuedJobOut.enqueued(runtime.store.get_job(result.job_id), result.created))
     elif result.created:
         console.print(f"schedule {name}: job {result.job_id} enqueued")
     else:
@@ -80,20 +79,20 @@ def disable(name: str = NAME, diagnostic_jobs: bool = DIAGNOSTIC) -> None:
 
 def _switch(name: str, enabled: bool, diagnostic_jobs: bool) -> None:
     service = open_runtime().schedule_service(diagnostic_jobs=diagnostic_jobs)
-    document = service.set_enabled(name, enabled)
+    schedule = service.set_enabled(name, enabled)
     line = f"schedule {name} {'enabled' if enabled else 'disabled'}"
-    if document["state"] == "inactive":
-        line += f" (inactive: {document['inactive_reason']})"
-    elif document["next_fire_at"]:
-        line += f"; next fire at {document['next_fire_at']}"
+    if schedule.state == "inactive":
+        line += f" (inactive: {schedule.inactive_reason})"
+    elif schedule.next_fire_at:
+        line += f"; next fire at {schedule.next_fire_at}"
     console.print(line)
 
 
-def _state(document: dict[str, Any]) -> str:
-    if document["state"] == "inactive":
-        disabled = "" if document["enabled"] else ", disabled"
-        return f"inactive{disabled}: {document['inactive_reason']}"
-    return str(document["state"])
+def _state(schedule: ScheduleOut) -> str:
+    if schedule.state == "inactive":
+        disabled = "" if schedule.enabled else ", disabled"
+        return f"inactive{disabled}: {schedule.inactive_reason}"
+    return schedule.state
 
 
 def _time(value: str | None) -> str:

@@ -7,8 +7,9 @@ import threading
 import typer
 from rich.table import Table
 
-from dominus.cli.output import clip, console, print_json, short_time
+from dominus.cli.output import clip, console, print_json, print_model, short_time
 from dominus.cli.runtime import open_runtime
+from dominus.watchlist.documents import WatchEntryOut
 from dominus.watchlist.model import WatchEntry, watched_domain
 from dominus.watchlist.service import poll_watchlist
 from dominus.watchlist.store import WatchlistStore, checked_notes
@@ -30,7 +31,7 @@ def add(
     runtime = open_runtime()
     entry = WatchlistStore(runtime.engine).add(name, text, runtime.clock())
     if as_json:
-        print_json(entry.document())
+        print_model(WatchEntryOut.of(entry))
     else:
         console.print(f"watching {entry.domain}")
 
@@ -49,7 +50,7 @@ def list_entries(as_json: bool = JSON) -> None:
     availability was notified."""
     entries = WatchlistStore(open_runtime(read_only=True).engine).entries()
     if as_json:
-        print_json([entry.document() for entry in entries])
+        print_model([WatchEntryOut.of(entry) for entry in entries])
         return
     table = Table("domain", "status", "last checked", "status since", "notified", "notes")
     for entry in entries:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from dominus.backtest.documents import ThresholdsOut, VersionedSetOut
 from dominus.backtest.service import BacktestService
-from dominus.cli.output import console, print_json, short_time
+from dominus.cli.output import console, print_model, short_time
 from dominus.cli.runtime import open_runtime
 from dominus.pipeline.scoring_sets import THRESHOLD_FIELDS, VersionedSets
 from dominus.scoring.config import ScoringConfig
@@ -30,7 +31,7 @@ def _history(sets: VersionedSets, as_json: bool) -> None:
     active = sets.active()
     rows = sets.history()
     if as_json:
-        print_json([row.to_dict(active.id if active else None) for row in rows])
+        print_model([VersionedSetOut.of(row, active.id if active else None) for row in rows])
         return
     table = Table("version", "name", "source", "values", "activated", "notes")
     for row in rows:
@@ -50,19 +51,19 @@ def _history(sets: VersionedSets, as_json: bool) -> None:
 @weights_app.command("show")
 def weights_show(as_json: bool = JSON) -> None:
     """The weights scoring uses now (shares of 1) and where they come from."""
-    document = _service(True).weights_document()
+    in_force = _service(True).weights_in_force()
     if as_json:
-        print_json(document)
+        print_model(in_force)
         return
-    active = document["active"]
+    active = in_force.active
     source = (
         "the built-in defaults"
         if active is None
-        else (f"weight set {active['version']} ({active['name']}, {active['source']})")
+        else (f"weight set {active.version} ({active.name}, {active.source})")
     )
     console.print(f"active: {source}")
-    for name, value in document["weights"].items():
-        console.print(f"  {name:<10} {value:.4f}  (default {document['defaults'][name]:.2f})")
+    for name, value in in_force.weights.items():
+        console.print(f"  {name:<10} {value:.4f}  (default {in_force.defaults[name]:.2f})")
 
 
 @weights_app.command("history")
@@ -89,13 +90,7 @@ def thresholds_show(as_json: bool = JSON) -> None:
     values = {name: getattr(config, name) for name in THRESHOLD_FIELDS}
     defaults = {name: getattr(ScoringConfig(), name) for name in THRESHOLD_FIELDS}
     if as_json:
-        print_json(
-            {
-                "active": active.to_dict(active.id) if active else None,
-                "values": values,
-                "defaults": defaults,
-            }
-        )
+        print_model(ThresholdsOut.of(active, values, defaults))
         return
     console.print(
         "active: the SCORING_* settings"

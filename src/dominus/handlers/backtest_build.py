@@ -1,6 +1,6 @@
-"""BACKTEST_BUILD {minSampleSize? (5)}: snapshot the sold outcomes against the scores before
-them, report, and suggest weights when the sample holds at least minSampleSize sales.
-Result: {signalsBuilt, newSignals, report, suggestion?, skipped}. Recording a sale with a price
+"""BACKTEST_BUILD {min_sample_size? (5)}: snapshot the sold outcomes against the scores before
+them, report, and suggest weights when the sample holds at least min_sample_size sales.
+Result: {signals_built, new_signals, report, suggestion?, skipped}. Recording a sale with a price
 enqueues one (deduplicated while one is pending); it can also be enqueued by hand."""
 
 from __future__ import annotations
@@ -10,22 +10,25 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dominus.backtest.build_queue import BACKTEST_BUILD
-from dominus.backtest.service import DEFAULT_MIN_SAMPLE_SIZE, BacktestService
+from dominus.backtest.service import (
+    DEFAULT_MIN_SAMPLE_SIZE,
+    MAX_MIN_SAMPLE_SIZE,
+    BacktestService,
+)
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.jobs.context import JobContext
+from dominus.jobs.payload_options import snake_or_camel
 from dominus.jobs.registry import HandlerRegistry
 
 
 class BacktestBuildPayload(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
-    )
+    model_config = ConfigDict(extra="forbid")
 
     min_sample_size: int = Field(
         default=DEFAULT_MIN_SAMPLE_SIZE,
         ge=1,
-        le=1_000_000,
-        alias="minSampleSize",
+        le=MAX_MIN_SAMPLE_SIZE,
+        validation_alias=snake_or_camel("min_sample_size"),
         description="Sales needed before a weight suggestion is made.",
     )
 
@@ -36,7 +39,7 @@ def register_backtest_build(registry: HandlerRegistry, dependencies: HandlerDepe
         context.progress(phase="snapshot")
         context.abort.raise_if_set()
         result = service.build(payload.min_sample_size, stop=context.abort.raise_if_set)
-        context.progress(phase="done", signals=result["signalsBuilt"])
+        context.progress(phase="done", signals=result["signals_built"])
         return result
 
     registry.register(BACKTEST_BUILD, handle, BacktestBuildPayload, max_attempts=3)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.jobs.context import JobContext
+from dominus.jobs.payload_options import dry_run_option
 from dominus.jobs.registry import HandlerRegistry
 from dominus.maintenance.prune import prune, retention_from
 from dominus.maintenance.settings import MAX_PRUNE_BATCH_SIZE, MAX_RETENTION_DAYS
@@ -26,7 +27,7 @@ class PrunePayload(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    dry_run: bool = False
+    dry_run: bool = dry_run_option(False, "Count what would be deleted; delete nothing.")
     job_retention_days: int | None = Field(default=None, ge=0, le=MAX_RETENTION_DAYS)
     dlq_retention_days: int | None = Field(default=None, ge=0, le=MAX_RETENTION_DAYS)
     pipeline_run_retention_days: int | None = Field(default=None, ge=0, le=MAX_RETENTION_DAYS)

@@ -1,14 +1,15 @@
-"""WATCHLIST_POLL {dryRun?}: polls the watchlist entries that are due (ADR 0022). Scheduled by
+"""WATCHLIST_POLL {dry_run?}: polls the watchlist entries that are due (ADR 0022). Scheduled by
 the `watchlist-poll` schedule; any caller may enqueue it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.jobs.context import JobContext
+from dominus.jobs.payload_options import dry_run_option
 from dominus.jobs.registry import HandlerRegistry
 from dominus.watchlist.service import poll_watchlist
 
@@ -18,9 +19,7 @@ WATCHLIST_POLL = "WATCHLIST_POLL"
 class WatchlistPollPayload(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    dryRun: bool = Field(  # noqa: N815 - the payload's JSON name
-        default=False, description="Look everything up, record nothing, notify nobody."
-    )
+    dry_run: bool = dry_run_option(False, "Look everything up, record nothing, notify nobody.")
 
 
 def register_watchlist_poll(registry: HandlerRegistry, dependencies: HandlerDependencies) -> None:
@@ -35,7 +34,7 @@ def register_watchlist_poll(registry: HandlerRegistry, dependencies: HandlerDepe
             dependencies.engine,
             notifier,
             dependencies.clock,
-            dry_run=payload.dryRun,
+            dry_run=payload.dry_run,
             stop=context.abort,
             progress=progress,
         )

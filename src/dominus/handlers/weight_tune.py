@@ -1,30 +1,28 @@
-"""WEIGHT_TUNE {dryRun?}: snapshot → suggest → safety checks → a new active weight set when every
-check passes and it is not a dry run (dryRun, else AUTO_TUNE_DRY_RUN, true by default). Every
-tune is recorded. Result: {sampleSize, applied, dryRun, safetyPassed, failures, weightsBefore,
-weightsAfter, ...}. Scheduled monthly by the weight-tune schedule (AUTO_TUNE_ENABLED)."""
+"""WEIGHT_TUNE {dry_run?}: snapshot → suggest → safety checks → a new active weight set when
+every check passes and it is not a dry run (dry_run, else AUTO_TUNE_DRY_RUN, true by default).
+Every tune is recorded. Result: {sample_size, applied, dry_run, safety_passed, failures,
+weights_before, weights_after, ...}. Scheduled monthly by the weight-tune schedule
+(AUTO_TUNE_ENABLED)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from dominus.backtest.build_queue import WEIGHT_TUNE
 from dominus.backtest.service import BacktestService
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.jobs.context import JobContext
+from dominus.jobs.payload_options import dry_run_option
 from dominus.jobs.registry import HandlerRegistry
 
 
 class WeightTunePayload(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
-    )
+    model_config = ConfigDict(extra="forbid")
 
-    dry_run: bool | None = Field(
-        default=None,
-        alias="dryRun",
-        description="true: record what would change, write nothing; default AUTO_TUNE_DRY_RUN.",
+    dry_run: bool | None = dry_run_option(
+        None, "true: record what would change, write nothing; default AUTO_TUNE_DRY_RUN."
     )
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from dominus.pipeline.documents import candidate_document
+from dominus.jobs.documents import dumped
+from dominus.pipeline.documents import CandidateOut, DroppedCandidateOut, ListedCandidateOut
 from dominus.pipeline.model import Stage
 from dominus.pipeline.stage_results import (
     Candidate,
@@ -51,10 +52,10 @@ def _plus(offset: int, limit: int | None) -> int | None:
     return None if limit is None else offset + limit
 
 
-def candidate_listing(
+def listed_candidates(
     store: PipelineStore, run: RunRecord, query: ListingQuery
-) -> Iterator[dict[str, Any]]:
-    """The documents of the listing, read as they are consumed (scored rows in batches)."""
+) -> Iterator[ListedCandidateOut]:
+    """The listing, read as it is consumed (scored rows in batches)."""
     start, end = query.window()
     if end is not None and end <= start:
         return
@@ -64,7 +65,7 @@ def candidate_listing(
         rows = store.iter_run_scores(
             run.id, recommended_only=query.recommended_only, limit=limit, offset=start
         )
-        yield from (candidate_document(row) for row in rows)
+        yield from (CandidateOut.of(row) for row in rows)
     if not query.include_dropped or query.recommended_only or (end is not None and end <= scored):
         return
     dropped = dropped_candidates(store, run)
@@ -73,7 +74,7 @@ def candidate_listing(
     yield from islice(dropped, first, last)
 
 
-def dropped_candidates(store: PipelineStore, run: RunRecord) -> list[dict[str, Any]]:
+def dropped_candidates(store: PipelineStore, run: RunRecord) -> list[DroppedCandidateOut]:
     """Every candidate of the run that has no score, in input order, then the invalid inputs."""
     checkpoints = store.checkpoints(run.id, LOOKUP_STAGES)
     if Stage.GENERATE not in checkpoints:
@@ -83,24 +84,13 @@ def dropped_candidates(store: PipelineStore, run: RunRecord) -> list[dict[str, A
     rdap = RdapResult.from_json(checkpoints.get(Stage.RDAP, {})).results
     scored = store.scored_domains(run.id)
     reports = run.stages
-    documents = [
-        _dropped(candidate, *_where_dropped(candidate, dns, rdap, reports))
+    dropped = [
+        DroppedCandidateOut.of(candidate, *_where_dropped(candidate, dns, rdap, reports))
         for candidate in generated.candidates
         if candidate.domain not in scored
     ]
-    documents += [
-        {
-            "domain": None,
-            "input": entry.input,
-            "source": entry.source.value,
-            "acquisition": None,
-            "listed_price": None,
-            "stage": Stage.GENERATE.value,
-            "dropped_reason": f"invalid input: {entry.reason}",
-        }
-        for entry in generated.invalid
-    ]
-    return documents
+    dropped += [DroppedCandidateOut.invalid(entry) for entry in generated.invalid]
+    return dropped
 
 
 def _where_dropped(
@@ -133,16 +123,11 @@ def _answer_words(answer: DnsAnswer | RdapAnswer) -> str:
     return f"{answer.availability.value} ({detail})" if detail else answer.availability.value
 
 
-def _dropped(candidate: Candidate, stage: Stage, reason: str) -> dict[str, Any]:
-    return {
-        "domain": candidate.domain,
-        "input": None,
-        "source": candidate.source.value,
-        "acquisition": candidate.acquisition,
-        "listed_price": candidate.price,
-        "stage": stage.value,
-        "dropped_reason": reason,
-    }
+def candidate_listing(
+    store: PipelineStore, run: RunRecord, query: ListingQuery
+) -> Iterator[dict[str, Any]]:
+    """The listing's JSON documents, read as they are consumed (the CSV export's rows)."""
+    return (dumped(candidate) for candidate in listed_candidates(store, run, query))
 
 
 def listing_documents(

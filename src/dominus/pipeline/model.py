@@ -16,6 +16,7 @@ from pydantic import (
 )
 
 from dominus.jobs.client import integral_floats_as_ints
+from dominus.jobs.payload_options import snake_or_camel
 
 # Names a run takes, all lists together: past this a run's stages outgrow their time budgets
 # (PIPELINE_STAGE_BUDGET_MAX_MS), and its input row its purpose.
@@ -104,7 +105,7 @@ class PipelineRunPayload(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    run_id: int = Field(ge=1)
+    run_id: int = Field(ge=1, validation_alias=snake_or_camel("run_id"))
 
 
 PIPELINE_RUN = "PIPELINE_RUN"

@@ -40,18 +40,6 @@ class VersionedSet:
     created_at: datetime
     activated_at: datetime | None
 
-    def to_dict(self, active_id: int | None = None) -> dict[str, Any]:
-        return {
-            "version": self.id,
-            "name": self.name,
-            "values": self.values,
-            "source": self.source,
-            "notes": self.notes,
-            "createdAt": self.created_at.isoformat(),
-            "activatedAt": self.activated_at.isoformat() if self.activated_at else None,
-            "active": self.id == active_id,
-        }
-
 
 class VersionedSets:
     """Reads and appends the versions of `weight_sets` or `threshold_sets`."""

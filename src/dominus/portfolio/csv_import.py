@@ -57,9 +57,6 @@ class RowProblem:
     column: str | None
     error: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"line": self.line, "column": self.column, "error": self.error}
-
     def __str__(self) -> str:
         where = f"line {self.line}" + (f", column {self.column!r}" if self.column else "")
         return f"{where}: {self.error}"
@@ -73,16 +70,6 @@ class ImportReport:
     unchanged: list[str] = field(default_factory=list)
     refused: list[RowProblem] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "dryRun": self.dry_run,
-            "added": self.added,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "refused": [problem.to_dict() for problem in self.refused],
-            "skipped": self.skipped,
-        }
 
 
 class ImportRefusedError(PortfolioInputError):

@@ -1,52 +1,151 @@
-"""The JSON documents of portfolio entries and history events (CLI `--json` and the API)."""
+"""The portfolio's JSON shapes: one pydantic model each, which the API returns and the CLI's
+`--json` dumps. Closed models: a field that is not documented here fails validation instead of
+slipping out."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from datetime import date, datetime
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from dominus.portfolio.csv_import import ImportReport, RowProblem
 from dominus.portfolio.model import HistoryEvent, PortfolioEntry, days_until_renewal
 
 
-def _iso(value: Any) -> Any:
+def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
-def entry_document(entry: PortfolioEntry, now: datetime) -> dict[str, Any]:
-    return {
-        "domain": entry.domain,
-        "tld": entry.tld,
-        "status": entry.status,
-        "renewal_date": entry.renewal_date.isoformat(),
-        "days_until_renewal": days_until_renewal(entry.renewal_date, now),
-        "acquired_at": _iso(entry.acquired_at),
-        "acquisition_cost": entry.acquisition_cost,
-        "renewal_cost": entry.renewal_cost,
-        "renewals_paid": entry.renewals_paid,
-        "currency": entry.currency,
-        "registrar": entry.registrar,
-        "list_price": entry.list_price,
-        "current_score": entry.current_score,
-        "expected_value": entry.expected_value,
-        "confidence": entry.confidence,
-        "suggested_list_price": entry.suggested_list_price,
-        "verdict": entry.verdict,
-        "verdict_reason": entry.verdict_reason,
-        "verdict_at": _iso(entry.verdict_at),
-        "scored_at": _iso(entry.scored_at),
-        "score_details": entry.score_details,
-        "notes": entry.notes,
-        "created_at": entry.created_at.isoformat(),
-        "updated_at": entry.updated_at.isoformat(),
-    }
+class HistoryOut(BaseModel):
+    """A verdict change, a sale or a drop of an entry."""
+
+    model_config = ConfigDict(extra="forbid", validate_by_name=True, serialize_by_alias=True)
+
+    kind: Literal["verdict", "sold", "dropped"]
+    from_: str | None = Field(alias="from")
+    to: str | None
+    method: str | None
+    reason: str
+    at: str
+
+    @classmethod
+    def of(cls, event: HistoryEvent) -> HistoryOut:
+        return cls(
+            kind=event.kind,
+            from_=event.old_verdict,
+            to=event.new_verdict,
+            method=event.method,
+            reason=event.reason,
+            at=event.at.isoformat(),
+        )
 
 
-def history_document(event: HistoryEvent) -> dict[str, Any]:
-    return {
-        "kind": event.kind,
-        "from": event.old_verdict,
-        "to": event.new_verdict,
-        "method": event.method,
-        "reason": event.reason,
-        "at": event.at.isoformat(),
-    }
+class EntryOut(BaseModel):
+    """A name held, with its verdict and the UTC calendar days until its renewal; `history`
+    when one entry is asked for (null in listings)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str
+    tld: str
+    status: Literal["active", "sold", "dropped"]
+    renewal_date: date
+    days_until_renewal: int
+    acquired_at: date | None
+    acquisition_cost: float | None
+    renewal_cost: float | None
+    renewals_paid: float
+    currency: str
+    registrar: str | None
+    list_price: float | None
+    current_score: float | None
+    expected_value: float | None
+    confidence: float | None
+    suggested_list_price: float | None
+    verdict: Literal["keep", "drop", "reprice"] | None
+    verdict_reason: str | None
+    verdict_at: str | None
+    scored_at: str | None
+    score_details: dict[str, Any] | None
+    notes: str | None
+    created_at: str
+    updated_at: str
+    history: list[HistoryOut] | None = None
+
+    @classmethod
+    def of(
+        cls, entry: PortfolioEntry, now: datetime, history: list[HistoryEvent] | None = None
+    ) -> EntryOut:
+        return cls(
+            domain=entry.domain,
+            tld=entry.tld,
+            status=entry.status,
+            renewal_date=entry.renewal_date,
+            days_until_renewal=days_until_renewal(entry.renewal_date, now),
+            acquired_at=entry.acquired_at,
+            acquisition_cost=entry.acquisition_cost,
+            renewal_cost=entry.renewal_cost,
+            renewals_paid=entry.renewals_paid,
+            currency=entry.currency,
+            registrar=entry.registrar,
+            list_price=entry.list_price,
+            current_score=entry.current_score,
+            expected_value=entry.expected_value,
+            confidence=entry.confidence,
+            suggested_list_price=entry.suggested_list_price,
+            verdict=entry.verdict,
+            verdict_reason=entry.verdict_reason,
+            verdict_at=_iso(entry.verdict_at),
+            scored_at=_iso(entry.scored_at),
+            score_details=entry.score_details,
+            notes=entry.notes,
+            created_at=entry.created_at.isoformat(),
+            updated_at=entry.updated_at.isoformat(),
+            history=None if history is None else [HistoryOut.of(event) for event in history],
+        )
+
+
+class ImportProblemOut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    line: int
+    column: str | None
+    error: str
+
+    @classmethod
+    def of(cls, problem: RowProblem) -> ImportProblemOut:
+        return cls(line=problem.line, column=problem.column, error=problem.error)
+
+
+class ImportReportOut(BaseModel):
+    """What an import added, updated, left unchanged, refused and skipped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dry_run: bool
+    added: list[str]
+    updated: list[dict[str, Any]]
+    unchanged: list[str]
+    refused: list[ImportProblemOut]
+    skipped: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, report: ImportReport) -> ImportReportOut:
+        return cls(
+            dry_run=report.dry_run,
+            added=report.added,
+            updated=report.updated,
+            unchanged=report.unchanged,
+            refused=[ImportProblemOut.of(problem) for problem in report.refused],
+            skipped=report.skipped,
+        )
+
+
+class RescoreQueuedOut(BaseModel):
+    """The PORTFOLIO_RESCORE job enqueued (`POST /portfolio/rescore`, `portfolio rescore
+    --json` without --sync or --wait), and whether it is a new one (false: one for that scope
+    was already pending or running)."""
+
+    job_id: int
+    created: bool

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +85,16 @@ class _Outcome:
     changed: bool = False
 
 
+# The names a PORTFOLIO_RESCORE result had before results took snake_case ones (ADR 0041): a
+# result stored then is read with today's names.
+_EARLIER_NAMES = {"verdictChanges": "verdict_changes", "totalDurationMs": "total_duration_ms"}
+
+
+def stored_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored PORTFOLIO_RESCORE result with today's names, whenever it was stored."""
+    return {_EARLIER_NAMES.get(key, key): value for key, value in result.items()}
+
+
 @dataclass
 class RescoreResult:
     rescored: int = 0
@@ -98,8 +108,8 @@ class RescoreResult:
             "rescored": self.rescored,
             "unchanged": self.unchanged,
             "errors": self.errors,
-            "verdictChanges": self.verdict_changes,
-            "totalDurationMs": self.total_duration_ms,
+            "verdict_changes": self.verdict_changes,
+            "total_duration_ms": self.total_duration_ms,
         }
 
 

@@ -33,10 +33,10 @@ class CheckResult:
 
     def document(self) -> dict[str, Any]:
         return {
-            "domainsChecked": self.domains_checked,
-            "alertsCreated": self.alerts_created,
-            "alertsEscalated": self.alerts_escalated,
-            "notificationsSent": self.notifications_sent,
+            "domains_checked": self.domains_checked,
+            "alerts_created": self.alerts_created,
+            "alerts_escalated": self.alerts_escalated,
+            "notifications_sent": self.notifications_sent,
         }
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 from enum import StrEnum
-from typing import Any
 
 from dominus.errors import NotFoundError
 
@@ -73,27 +72,6 @@ class RenewalAlert:
         if self.acknowledged_at is not None:
             return "acknowledged"
         return "open"
-
-    def document(self) -> dict[str, Any]:
-        """The JSON shape of `alerts list --json` and `GET /api/v1/alerts`."""
-        return {
-            "id": self.id,
-            "domain": self.domain,
-            "type": self.type.value,
-            "severity": self.severity,
-            "state": self.state,
-            "renewal_date": self.renewal_date.isoformat(),
-            "days_left": self.days_left,
-            "created_at": self.created_at.isoformat(),
-            "escalated_at": _iso(self.escalated_at),
-            "acknowledged_at": _iso(self.acknowledged_at),
-            "notified_at": _iso(self.notified_at),
-            "resolved_at": _iso(self.resolved_at),
-        }
-
-
-def _iso(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat()
 
 
 class AlertNotFoundError(NotFoundError):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
 
 from sqlalchemy import Connection, Engine
 
@@ -25,7 +24,7 @@ from dominus.jobs.scheduling import (
     ScheduleStore,
     inactive_reason,
 )
-from dominus.jobs.scheduling.documents import schedule_document
+from dominus.jobs.scheduling.documents import ScheduleOut
 from dominus.scheduling.defaults import configured_schedules, why_off
 from dominus.scheduling.settings import SchedulerSettings, catch_up_window
 
@@ -60,18 +59,13 @@ class ScheduleService:
         known = ", ".join(schedule.name for schedule in self.schedules)
         raise ScheduleNotFoundError(f"no schedule named {name!r} (known: {known})")
 
-    def documents(self) -> list[dict[str, Any]]:
+    def documents(self) -> list[ScheduleOut]:
         rows = self.store.rows(schedule.name for schedule in self.schedules)
         now = self._clock()
         return [
-            schedule_document(schedule, rows.get(schedule.name), self.registry, now)
+            ScheduleOut.of(schedule, rows.get(schedule.name), self.registry, now)
             for schedule in self.schedules
         ]
-
-    def document(self, name: str) -> dict[str, Any]:
-        schedule = self.find(name)
-        row = self.store.rows([name]).get(name)
-        return schedule_document(schedule, row, self.registry, self._clock())
 
     def run(self, name: str, queue: JobQueue | None = None) -> EnqueueResult:
         """Enqueue the schedule's job now, unless one of its jobs is pending or running."""
@@ -89,12 +83,12 @@ class ScheduleService:
 
         return self.store.run_now(schedule, enqueue, self._clock())
 
-    def set_enabled(self, name: str, enabled: bool) -> dict[str, Any]:
+    def set_enabled(self, name: str, enabled: bool) -> ScheduleOut:
         """Store the flag; every running scheduler honours it at its next tick."""
         schedule = self.find(name)
         self._refuse_off(schedule, "enable" if enabled else "disable")
         row = self.store.set_enabled(schedule, enabled, self._clock())
-        return schedule_document(schedule, row, self.registry, self._clock())
+        return ScheduleOut.of(schedule, row, self.registry, self._clock())
 
     def scheduler_config(self) -> SchedulerConfig:
         return SchedulerConfig(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from dominus.domain_names import normalise_domain
 from dominus.errors import ConflictError, InvalidInputError, NotFoundError
@@ -24,25 +24,6 @@ class WatchEntry:
     notified: bool
     notified_at: datetime | None
     created_at: datetime
-
-    def document(self) -> dict[str, Any]:
-        """The JSON shape of `watchlist list --json` and `GET /api/v1/watchlist`."""
-        return {
-            "id": self.id,
-            "domain": self.domain,
-            "notes": self.notes,
-            "last_checked_at": _iso(self.last_checked_at),
-            "last_status": self.last_status,
-            "last_detail": self.last_detail,
-            "last_status_change_at": _iso(self.last_status_change_at),
-            "notified": self.notified,
-            "notified_at": _iso(self.notified_at),
-            "created_at": _iso(self.created_at),
-        }
-
-
-def _iso(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat()
 
 
 MAX_NOTES_LENGTH = 2000

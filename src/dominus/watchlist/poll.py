@@ -61,7 +61,7 @@ class PollResult:
             "available": self.available,
             "notified": self.notified,
             "errors": self.errors,
-            "dryRun": self.dry_run,
+            "dry_run": self.dry_run,
         }
 
 

@@ -51,10 +51,10 @@ def check(engine: Engine, notifier: RecordingNotifier, clock: FakeClock) -> dict
 
 def counts(checked: int, created: int = 0, escalated: int = 0, sent: int = 0) -> dict[str, int]:
     return {
-        "domainsChecked": checked,
-        "alertsCreated": created,
-        "alertsEscalated": escalated,
-        "notificationsSent": sent,
+        "domains_checked": checked,
+        "alerts_created": created,
+        "alerts_escalated": escalated,
+        "notifications_sent": sent,
     }
 
 

@@ -55,10 +55,10 @@ def test_the_job_checks_notifies_the_webhook_and_stores_its_result(
     job = store.get_job(first)
     assert job.status is JobStatus.COMPLETED
     assert job.result == {
-        "domainsChecked": 3,
-        "alertsCreated": 2,
-        "alertsEscalated": 0,
-        "notificationsSent": 2,
+        "domains_checked": 3,
+        "alerts_created": 2,
+        "alerts_escalated": 0,
+        "notifications_sent": 2,
     }
     assert job.progress == {"done": 3, "total": 3, "domain": ""}
     assert [(body["event"], body["details"]["domain"]) for body in webhook.bodies()] == [
@@ -70,10 +70,10 @@ def test_the_job_checks_notifies_the_webhook_and_stores_its_result(
     second = queue.enqueue_job("RENEWAL_CHECK", {}).job_id
     drain(worker, clock=clock)
     assert store.get_job(second).result == {
-        "domainsChecked": 3,
-        "alertsCreated": 1,
-        "alertsEscalated": 0,
-        "notificationsSent": 1,
+        "domains_checked": 3,
+        "alerts_created": 1,
+        "alerts_escalated": 0,
+        "notifications_sent": 1,
     }
     assert webhook.bodies()[-1]["details"]["domain"] == "calm.com"
 
@@ -93,5 +93,5 @@ def test_the_renewal_schedule_is_active(database_url: str, engine: Engine) -> No
     runtime = Runtime(
         settings=load_settings(_env_file=None, DATABASE_URL=database_url), engine=engine
     )
-    states = {doc["name"]: doc["state"] for doc in runtime.schedule_service().documents()}
+    states = {schedule.name: schedule.state for schedule in runtime.schedule_service().documents()}
     assert (states["renewal-check"], states["watchlist-poll"]) == ("enabled", "enabled")

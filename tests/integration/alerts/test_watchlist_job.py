@@ -76,7 +76,7 @@ def test_the_job_polls_and_stores_its_result(
         "available": 1,
         "notified": 1,
         "errors": [],
-        "dryRun": False,
+        "dry_run": False,
     }
     assert job.progress == {"done": 2, "total": 2, "domain": ""}
     assert notifier.events() == ["watchlist.available"]
@@ -89,7 +89,7 @@ def test_the_job_polls_and_stores_its_result(
         "available": 1,
         "notified": 0,  # already notified
         "errors": [],
-        "dryRun": True,
+        "dry_run": True,
     }
     assert watchlist.get("free.test").last_checked_at != clock()  # nothing written
 
@@ -106,7 +106,5 @@ def test_the_watchlist_schedule_is_active_once_the_type_is_registered(
     database_url: str, engine: Engine
 ) -> None:
     runtime = Runtime(settings=load_settings(DATABASE_URL=database_url), engine=engine)
-    states = {
-        document["name"]: document["state"] for document in runtime.schedule_service().documents()
-    }
+    states = {schedule.name: schedule.state for schedule in runtime.schedule_service().documents()}
     assert states["watchlist-poll"] == "enabled"

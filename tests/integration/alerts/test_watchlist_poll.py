@@ -82,7 +82,7 @@ def test_available_is_notified_once_and_rearmed_only_by_registered(
         "available": 0,
         "notified": 0,
         "errors": [],
-        "dryRun": False,
+        "dry_run": False,
     }
     entry = watchlist.get("gone.test")
     assert (entry.last_status, entry.notified, entry.last_checked_at) == (
@@ -161,7 +161,7 @@ def test_a_dry_run_looks_up_and_reports_but_writes_and_sends_nothing(
         "available": 1,
         "notified": 1,
         "errors": [],
-        "dryRun": True,
+        "dry_run": True,
     }
     assert notifier.sent == []
     assert watchlist.entries() == before

@@ -48,8 +48,8 @@ def test_snapshots_are_idempotent(settings: Settings, engine: Engine, backend: s
     backtest.record([sale("cloudnest.com", 250.0, SALE_DAY), sale("bluepath.io", 90.0, SALE_DAY)])
     first = backtest.build()
     second = backtest.build()
-    assert (first["signalsBuilt"], first["newSignals"]) == (2, 2)
-    assert (second["signalsBuilt"], second["newSignals"]) == (2, 0)
+    assert (first["signals_built"], first["new_signals"]) == (2, 2)
+    assert (second["signals_built"], second["new_signals"]) == (2, 0)
     with engine.connect() as connection:
         assert connection.execute(select(func.count()).select_from(backtest_signals)).scalar() == 2
     assert len(backtest.store.samples()) == 2
@@ -68,7 +68,7 @@ def test_what_is_skipped(settings: Settings, engine: Engine, backend: str) -> No
         ]
     )
     result = backtest.build()
-    assert result["signalsBuilt"] == 0
+    assert result["signals_built"] == 0
     assert result["skipped"] == {"no_price": 1, "currency": 1, "no_score_before_sale": 1}
 
 

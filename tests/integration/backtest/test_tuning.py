@@ -169,7 +169,7 @@ def test_rollback_activates_a_copy_of_an_earlier_version(
     assert active is not None and active.id == copy != first
     assert active.values == sets.get(first).values
     assert [row.id for row in sets.history()][:1] == [copy]
-    assert backtest.weights_document()["weights"]["intrinsic"] == pytest.approx(0.4)
+    assert backtest.weights_in_force().weights["intrinsic"] == pytest.approx(0.4)
 
 
 def test_calibrated_thresholds_override_the_settings_until_rolled_back(
@@ -217,16 +217,16 @@ def test_the_job_types_run_through_the_engine(
     built = queue.get(build)
     assert built.status.value == "completed", built.last_error
     assert built.result is not None
-    assert set(built.result) >= {"signalsBuilt", "newSignals", "report", "suggestion"}
-    assert built.result["report"]["sampleSize"] == 40
+    assert set(built.result) >= {"signals_built", "new_signals", "report", "suggestion"}
+    assert built.result["report"]["sample_size"] == 40
     tuned = queue.get(tune)
     assert tuned.status.value == "completed", tuned.last_error
     assert tuned.result is not None
-    assert {k: tuned.result[k] for k in ("sampleSize", "applied", "dryRun", "safetyPassed")} == {
-        "sampleSize": 40,
+    assert {k: tuned.result[k] for k in ("sample_size", "applied", "dry_run", "safety_passed")} == {
+        "sample_size": 40,
         "applied": False,  # AUTO_TUNE_DRY_RUN is true by default
-        "dryRun": True,
-        "safetyPassed": True,
+        "dry_run": True,
+        "safety_passed": True,
     }
     assert tuned.result["failures"] == []
-    assert set(tuned.result) >= {"weightsBefore", "weightsAfter"}
+    assert set(tuned.result) >= {"weights_before", "weights_after"}

@@ -16,7 +16,8 @@ from sqlalchemy import Engine, select
 
 from dominus.cli.candidate_tables import recommendations_table
 from dominus.jobs.clock import utc_now
-from dominus.pipeline.documents import candidate_document
+from dominus.jobs.documents import dumped
+from dominus.pipeline.documents import CandidateOut
 from dominus.pipeline.model import RunInput, RunStatus, Stage
 from dominus.pipeline.runner import PipelineOptions, PipelineRunner
 from dominus.pipeline.store import PipelineStore
@@ -100,7 +101,7 @@ def test_whois_confirmed_names_say_so_everywhere(
     assert details["homegym.com"].startswith("rdap: HTTP 404 at 127.0.0.1")
 
     rows = {row["domain"]: row for row in runs.run_scores(run_id)}
-    documents = {domain: candidate_document(row) for domain, row in rows.items()}
+    documents = {domain: dumped(CandidateOut.of(row)) for domain, row in rows.items()}
     assert documents["homegym.uk"]["availability_source"] == "whois"
     assert documents["homegym.com"]["availability_source"] == "rdap"
 

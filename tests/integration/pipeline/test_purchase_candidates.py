@@ -14,9 +14,10 @@ from sqlalchemy import Engine, select
 
 from dominus.jobs.backoff import Backoff
 from dominus.jobs.clock import utc_now
+from dominus.jobs.documents import dumped
 from dominus.pipeline import runner as runner_module
 from dominus.pipeline import stages as stages_module
-from dominus.pipeline.documents import candidate_document
+from dominus.pipeline.documents import CandidateOut
 from dominus.pipeline.model import RunInput, RunStatus
 from dominus.pipeline.runner import PipelineOptions, PipelineRunner
 from dominus.pipeline.store import PipelineStore, RunRecord
@@ -101,7 +102,7 @@ def test_registered_closeout_names_are_scored_as_purchases_with_their_price(
     assert done.status is RunStatus.COMPLETED and not done.degraded
 
     # The hand-registrations are registered: dropped by DNS. The listings go on.
-    documents = {row["domain"]: candidate_document(row) for row in runs.run_scores(done.id)}
+    documents = {row["domain"]: dumped(CandidateOut.of(row)) for row in runs.run_scores(done.id)}
     assert set(documents) == CLOSEOUTS
     assert documents["oldgardentools.com"]["acquisition"] == "purchase"
     assert documents["oldgardentools.com"]["listed_price"] == 1850
@@ -151,7 +152,7 @@ def test_a_registered_keyword_name_is_still_dropped(
         closeout=[{"domain": "oldgardentools.com", "price": 1850.5}],
     )
     done = run(runs, offline_providers(), run_input)
-    documents = {row["domain"]: candidate_document(row) for row in runs.run_scores(done.id)}
+    documents = {row["domain"]: dumped(CandidateOut.of(row)) for row in runs.run_scores(done.id)}
     assert set(documents) == {"homegym.com", "oldgardentools.com"}
     assert documents["homegym.com"]["acquisition"] == "registration"
     assert documents["homegym.com"]["listed_price"] is None

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from dominus.jobs.documents import dumped
 from dominus.portfolio.csv_export import entries_csv
 from dominus.portfolio.csv_import import (
     ImportOptions,
@@ -17,6 +18,7 @@ from dominus.portfolio.csv_import import (
     PortfolioImporter,
     parse_mapping,
 )
+from dominus.portfolio.documents import ImportReportOut
 from dominus.portfolio.model import EntryFields, PortfolioInputError
 from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.store import PortfolioReader
@@ -33,7 +35,8 @@ def fixture(name: str) -> str:
 
 
 def run(service: PortfolioService, text: str, **options: Any) -> dict[str, Any]:
-    return PortfolioImporter(service).run(text, ImportOptions(**options), NOW).to_dict()
+    report = PortfolioImporter(service).run(text, ImportOptions(**options), NOW)
+    return dumped(ImportReportOut.of(report))
 
 
 def snapshot(service: PortfolioService) -> dict[str, dict[str, Any]]:
@@ -172,7 +175,7 @@ def test_invalid_rows_are_reported_and_nothing_is_written(
     )
     with pytest.raises(ImportRefusedError) as refused:
         run(service, text)
-    problems = refused.value.report.to_dict()["refused"]
+    problems = dumped(ImportReportOut.of(refused.value.report))["refused"]
     assert [(p["line"], p["column"]) for p in problems] == [
         (3, "expiry date"),
         (4, "domain"),
@@ -275,7 +278,7 @@ def test_dry_run_writes_nothing(service: PortfolioService, backend: str) -> None
     before = snapshot(service)
     text = "domain,expiry date,list price\nexample.com,2030-05-01,500\nexample.net,2030-05-01,\n"
     report = run(service, text, dry_run=True)
-    assert report["dryRun"] and report["added"] == ["example.net"]
+    assert report["dry_run"] and report["added"] == ["example.net"]
     assert report["updated"] == [
         {"domain": "example.com", "changes": ["list_price", "renewal_date"]}
     ]

@@ -86,12 +86,12 @@ def test_every_entry_is_scored_as_dominus_score_scores_it(
     assert sorted(step[0] for step in progress) == ["cloudnest.io", "homegym.com", "zentrova.com"]
     assert sorted(step[1] for step in progress) == [1, 2, 3]
     # every entry was "not scored → reprice"; the fresh verdicts are the changes
-    assert {change["domain"] for change in result["verdictChanges"]} <= {
+    assert {change["domain"] for change in result["verdict_changes"]} <= {
         "zentrova.com",
         "homegym.com",
         "cloudnest.io",
     }
-    assert result["totalDurationMs"] >= 0
+    assert result["total_duration_ms"] >= 0
     for entry in service.entries():
         expected = score_update(appraiser.appraise(ValidName(normalise_domain(entry.domain), None)))
         assert entry.current_score == expected.current_score
@@ -101,7 +101,7 @@ def test_every_entry_is_scored_as_dominus_score_scores_it(
         assert entry.scored_at == NOW
     # the same names again: nothing moved
     again = job.run().to_dict()
-    assert (again["rescored"], again["unchanged"], again["verdictChanges"]) == (0, 3, [])
+    assert (again["rescored"], again["unchanged"], again["verdict_changes"]) == (0, 3, [])
 
 
 def test_a_failing_provider_keeps_the_previous_score(

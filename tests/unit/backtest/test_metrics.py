@@ -79,11 +79,11 @@ def test_the_report_sets_the_engine_beside_the_baseline_on_the_baselines_sample(
         sample(100, 150, baseline=None, confidence=0.7),  # no baseline
     ]
     report = build_report(samples, Weights(), ScoringConfig())
-    assert report["sampleSize"] == 3
-    assert report["baselineCoverage"] == 2
+    assert report["sample_size"] == 3
+    assert report["baseline_coverage"] == 2
     assert report["engine"]["mae"] == pytest.approx((100 + 100 + 50) / 3)
     comparison = report["comparison"]
-    assert comparison["sampleSize"] == 2
+    assert comparison["sample_size"] == 2
     assert comparison["engine"]["mae"] == pytest.approx(100.0)
     assert comparison["baseline"]["mae"] == pytest.approx(100.0)  # (200 + 0) / 2
     assert comparison["better"]["mae"] == "tie"
@@ -92,9 +92,9 @@ def test_the_report_sets_the_engine_beside_the_baseline_on_the_baselines_sample(
     assert comparison["baseline"]["bias"] == pytest.approx(1.5)
     assert comparison["better"]["bias"] == "engine"
     buckets = report["buckets"]
-    assert [buckets[name]["sampleSize"] for name in ("low", "mid", "high")] == [1, 1, 1]
+    assert [buckets[name]["sample_size"] for name in ("low", "mid", "high")] == [1, 1, 1]
     # within ±50 %: the high bucket's 150 vs 100 is exactly 50 % off (inside), confidence 0.7
-    assert buckets["high"]["calibrationGap"] == pytest.approx(1.0 - 0.7)
+    assert buckets["high"]["calibration_gap"] == pytest.approx(1.0 - 0.7)
 
 
 def test_walk_forward_tests_each_fold_on_later_sales_only() -> None:
@@ -102,8 +102,8 @@ def test_walk_forward_tests_each_fold_on_later_sales_only() -> None:
         sample(100 + day, 100, domain=f"n{day}.com", sale_date=sample(1).sale_date.replace(day=day))
         for day in range(1, 13)
     ]
-    walk = build_report(samples, Weights(), ScoringConfig())["walkForward"]
+    walk = build_report(samples, Weights(), ScoringConfig())["walk_forward"]
     folds = walk["folds"]
-    assert [fold["trainedBefore"] for fold in folds] == ["2026-03-04", "2026-03-07", "2026-03-10"]
+    assert [fold["trained_before"] for fold in folds] == ["2026-03-04", "2026-03-07", "2026-03-10"]
     assert [(fold["train"], fold["test"]) for fold in folds] == [(3, 3), (6, 3), (9, 3)]
-    assert walk["testSize"] == 9
+    assert walk["test_size"] == 9

@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
 
-from dominus.api.alert_schemas import AlertOut
 from dominus.api.routes.jobs import ERRORS, NO_STORE
 from dominus.api.services import Services
+from dominus.renewals.documents import AlertOut
 from dominus.renewals.store import AlertStore
 
 router = APIRouter(tags=["alerts"])
@@ -27,7 +27,7 @@ def list_alerts(
     """Open renewal alerts, the most severe and the nearest renewal first."""
     response.headers.update(NO_STORE)
     alerts = AlertStore(api.runtime.engine).alerts(include_closed=include_closed)
-    return [AlertOut.model_validate(alert.document()) for alert in alerts]
+    return [AlertOut.of(alert) for alert in alerts]
 
 
 @router.post("/alerts/{alert_id}/ack", response_model=AlertOut, responses=ERRORS)
@@ -35,4 +35,4 @@ def acknowledge(alert_id: AlertId, api: Services) -> AlertOut:
     """Acknowledge the alert (again: unchanged); it stays acknowledged in later checks. 404
     for an unknown id."""
     alert = AlertStore(api.runtime.engine).acknowledge(alert_id, api.now())
-    return AlertOut.model_validate(alert.document())
+    return AlertOut.of(alert)

@@ -7,14 +7,14 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 
-from dominus.api.backtest_schemas import OutcomeOut, RecordedOutcomeOut, WeightsOut
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, with_errors
 from dominus.api.schemas import ErrorBody
 from dominus.api.services import ApiServices, Services
-from dominus.backtest.documents import outcome_document
+from dominus.backtest.documents import OutcomeOut, RecordedOutcomeOut, WeightsOut
 from dominus.backtest.outcomes import OutcomeIn
 from dominus.backtest.report import ReportOptions
 from dominus.backtest.service import BacktestService
+from dominus.jobs.documents import dumped
 
 router = APIRouter(tags=["backtest"])
 
@@ -39,8 +39,8 @@ def record_outcome(body: OutcomeIn, api: Services) -> Any:
     An invalid name, a price with a drop or expiry, or a date after today is a 422
     `invalid_outcome`."""
     recorded = backtest(api, with_queue=True).record([body])
-    document = outcome_document(recorded.outcomes[0]) | {"build_job_id": recorded.build_job_id}
-    return JSONResponse(document, status_code=201, headers=NO_STORE)
+    outcome = RecordedOutcomeOut.recorded(recorded.outcomes[0], recorded.build_job_id)
+    return JSONResponse(dumped(outcome), status_code=201, headers=NO_STORE)
 
 
 @router.get("/outcomes", response_model=list[OutcomeOut], responses=ERRORS)
@@ -56,7 +56,7 @@ def list_outcomes(
     """Outcomes, newest first."""
     response.headers.update(NO_STORE)
     found = backtest(api).store.list_outcomes(outcome_type=outcome_type, limit=limit, offset=offset)
-    return [OutcomeOut.model_validate(outcome_document(outcome)) for outcome in found]
+    return [OutcomeOut.of(outcome) for outcome in found]
 
 
 @router.get("/backtest/report", response_model=dict[str, Any], responses=ERRORS)
@@ -85,4 +85,4 @@ def report_png(api: Services) -> Response:
 def weights(response: Response, api: Services) -> WeightsOut:
     """The weights scoring uses now, the defaults, and the active weight set."""
     response.headers.update(NO_STORE)
-    return WeightsOut.model_validate(backtest(api).weights_document())
+    return backtest(api).weights_in_force()

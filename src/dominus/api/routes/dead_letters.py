@@ -8,9 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from dominus.api.routes.jobs import ERRORS, job_out
-from dominus.api.schemas import DeadLetterOut, JobOut, PurgeOut
 from dominus.api.services import Services
-from dominus.jobs.documents import dead_letter_document
+from dominus.jobs.documents import DeadLetterOut, JobOut, PurgeOut
 from dominus.jobs.model import DeadLetterEntry
 
 router = APIRouter(tags=["dead-letter queue"])
@@ -18,7 +17,7 @@ EntryId = Annotated[int, Path(description="The dead-letter entry id.")]
 
 
 def entry_out(entry: DeadLetterEntry) -> DeadLetterOut:
-    return DeadLetterOut.model_validate(dead_letter_document(entry))
+    return DeadLetterOut.of(entry)
 
 
 @router.get("/dlq", response_model=list[DeadLetterOut], responses=ERRORS)

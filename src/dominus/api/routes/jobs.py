@@ -9,19 +9,11 @@ from fastapi import APIRouter, Path, Query, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 
-from dominus.api.schemas import (
-    EnqueueBody,
-    ErrorBody,
-    EventOut,
-    IsoDateTime,
-    JobOut,
-    JobPage,
-    JobSummaryOut,
-)
+from dominus.api.schemas import EnqueueBody, ErrorBody, IsoDateTime, JobPage
 from dominus.api.services import Services
 from dominus.api.stream_limits import EventStreamResponse
 from dominus.api.streaming import job_stream
-from dominus.jobs.documents import event_document, job_document
+from dominus.jobs.documents import EventOut, JobOut, JobSummaryOut
 from dominus.jobs.model import Job, JobStatus
 
 router = APIRouter(tags=["jobs"])
@@ -43,7 +35,7 @@ def with_errors(responses: dict[int | str, dict[str, Any]]) -> dict[int | str, d
 
 
 def job_out(job: Job) -> JobOut:
-    return JobOut.model_validate(job_document(job))
+    return JobOut.of(job)
 
 
 @router.post(
@@ -102,7 +94,7 @@ def list_jobs(
         with_payload_and_result=False,
     )
     next_cursor = jobs[-1].id if len(jobs) == limit else None
-    items = [JobSummaryOut.model_validate(job_document(job)) for job in jobs]
+    items = [JobSummaryOut.of(job) for job in jobs]
     return JobPage(items=items, next_cursor=next_cursor)
 
 
@@ -117,9 +109,7 @@ def get_job(job_id: JobId, response: Response, api: Services) -> JobOut:
 def job_events(job_id: JobId, response: Response, api: Services) -> list[EventOut]:
     """The job's transitions off the happy path, oldest first."""
     response.headers.update(NO_STORE)
-    return [
-        EventOut.model_validate(event_document(event)) for event in api.store.job_events(job_id)
-    ]
+    return [EventOut.of(event) for event in api.store.job_events(job_id)]
 
 
 @router.get(

@@ -11,14 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.convertors import StringConvertor, register_url_convertor
 
 from dominus.api.errors import error_response
-from dominus.api.portfolio_schemas import (
-    EntryIn,
-    EntryOut,
-    EntryPatchIn,
-    ImportReportOut,
-    RescoreAccepted,
-    RescoreIn,
-)
+from dominus.api.portfolio_schemas import EntryIn, EntryPatchIn, RescoreIn
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, with_errors
 from dominus.api.schemas import ErrorBody
 from dominus.api.services import ApiServices, Services
@@ -29,7 +22,7 @@ from dominus.portfolio.csv_import import (
     decode,
     parse_mapping,
 )
-from dominus.portfolio.documents import entry_document, history_document
+from dominus.portfolio.documents import EntryOut, ImportReportOut, RescoreQueuedOut
 from dominus.portfolio.model import EntryFields
 from dominus.portfolio.rescore import rescore_dedupe_key
 from dominus.portfolio.service import PortfolioService
@@ -102,14 +95,14 @@ def list_entries(
     response.headers.update(NO_STORE)
     entries = _service(api).entries(status=None if status == "all" else status)
     now = api.now()
-    return [EntryOut.model_validate(entry_document(entry, now)) for entry in entries]
+    return [EntryOut.of(entry, now) for entry in entries]
 
 
 @router.post(
     "/portfolio/rescore",
     status_code=202,
-    response_model=RescoreAccepted,
-    responses=BODY_ERRORS | {200: {"model": RescoreAccepted, "description": "Already pending"}},
+    response_model=RescoreQueuedOut,
+    responses=BODY_ERRORS | {200: {"model": RescoreQueuedOut, "description": "Already pending"}},
 )
 def rescore(body: RescoreIn, response: Response, api: Services) -> Any:
     """Enqueue PORTFOLIO_RESCORE for `domain` (an entry) or every active entry: 202 with the
@@ -124,7 +117,7 @@ def rescore(body: RescoreIn, response: Response, api: Services) -> Any:
         response.headers["Location"] = f"/api/v1/jobs/{result.job_id}"
         if not result.created:
             response.status_code = 200
-        return RescoreAccepted(jobId=result.job_id, created=result.created)
+        return RescoreQueuedOut(job_id=result.job_id, created=result.created)
 
     return enqueue()
 
@@ -173,7 +166,7 @@ async def import_csv(
             skip_invalid=skip_invalid,
         )
         report = PortfolioImporter(_service(api)).run(decode(body), options, api.now())
-        return ImportReportOut.model_validate(report.to_dict())
+        return ImportReportOut.of(report)
 
     return await run_in_threadpool(run)
 
@@ -196,9 +189,7 @@ def add(body: EntryIn, api: Services) -> Any:
     """Add a name (amounts in the scoring currency); its renewal cost defaults from the TLD
     price table. 409 when it is already in the portfolio."""
     now = api.now()
-    return EntryOut.model_validate(
-        entry_document(_service(api).add(body.domain, _fields(body), now), now)
-    )
+    return EntryOut.of(_service(api).add(body.domain, _fields(body), now), now)
 
 
 @router.get("/portfolio/{domain:domain}", response_model=EntryOut, responses=ERRORS)
@@ -208,10 +199,8 @@ def get(domain: DomainPath, response: Response, api: Services) -> Any:
 
     def read() -> EntryOut:
         entry = _service(api).get(domain)
-        document = entry_document(entry, api.now())
         history = PortfolioReader(api.runtime.engine).list_history(entry.domain)
-        document["history"] = [history_document(event) for event in history]
-        return EntryOut.model_validate(document)
+        return EntryOut.of(entry, api.now(), history)
 
     return read()
 
@@ -220,9 +209,7 @@ def get(domain: DomainPath, response: Response, api: Services) -> Any:
 def change(domain: DomainPath, body: EntryPatchIn, api: Services) -> Any:
     """Change an entry's fields (those left out keep their values); its verdict is refreshed."""
     now = api.now()
-    return EntryOut.model_validate(
-        entry_document(_service(api).update(domain, _fields(body), now), now)
-    )
+    return EntryOut.of(_service(api).update(domain, _fields(body), now), now)
 
 
 @router.delete(

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from dominus.api.routes.jobs import ERRORS, NO_STORE
-from dominus.api.schemas import StatsOut, WorkerOut
 from dominus.api.services import Services
+from dominus.jobs.documents import StatsOut, WorkerOut
 
 router = APIRouter(tags=["queue"])
 
@@ -17,7 +17,7 @@ router = APIRouter(tags=["queue"])
 def stats(response: Response, api: Services) -> StatsOut:
     """Counts by status and type, dead-letter size, oldest pending age, live workers."""
     response.headers.update(NO_STORE)
-    return StatsOut.model_validate(api.stats())
+    return api.stats()
 
 
 @router.get("/workers", response_model=list[WorkerOut], responses=ERRORS)
@@ -29,4 +29,4 @@ def workers(
     """Live workers and those that stopped or went silent within `dead_within_hours`, each
     with the ids of the jobs it is running."""
     response.headers.update(NO_STORE)
-    return [WorkerOut.model_validate(worker) for worker in api.workers(dead_within_hours)]
+    return api.workers(dead_within_hours)

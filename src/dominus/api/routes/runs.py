@@ -11,23 +11,22 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from dominus.api.errors import error_response
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, job_out, with_errors
-from dominus.api.run_schemas import (
-    CandidateOut,
-    DroppedCandidateOut,
-    RunCreated,
-    RunOut,
-    RunPage,
-    RunRequest,
-    RunSummaryOut,
-)
+from dominus.api.run_schemas import RunCreated, RunPage, RunRequest
 from dominus.api.run_streaming import run_stream
-from dominus.api.schemas import ErrorBody, JobOut
+from dominus.api.schemas import ErrorBody
 from dominus.api.services import ApiServices, Services
 from dominus.api.stream_limits import EventStreamResponse
 from dominus.errors import JobNotFoundError
+from dominus.jobs.documents import JobOut
 from dominus.pipeline.csv_export import CsvExport
-from dominus.pipeline.documents import job_of_run, run_document
-from dominus.pipeline.listing import ListingQuery, candidate_listing, listing_documents
+from dominus.pipeline.documents import (
+    CandidateOut,
+    DroppedCandidateOut,
+    RunOut,
+    RunSummaryOut,
+    job_of_run,
+)
+from dominus.pipeline.listing import ListingQuery, candidate_listing, listed_candidates
 from dominus.pipeline.model import MAX_INPUT_NAMES as MAX_TOP
 from dominus.pipeline.model import CloseoutDomain, RunInput
 from dominus.pipeline.store import RunRecord
@@ -40,7 +39,7 @@ STREAM_BLOCK_BYTES = 64 * 1024
 
 
 def run_out(api: ApiServices, run: RunRecord) -> RunOut:
-    return RunOut.model_validate(run_document(run, job_of_run(api.store, run)))
+    return RunOut.of(run, job_of_run(api.store, run))
 
 
 @router.post(
@@ -52,21 +51,21 @@ def run_out(api: ApiServices, run: RunRecord) -> RunOut:
     ),
 )
 def create_run(body: RunRequest, api: Services) -> Any:
-    """Start a pipeline run (a PIPELINE_RUN job): 202 with `Location: /api/v1/runs/{runId}`."""
+    """Start a pipeline run (a PIPELINE_RUN job): 202 with `Location: /api/v1/runs/{run_id}`."""
     closeouts = [
         item if isinstance(item, CloseoutDomain) else CloseoutDomain(domain=item)
-        for item in body.closeoutDomains
+        for item in body.closeout_domains
     ]
-    if not (body.keywords or body.brandableNames or closeouts):
+    if not (body.keywords or body.brandable_names or closeouts):
         return error_response(
-            400, "no_input", "give at least one of keywords, brandableNames, closeoutDomains"
+            400, "no_input", "give at least one of keywords, brandable_names, closeout_domains"
         )
-    run_input = RunInput(keywords=body.keywords, brandable=body.brandableNames, closeout=closeouts)
+    run_input = RunInput(keywords=body.keywords, brandable=body.brandable_names, closeout=closeouts)
     run = api.pipeline.submit(run_input)
     location = f"{API}/runs/{run.id}"
     created = RunCreated(
-        runId=run.id,
-        jobId=run.job_id,
+        run_id=run.id,
+        job_id=run.job_id,
         status=run.status.value,
         links={
             "self": location,
@@ -94,9 +93,7 @@ def list_runs(
     response.headers.update(NO_STORE)
     runs = api.runs.list_runs(limit=limit, before_id=cursor)
     next_cursor = runs[-1].id if len(runs) == limit else None
-    items = [
-        RunSummaryOut.model_validate(run_document(run, job_of_run(api.store, run))) for run in runs
-    ]
+    items = [RunSummaryOut.of(run, job_of_run(api.store, run)) for run in runs]
     return RunPage(items=items, next_cursor=next_cursor)
 
 
@@ -180,12 +177,7 @@ def run_candidates(
     never got a score. `top` keeps the first K of that ranking; `limit` and `offset` page it."""
     response.headers.update(NO_STORE)
     run = api.runs.get_run(run_id)
-    return [
-        DroppedCandidateOut.model_validate(document)
-        if "dropped_reason" in document
-        else CandidateOut.model_validate(document)
-        for document in listing_documents(api.runs, run, listing.query(limit))
-    ]
+    return list(listed_candidates(api.runs, run, listing.query(limit)))
 
 
 @router.get(

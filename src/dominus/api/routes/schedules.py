@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Response
 
 from dominus.api.routes.jobs import ERRORS, NO_STORE, job_out, with_errors
-from dominus.api.schedule_schemas import ScheduleOut
-from dominus.api.schemas import JobOut
 from dominus.api.services import Services
+from dominus.jobs.documents import JobOut
+from dominus.jobs.scheduling.documents import ScheduleOut
 
 router = APIRouter(tags=["schedules"])
 ScheduleName = Annotated[str, Path(description="The schedule's name.")]
@@ -19,7 +19,7 @@ ScheduleName = Annotated[str, Path(description="The schedule's name.")]
 def list_schedules(response: Response, api: Services) -> list[ScheduleOut]:
     """Every schedule: cron, zone, state, next and last fire, last job and its outcome."""
     response.headers.update(NO_STORE)
-    return [ScheduleOut.model_validate(document) for document in api.schedules.documents()]
+    return api.schedules.documents()
 
 
 @router.post(
@@ -44,10 +44,10 @@ def run(name: ScheduleName, response: Response, api: Services) -> JobOut:
 def enable(name: ScheduleName, api: Services) -> ScheduleOut:
     """Let the schedule fire again, from its next fire on; every running scheduler sees it at
     its next tick. 409 when the schedule is off."""
-    return ScheduleOut.model_validate(api.schedules.set_enabled(name, True))
+    return api.schedules.set_enabled(name, True)
 
 
 @router.post("/schedules/{name}/disable", response_model=ScheduleOut, responses=ERRORS)
 def disable(name: ScheduleName, api: Services) -> ScheduleOut:
     """Stop the schedule from firing, in every running scheduler, until enabled again."""
-    return ScheduleOut.model_validate(api.schedules.set_enabled(name, False))
+    return api.schedules.set_enabled(name, False)

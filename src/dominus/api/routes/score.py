@@ -9,13 +9,13 @@ from fastapi import APIRouter, Query, Response
 from pydantic import StringConstraints
 
 from dominus.api.routes.jobs import ERRORS, NO_STORE
-from dominus.api.score_schemas import AppraisalOut
 from dominus.api.services import Services
 from dominus.pipeline.appraisal import (
     AppraisalRequest,
     appraise,
     validate_requests,
 )
+from dominus.pipeline.documents import AppraisalOut
 from dominus.pipeline.model import MAX_LISTED_PRICE
 
 router = APIRouter(tags=["score"])
@@ -84,4 +84,4 @@ def score(
         check_availability=check_availability,
         stop=threading.Event(),
     )
-    return [AppraisalOut.model_validate(appraisal.to_dict()) for appraisal in appraisals]
+    return [AppraisalOut.of(appraisal) for appraisal in appraisals]

@@ -10,7 +10,8 @@ from fastapi.responses import JSONResponse
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, with_errors
 from dominus.api.schemas import ErrorBody
 from dominus.api.services import ApiServices, Services
-from dominus.api.watchlist_schemas import WatchEntryIn, WatchEntryOut
+from dominus.api.watchlist_schemas import WatchEntryIn
+from dominus.watchlist.documents import WatchEntryOut
 from dominus.watchlist.model import (
     InvalidWatchDomainError,
     WatchlistEntryNotFoundError,
@@ -38,7 +39,7 @@ def _watched(domain: str) -> str:
 def list_entries(response: Response, api: Services) -> list[WatchEntryOut]:
     """Every watched domain, by name: last status, last check, whether it was notified."""
     response.headers.update(NO_STORE)
-    return [WatchEntryOut.model_validate(entry.document()) for entry in _store(api).entries()]
+    return [WatchEntryOut.of(entry) for entry in _store(api).entries()]
 
 
 @router.post(
@@ -54,7 +55,7 @@ def add(body: WatchEntryIn, api: Services) -> Any:
     domain, notes = watched_domain(body.domain), checked_notes(body.notes)
     entry = _store(api).add(domain, notes, api.now())
     return JSONResponse(
-        WatchEntryOut.model_validate(entry.document()).model_dump(),
+        WatchEntryOut.of(entry).model_dump(mode="json"),
         status_code=201,
         headers={"Location": f"/api/v1/watchlist/{entry.domain}"},
     )
@@ -64,7 +65,7 @@ def add(body: WatchEntryIn, api: Services) -> Any:
 def get_entry(domain: Domain, response: Response, api: Services) -> WatchEntryOut:
     """One watched domain (404 when it is not watched)."""
     response.headers.update(NO_STORE)
-    return WatchEntryOut.model_validate(_store(api).get(_watched(domain)).document())
+    return WatchEntryOut.of(_store(api).get(_watched(domain)))
 
 
 @router.delete("/watchlist/{domain}", status_code=204, responses=ERRORS)

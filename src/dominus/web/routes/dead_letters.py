@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from dominus.api.services import Services
 from dominus.errors import InvalidTransitionError
-from dominus.jobs.documents import dead_letter_document
+from dominus.jobs.documents import DeadLetterOut, dumped
 from dominus.web.context import Web
 from dominus.web.routes.forms import first, form_fields, notice_text, row_id, see_other
 
@@ -29,7 +29,7 @@ def dead_letters(
         request,
         "dead_letters.html",
         title="Dead letters",
-        entries=[dead_letter_document(entry) for entry in entries],
+        entries=[dumped(DeadLetterOut.of(entry)) for entry in entries],
         include_requeued=include_requeued,
         notice=notice_text(request),
     )
@@ -42,7 +42,7 @@ def dead_letter(request: Request, entry_id: EntryId, api: Services, web: Web) ->
         request,
         "dead_letter.html",
         title=f"Dead letter {entry_id}",
-        entry=dead_letter_document(entry),
+        entry=dumped(DeadLetterOut.of(entry)),
         notice=notice_text(request),
     )
 
@@ -75,7 +75,7 @@ def purge_confirmation(request: Request, api: Services, web: Web) -> Response:
         request,
         "purge.html",
         title="Purge dead letters",
-        size=api.stats()["dead_letter"],
+        size=api.stats().dead_letter,
         max_days=MAX_PURGE_DAYS,
     )
 
@@ -98,7 +98,7 @@ async def purge(request: Request, api: Services, web: Web) -> Response:
                 "purge.html",
                 status_code=422,
                 title="Purge dead letters",
-                size=api.stats()["dead_letter"],
+                size=api.stats().dead_letter,
                 max_days=MAX_PURGE_DAYS,
                 error=f"Days must be a number from 0 to {MAX_PURGE_DAYS:,}.",
             )

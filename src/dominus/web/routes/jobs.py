@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from dominus.api.services import Services
 from dominus.errors import JobNotFoundError
-from dominus.jobs.documents import event_document, job_document
+from dominus.jobs.documents import EventOut, JobOut, JobSummaryOut, dumped
 from dominus.jobs.model import ATTEMPT_ERROR_EVENTS, Job, JobStatus
 from dominus.web.context import Dashboard, Web
 from dominus.web.live import DashboardStreamResponse, live_fragments
@@ -58,9 +58,9 @@ def jobs(
         request,
         "jobs.html",
         title="Jobs",
-        jobs=[job_document(job) for job in listed],
+        jobs=[dumped(JobSummaryOut.of(job)) for job in listed],
         statuses=[state.value for state in JobStatus],
-        job_types=sorted(api.stats()["by_type"]),
+        job_types=sorted(api.stats().by_type),
         since_choices=list(SINCE_CHOICES),
         filters=filters,
         next_query=_query(filters, next_before) if next_before else None,
@@ -83,19 +83,19 @@ def _attempt_errors(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def render_live(web: Dashboard, request: Request, job: Job) -> str:
     return web.pages.fragment(
-        "_job_live.html", request, job=job_document(job), now=datetime.now(UTC)
+        "_job_live.html", request, job=dumped(JobOut.of(job)), now=datetime.now(UTC)
     )
 
 
 @router.get("/jobs/{job_id}")
 def job_page(request: Request, job_id: JobId, api: Services, web: Web) -> Response:
     job = api.store.get_job(job_id)
-    events = [event_document(event) for event in api.store.job_events(job_id)]
+    events = [dumped(EventOut.of(event)) for event in api.store.job_events(job_id)]
     return web.pages.render(
         request,
         "job.html",
         title=f"Job {job_id}",
-        job=job_document(job),
+        job=dumped(JobOut.of(job)),
         events=events,
         errors=_attempt_errors(events),
         live=render_live(web, request, job),

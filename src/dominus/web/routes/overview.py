@@ -10,7 +10,8 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from dominus.api.services import ApiServices, Services
-from dominus.pipeline.documents import job_of_run, run_document
+from dominus.jobs.documents import dumped
+from dominus.pipeline.documents import RunSummaryOut, job_of_run
 from dominus.web.charts import throughput_chart
 from dominus.web.context import Dashboard, Web
 from dominus.web.live import OVERVIEW_POLL_SECONDS, DashboardStreamResponse, live_fragments
@@ -32,7 +33,7 @@ def overview_state(api: ApiServices, web: Dashboard) -> OverviewState:
     """The counts and the last hour's throughput (the counters read now close the last bar)."""
     now = api.now()
     current = reading(now, api.store.metric_totals())
-    return OverviewState(now, api.stats(), web.throughput.throughput(current))
+    return OverviewState(now, dumped(api.stats()), web.throughput.throughput(current))
 
 
 def render_live(web: Dashboard, request: Request, state: OverviewState) -> str:
@@ -49,10 +50,10 @@ def render_live(web: Dashboard, request: Request, state: OverviewState) -> str:
 @router.get("/")
 def overview(request: Request, api: Services, web: Web) -> Response:
     state = overview_state(api, web)
-    schedules = [s for s in api.schedules.documents() if s["next_fire_at"]]
+    schedules = [dumped(s) for s in api.schedules.documents() if s.next_fire_at]
     schedules.sort(key=lambda schedule: schedule["next_fire_at"])
     runs = [
-        run_document(run, job_of_run(api.store, run))
+        dumped(RunSummaryOut.of(run, job_of_run(api.store, run)))
         for run in api.runs.list_runs(limit=SHOWN_RUNS)
     ]
     return web.pages.render(

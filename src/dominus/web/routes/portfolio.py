@@ -11,12 +11,15 @@ from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
 from dominus.api.services import ApiServices, Services
-from dominus.portfolio.documents import entry_document
+from dominus.jobs.documents import dumped
+from dominus.portfolio.documents import EntryOut
 from dominus.portfolio.report import build_report
 from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.store import PortfolioReader
 from dominus.portfolio.verdicts import money_words
+from dominus.renewals.documents import AlertOut
 from dominus.renewals.store import AlertStore
+from dominus.watchlist.documents import WatchEntryOut
 from dominus.watchlist.model import (
     InvalidWatchDomainError,
     InvalidWatchlistInputError,
@@ -57,12 +60,15 @@ def _portfolio_page(
         "portfolio.html",
         status_code=status_code,
         title="Portfolio",
-        entries=[entry_document(entry, now) for entry in service.entries(status="active")],
+        entries=[dumped(EntryOut.of(entry, now)) for entry in service.entries(status="active")],
         report=report,
         money=lambda value: "—" if value is None else money_words(float(value), currency),
-        alerts=[alert.document() for alert in alerts],
+        alerts=[dumped(AlertOut.of(alert)) for alert in alerts],
         all_alerts=all_alerts,
-        watchlist=[entry.document() for entry in WatchlistStore(api.runtime.engine).entries()],
+        watchlist=[
+            dumped(WatchEntryOut.of(entry))
+            for entry in WatchlistStore(api.runtime.engine).entries()
+        ],
         watch_form=watch_form or EMPTY_FORM,
         watch_error=watch_error,
         notice=notice_text(request),

@@ -13,7 +13,14 @@ from starlette.responses import Response
 from dominus.api.routes.runs import ListingParams, run_candidates_csv
 from dominus.api.run_streaming import RunState
 from dominus.api.services import ApiServices, Services
-from dominus.pipeline.documents import is_finished, job_of_run, run_document
+from dominus.jobs.documents import dumped
+from dominus.pipeline.documents import (
+    RunOut,
+    RunSummaryOut,
+    effective_status,
+    is_finished,
+    job_of_run,
+)
 from dominus.pipeline.listing import ListingQuery, listing_documents
 from dominus.pipeline.model import STAGES, CloseoutDomain, RunInput
 from dominus.pipeline.store import RunNotFoundError
@@ -50,7 +57,7 @@ def _runs_page(
     status_code: int = 200,
 ) -> Response:
     runs = [
-        run_document(run, job_of_run(api.store, run))
+        dumped(RunSummaryOut.of(run, job_of_run(api.store, run)))
         for run in api.runs.list_runs(limit=LISTED_RUNS)
     ]
     return web.pages.render(
@@ -162,7 +169,7 @@ def read_run(api: ApiServices, run_id: int) -> RunState:
 
 def render_funnel(web: Dashboard, request: Request, state: RunState) -> str:
     run, job = state
-    document = run_document(run, job)
+    document = dumped(RunOut.of(run, job))
     progress = job.progress if job is not None else None
     return web.pages.fragment(
         "_run_funnel.html", request, run=document, funnel=funnel(document, progress)
@@ -197,7 +204,7 @@ def results_context(
     query = ListingQuery(limit=SHOWN_CANDIDATES)
     candidates = list(listing_documents(api.runs, run, query)) if is_finished(run, job) else []
     return {
-        "run": run_document(run, job),
+        "run": dumped(RunOut.of(run, job)),
         "finished": is_finished(run, job),
         "candidates": _sorted(candidates, sort, order),
         "sort": sort if sort in SORTS else None,
@@ -254,7 +261,7 @@ def run_live(request: Request, run_id: RunId, api: Services, web: Web) -> Respon
         reread=lambda: read_run(api, run_id),
         limits=api.streams,
         render=lambda state: render_funnel(web, request, state),
-        status=lambda state: run_document(*state)["status"],
+        status=lambda state: effective_status(*state).value,
         finished=lambda state: is_finished(*state),
         name="run",
         ids={"run_id": run_id},

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
 from dominus.api.services import Services
+from dominus.jobs.documents import dumped
 from dominus.web.context import Web
 from dominus.web.routes.forms import notice_text, see_other
 
@@ -21,7 +22,7 @@ def schedules(request: Request, api: Services, web: Web) -> Response:
         request,
         "schedules.html",
         title="Schedules",
-        schedules=api.schedules.documents(),
+        schedules=[dumped(schedule) for schedule in api.schedules.documents()],
         scheduler=api.scheduler_probe.health(),
         notice=notice_text(request),
     )

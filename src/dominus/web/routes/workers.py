@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from dominus.api.services import ApiServices, Services
+from dominus.jobs.documents import dumped
 from dominus.web.context import Dashboard, Web
 from dominus.web.live import OVERVIEW_POLL_SECONDS, DashboardStreamResponse, live_fragments
 
@@ -24,7 +25,7 @@ class WorkersState:
 
 
 def workers_state(api: ApiServices) -> WorkersState:
-    return WorkersState(api.now(), api.workers(DEAD_WITHIN_HOURS))
+    return WorkersState(api.now(), [dumped(worker) for worker in api.workers(DEAD_WITHIN_HOURS)])
 
 
 def render_live(web: Dashboard, request: Request, state: WorkersState) -> str:

@@ -1,7 +1,7 @@
-"""The body of `GET /api/v1/score`: one appraisal per domain, the document `dominus score --json`
-prints. `score` is the scoring engine's own document (the one a run's score stage stores); the
-models here describe every field of it, and refuse any other (`extra="forbid"`), so a field the
-engine adds fails the tests until it is documented here."""
+"""The scoring engine's own document (`Score.to_dict()`, the one a run's score stage stores with
+each scored candidate and an appraisal carries as its `score`) described field by field: the
+models refuse any other field (`extra="forbid"`), so a field the engine adds fails the tests
+until it is documented here."""
 
 from __future__ import annotations
 
@@ -195,70 +195,3 @@ class ScoreOut(Closed):
     value: ValueOut | None = Field(
         None, description="The value model's appraisal; `expected_value` is its retail P50."
     )
-
-
-class AppraisalGatesOut(ScoreGatesOut):
-    trademark: bool = Field(description="Cleared by a marks source.")
-    availability: bool | None = Field(
-        description="Available to register; null: not checked, or a listed name (bought)."
-    )
-
-
-class TrademarkOut(Closed):
-    checked: bool = Field(description="false: no marks source, the verdict is unverified.")
-    verdict: Literal["clear", "blocked", "unverified"]
-    mark: str | None
-    rule: Literal["exact", "substring", "edit_distance"] | None
-    source: str
-
-
-class DnsAnswerOut(Closed):
-    availability: AvailabilityName
-    detail: str
-
-
-class RdapAnswerOut(Closed):
-    availability: AvailabilityName
-    detail: str
-    registered_at: str | None
-    expires_at: str | None
-    source: str = Field(description="rdap, whois, or offline sample/file.")
-
-
-class AvailabilityOut(Closed):
-    checked: bool = Field(description="false unless check_availability=true.")
-    verdict: AvailabilityName | None
-    source: str | None
-    dns: DnsAnswerOut | None
-    rdap: RdapAnswerOut | None
-    note: str = Field(description="What was (or was not) checked, in words.")
-
-
-class AppliedWeightsOut(Closed):
-    weight_set_id: int | None = Field(description="null: the built-in defaults.")
-    name: str | None
-    weights: WeightsOut
-
-
-class AppraisalOut(Closed):
-    """One name's appraisal."""
-
-    domain: str = Field(description="ASCII (punycode) form.")
-    unicode_domain: str
-    acquisition: Literal["purchase", "registration"] = Field(
-        description="purchase: a listing's facts were given (bought, not registered)."
-    )
-    listed_price: float | None
-    tier: TierName = Field(description="After the trademark (and any availability) check.")
-    tier_reason: str = Field(description="Why, in words, with the figures.")
-    recommended: bool
-    gates: AppraisalGatesOut
-    keyword_looked_up: str = Field(description="The key the keyword figures were looked up by.")
-    trademark: TrademarkOut
-    availability: AvailabilityOut
-    weights: AppliedWeightsOut
-    providers: str
-    sample_data: bool = Field(description="true: figures from the bundled SAMPLE data.")
-    appraised_on: str = Field(description="The date scoring used (recency of sales), ISO 8601.")
-    currency: str
-    score: ScoreOut
