@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from dominus.backtest.store import BacktestStore
-from tests.api.conftest import API, assert_error, runtime_of
+from tests.support.api import API, assert_error, runtime_of
 
 SNAKE_CASE = re.compile(r"^_?[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 

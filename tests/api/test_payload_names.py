@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from dominus.errors import InvalidPayloadError
 from dominus.pipeline.model import PIPELINE_RUN
-from tests.api.conftest import API, assert_error, runtime_of
+from tests.support.api import API, assert_error, runtime_of
 
 # (job type, a payload with the old camelCase name, the payload as it is stored)
 CAMEL_CASE_PAYLOADS = [

@@ -19,8 +19,8 @@ from dominus.jobs.clock import utc_now
 from dominus.notify.log import LogNotifier
 from dominus.renewals.service import renewal_check
 from dominus.server import create_app
-from tests.api.conftest import API, api_settings, local_client
-from tests.integration.test_cli import Cli
+from tests.support.api import API, api_settings, local_client
+from tests.support.cli import Cli
 
 
 @pytest.fixture
