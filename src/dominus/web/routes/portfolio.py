@@ -10,6 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
+from dominus.api.params import WholeNumber
 from dominus.api.services import ApiServices, Services
 from dominus.jobs.documents import dumped
 from dominus.portfolio.documents import EntryOut
@@ -32,7 +33,7 @@ from dominus.web.context import Dashboard, Web
 from dominus.web.routes.forms import first, form_fields, notice_text, see_other
 
 router = APIRouter()
-AlertId = Annotated[int, Path(ge=1, le=2**63 - 1)]
+AlertId = Annotated[WholeNumber, Path(ge=1, le=2**63 - 1)]
 WatchedName = Annotated[str, Path(max_length=300)]
 EMPTY_FORM = {"domain": "", "notes": ""}
 
