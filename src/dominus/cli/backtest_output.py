@@ -104,6 +104,43 @@ def print_report(report: dict[str, Any]) -> None:
             f"{figure('mae', fold['mae_baseline'])} ({fold['baseline_sample']})",
         )
     console.print(folds)
+    print_value_model(report["value_model"])
+
+
+VALUE_HEADERS = ("", "n", "Spearman", "med |log10 err|", "within 2×", "R² log", "bias", "P10–P90")
+
+
+def _value_cells(label: str, figures: dict[str, Any]) -> list[str]:
+    def number(key: str, percent: bool = False) -> str:
+        value = figures.get(key)
+        if value is None:
+            return "-"
+        return f"{value:.0%}" if percent else f"{value:.2f}"
+
+    return [
+        label,
+        str(figures["n"]),
+        number("spearman"),
+        number("median_abs_log10_error"),
+        number("within_2x", percent=True),
+        number("r2_log"),
+        number("bias"),
+        number("coverage", percent=True),
+    ]
+
+
+def print_value_model(section: dict[str, Any]) -> None:
+    """The value model's ranges against the prices, as `dominus valuation evaluate` prints them."""
+    title = (
+        f"value model on {section['sample_size']} sales "
+        f"({section['left_out']} scored without value ranges left out)"
+    )
+    table = Table(*VALUE_HEADERS, title=title)
+    table.add_row(*_value_cells("all", section["overall"]))
+    for group in ("by_band", "by_venue_class", "by_tld_group"):
+        for key, figures in section[group].items():
+            table.add_row(*_value_cells(key, figures))
+    console.print(table)
 
 
 def weights_line(weights: dict[str, float]) -> str:
