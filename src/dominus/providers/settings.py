@@ -31,5 +31,7 @@ class ProviderSettings(BaseSettings):
     # CSV `mark,owner,registry,classes`. Unset (real providers): no source, so every candidate is
     # `unverified` and none is recommended: the gate is never skipped.
     TRADEMARK_MARKS_PATH: str | None = None
-    KEYWORD_DATA_PATH: str | None = None  # CSV keyword,monthly_volume,cpc
+    # CSV keyword,monthly_volume,cpc, or a Google Ads Keyword Planner download as saved
+    # (docs/data-sources.md).
+    KEYWORD_DATA_PATH: str | None = None
     COMPS_DATA_PATH: str | None = None  # CSV domain,price,currency,sale_date,venue
