@@ -34,4 +34,6 @@ class ProviderSettings(BaseSettings):
     # CSV keyword,monthly_volume,cpc, or a Google Ads Keyword Planner download as saved
     # (docs/data-sources.md).
     KEYWORD_DATA_PATH: str | None = None
-    COMPS_DATA_PATH: str | None = None  # CSV domain,price,currency,sale_date,venue
+    # CSV domain,price,currency,sale_date,venue, or a NameBio export / marketplace sold report
+    # as saved (docs/data-sources.md).
+    COMPS_DATA_PATH: str | None = None
