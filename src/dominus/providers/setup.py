@@ -12,6 +12,7 @@ from dominus import __version__
 from dominus.providers.comparable_sales import load_comparable_sales
 from dominus.providers.dns import ResolverDnsChecker
 from dominus.providers.keyword_data import load_keyword_data
+from dominus.providers.marks_import import marks_path
 from dominus.providers.models import Mark
 from dominus.providers.offline import offline_providers
 from dominus.providers.rdap import HttpRdapClient
@@ -87,9 +88,7 @@ def _real_providers(settings: ProviderSettings, client: httpx.Client) -> Provide
             ),
         ),
         trademarks=(
-            MarksFileSource(Path(settings.TRADEMARK_MARKS_PATH))
-            if settings.TRADEMARK_MARKS_PATH
-            else NoTrademarkSource()
+            MarksFileSource(marks) if (marks := marks_path(settings)) else NoTrademarkSource()
         ),
         keyword_data=(
             load_keyword_data(Path(settings.KEYWORD_DATA_PATH))
