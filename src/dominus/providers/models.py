@@ -35,12 +35,15 @@ class RdapRecord:
 
 @dataclass(frozen=True)
 class Mark:
-    """A registered trademark, as listed in a marks file (CSV `mark,owner,registry,classes`)."""
+    """A registered trademark, as listed in a marks file (CSV `mark,owner,registry,classes`,
+    and `number`: the registry's application or serial number, which `dominus marks import`
+    writes so a later import replaces or removes the same mark)."""
 
     mark: str
     owner: str = ""
     registry: str = ""
     classes: tuple[str, ...] = ()
+    number: str = ""
 
 
 @dataclass(frozen=True)
