@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import FilePayload, Page, expect
 
 from dominus.db.engine import create_database_engine
 from tests.support.api import API
@@ -38,9 +38,8 @@ def test_import_a_csv_file_previewed_first_then_confirmed(
     page.goto(f"{server.base_url}/portfolio")
     page.get_by_role("link", name="Import a CSV file").click()
     expect(page.locator("h1")).to_have_text("Import a CSV file")
-    page.get_by_label("CSV file").set_input_files(
-        files=[{"name": "export.csv", "mimeType": "text/csv", "buffer": export.encode()}]
-    )
+    upload: FilePayload = {"name": "export.csv", "mimeType": "text/csv", "buffer": export.encode()}
+    page.get_by_label("CSV file").set_input_files(files=[upload])
     page.get_by_label("Import the valid rows only").check()
     page.get_by_role("button", name="Preview").click()
     # The preview: the columns read, the invalid line, the rows and what would happen.
