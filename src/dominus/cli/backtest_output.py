@@ -6,32 +6,8 @@ from typing import Any
 
 from rich.table import Table
 
+from dominus.backtest.figures import METRIC_LABELS, figure
 from dominus.cli.output import console
-
-METRIC_LABELS = {
-    "mae": "MAE",
-    "median_absolute_error": "median absolute error",
-    "median_ape": "median abs. % error",
-    "bias": "bias (Σ predicted ÷ Σ realised)",
-    "bias_percent": "bias %",
-    "within_50_percent": "within ±50 %",
-    "r2_log": "R² (log prices)",
-    "buy_max_hit_rate": "buy-max hit rate",
-    "conservative_share": "predicted ≤ realised",
-}
-PERCENTAGES = {"median_ape", "within_50_percent", "buy_max_hit_rate", "conservative_share"}
-
-
-def figure(name: str, value: Any) -> str:
-    if value is None:
-        return "-"
-    if name in PERCENTAGES:
-        return f"{value * 100:.1f} %"
-    if name == "bias_percent":
-        return f"{value:+.1f} %"
-    if name in {"bias", "r2_log"}:
-        return f"{value:.3f}"
-    return f"{value:,.2f}"
 
 
 def print_report(report: dict[str, Any]) -> None:

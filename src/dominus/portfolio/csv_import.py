@@ -70,6 +70,8 @@ class ImportReport:
     unchanged: list[str] = field(default_factory=list)
     refused: list[RowProblem] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
+    # field → the header of the column it was read from (what a preview shows)
+    columns: dict[str, str] = field(default_factory=dict)
 
 
 class ImportRefusedError(PortfolioInputError):
@@ -178,7 +180,10 @@ class PortfolioImporter:
         except csv.Error as error:
             raise PortfolioInputError(f"line {reader.line_num}: {error}") from None
         columns = _columns(header, preset, options.mapping)
-        report = ImportReport(dry_run=options.dry_run)
+        report = ImportReport(
+            dry_run=options.dry_run,
+            columns={name: text for name, (_, text) in columns.items()},
+        )
         rows = self._rows(reader, columns, preset, options, report, _skip_rule(header, preset))
         return rows, report
 
