@@ -176,14 +176,14 @@ def renewal_price(
             )
     floor = None if at_cost is None else at_cost.lookup(key)
     dearest = None if registrars is None else registrars.highest_renewal(key)
-    if dearest is not None and dearest.renewal is not None:
-        if floor is None or dearest.renewal >= floor.renewal:
-            return RenewalPrice(
-                dearest.renewal,
-                "highest_retail",
-                f"highest known retail price: {_words(dearest)}",
-                f"highest known .{key} renewal ({dearest.registrar})",
-            )
+    retail = None if dearest is None else dearest.renewal
+    if dearest is not None and retail is not None and (floor is None or retail >= floor.renewal):
+        return RenewalPrice(
+            retail,
+            "highest_retail",
+            f"highest known retail price: {_words(dearest)}",
+            f"highest known .{key} renewal ({dearest.registrar})",
+        )
     if floor is not None:
         return RenewalPrice(
             floor.renewal,

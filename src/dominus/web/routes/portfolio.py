@@ -53,14 +53,19 @@ def _portfolio_page(
     currency = service.currency
     # The report is `dominus portfolio report`'s: every entry (sold and dropped ones are left
     # out of the renewals by the report itself) and the ledger's outcomes.
-    report = build_report(reader.list_entries(status=None), reader.list_outcomes(), currency, now)
+    report = build_report(
+        reader.list_entries(status=None), reader.list_outcomes(), currency, now, service.pricing
+    )
     alerts = AlertStore(api.runtime.engine).alerts(include_closed=all_alerts)
     return web.pages.render(
         request,
         "portfolio.html",
         status_code=status_code,
         title="Portfolio",
-        entries=[dumped(EntryOut.of(entry, now)) for entry in service.entries(status="active")],
+        entries=[
+            dumped(EntryOut.of(entry, now, renewal=service.renewal_price(entry)))
+            for entry in service.entries(status="active")
+        ],
         report=report,
         money=lambda value: "—" if value is None else money_words(float(value), currency),
         alerts=[dumped(AlertOut.of(alert)) for alert in alerts],
