@@ -83,7 +83,7 @@ def add(
     acquired_at: str | None = typer.Option(None, "--acquired-at", help="YYYY-MM-DD."),
     acquisition_cost: str | None = typer.Option(None, "--acquisition-cost", help="Paid for it."),
     renewal_cost: str | None = typer.Option(
-        None, "--renewal-cost", help="A year's renewal (default: the TLD price table's)."
+        None, "--renewal-cost", help="A year's renewal (default: looked up, ADR 0046)."
     ),
     registrar: str | None = typer.Option(None, "--registrar", help="Where it is registered."),
     list_price: str | None = typer.Option(None, "--list-price", help="Its asking price."),

@@ -187,8 +187,9 @@ def _multipart_file(content_type: str, body: bytes) -> bytes | None:
 
 @router.post("/portfolio", status_code=201, response_model=EntryOut, responses=BODY_ERRORS)
 def add(body: EntryIn, api: Services) -> Any:
-    """Add a name (amounts in the scoring currency); its renewal cost defaults from the TLD
-    price table. 409 when it is already in the portfolio."""
+    """Add a name (amounts in the scoring currency); a renewal cost left out is looked up when
+    used (registrar's price, else the dearest known, else at-cost; `renewal_price_source` says
+    which). 409 when it is already in the portfolio."""
     now = api.now()
     service = _service(api)
     entry = service.add(body.domain, _fields(body), now)
