@@ -31,8 +31,9 @@ def test_crud(client: TestClient) -> None:
     assert created.status_code == 201, created.text
     entry = created.json()
     assert (entry["domain"], entry["renewal_cost"], entry["verdict"]) == (
-        "example.com", 10.46, "reprice",
+        "example.com", 11.08, "reprice",
     )  # fmt: skip
+    assert entry["renewal_price_source"].startswith("highest known retail price: Porkbun renewal")
     assert_error(
         client.post(
             f"{API}/portfolio", json={"domain": "example.com", "renewal_date": "2031-01-02"}

@@ -83,7 +83,7 @@ def add(
     acquired_at: str | None = typer.Option(None, "--acquired-at", help="YYYY-MM-DD."),
     acquisition_cost: str | None = typer.Option(None, "--acquisition-cost", help="Paid for it."),
     renewal_cost: str | None = typer.Option(
-        None, "--renewal-cost", help="A year's renewal (default: the TLD price table's)."
+        None, "--renewal-cost", help="A year's renewal (default: looked up, ADR 0046)."
     ),
     registrar: str | None = typer.Option(None, "--registrar", help="Where it is registered."),
     list_price: str | None = typer.Option(None, "--list-price", help="Its asking price."),
@@ -108,7 +108,7 @@ def add(
     runtime, service = _service()
     entry = service.add(name, values, runtime.clock())
     if as_json:
-        print_model(EntryOut.of(entry, runtime.clock()))
+        print_model(EntryOut.of(entry, runtime.clock(), renewal=service.renewal_price(entry)))
         return
     console.print(f"{entry.domain} added: verdict {entry.verdict} ({entry.verdict_reason})")
 
@@ -195,15 +195,21 @@ def list_entries(
         return
     now = runtime.clock()
     if as_json:
-        print_model([EntryOut.of(entry, now) for entry in entries])
+        print_model(
+            [EntryOut.of(entry, now, renewal=service.renewal_price(entry)) for entry in entries]
+        )
         return
-    table = Table("domain", "renews", "days", "renewal", "score", "list price", "verdict")
+    table = Table(
+        "domain", "renews", "days", "renewal", "renewal price", "score", "list price", "verdict"
+    )
     for entry in entries:
+        renewal = service.renewal_price(entry)
         table.add_row(
             entry.domain,
             entry.renewal_date.isoformat(),
             str(days_until_renewal(entry.renewal_date, now)),
-            _money(entry.renewal_cost, entry.currency),
+            _money(renewal.amount, entry.currency),
+            renewal.label,
             "-" if entry.current_score is None else f"{entry.current_score:g}",
             _money(entry.list_price, entry.currency),
             entry.verdict or "-" if entry.status == "active" else entry.status,
@@ -221,7 +227,7 @@ def show(domain: str = DOMAIN, as_json: bool = JSON) -> None:
     runtime, service = _service(read_only=True)
     entry = service.get(domain)
     history = PortfolioReader(runtime.engine).list_history(entry.domain)
-    shown = EntryOut.of(entry, runtime.clock(), history)
+    shown = EntryOut.of(entry, runtime.clock(), history, service.renewal_price(entry))
     if as_json:
         print_model(shown)
         return
@@ -414,6 +420,7 @@ def report(
         reader.list_outcomes(),
         service.currency,
         runtime.clock(),
+        service.pricing,
     )
     if csv_path is not None:
         write_text_file(csv_path, csv_lines(REPORT_COLUMNS, report_rows(document)), force=force)
@@ -434,6 +441,11 @@ def _print_report(document: dict[str, Any]) -> None:
             month["month"], str(month["renewals"]), money_words(month["cost"], currency) + unknown
         )
     console.print(table)
+    sources = document["renewal_price_sources"]
+    console.print(
+        "renewal prices used: "
+        + ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in sources.items() if count)
+    )
     risk = document["money_at_risk"]
     console.print(
         f"money at risk on drop names: {risk['names']} name(s), renewals "

@@ -6,8 +6,8 @@ bounds as a value given to the API or `portfolio add` (entry_model.py: lengths, 
 an invalid row is reported with its line and column. By default one invalid row means nothing is
 written (the import is one transaction); `skip_invalid` writes the valid rows. A blank cell never
 overwrites a stored value, so re-importing the same file changes nothing. A new name needs a
-renewal date; its renewal cost, when the file has none, comes from the TLD price table
-(PortfolioService). A cell our own export guarded against formula injection (`'=…`) is read back
+renewal date; its renewal cost, when the file has none, is left unset and looked up when used
+(ADR 0046). A cell our own export guarded against formula injection (`'=…`) is read back
 without the `'`.
 """
 

@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dominus.portfolio.csv_import import ImportReport, RowProblem
 from dominus.portfolio.model import HistoryEvent, PortfolioEntry, days_until_renewal
+from dominus.portfolio.renewal_prices import default_pricing, entry_renewal_price
+from dominus.scoring.renewal_prices import RenewalPrice
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -54,7 +56,13 @@ class EntryOut(BaseModel):
     days_until_renewal: int
     acquired_at: date | None
     acquisition_cost: float | None
-    renewal_cost: float | None
+    renewal_cost: float | None = Field(
+        description="The yearly renewal cost used for this name: your own figure, else a "
+        "registrar's price, else the registry at-cost price (null: unknown)."
+    )
+    renewal_price_source: str = Field(
+        description="Which price renewal_cost is, with its date and source (ADR 0046)."
+    )
     renewals_paid: float
     currency: str
     registrar: str | None
@@ -75,8 +83,14 @@ class EntryOut(BaseModel):
 
     @classmethod
     def of(
-        cls, entry: PortfolioEntry, now: datetime, history: list[HistoryEvent] | None = None
+        cls,
+        entry: PortfolioEntry,
+        now: datetime,
+        history: list[HistoryEvent] | None = None,
+        renewal: RenewalPrice | None = None,
     ) -> EntryOut:
+        """`renewal`: the price the service chose (default: looked up with the bundled tables)."""
+        renewal = renewal or entry_renewal_price(entry, default_pricing())
         return cls(
             domain=entry.domain,
             tld=entry.tld,
@@ -85,7 +99,8 @@ class EntryOut(BaseModel):
             days_until_renewal=days_until_renewal(entry.renewal_date, now),
             acquired_at=entry.acquired_at,
             acquisition_cost=entry.acquisition_cost,
-            renewal_cost=entry.renewal_cost,
+            renewal_cost=renewal.amount,
+            renewal_price_source=renewal.source,
             renewals_paid=entry.renewals_paid,
             currency=entry.currency,
             registrar=entry.registrar,

@@ -8,7 +8,9 @@
 - realised profit and ROI per year of sale or drop (the ledger's outcomes: price − fees − cost
   basis; a drop loses its cost basis), and unrealised profit and ROI per year of acquisition
   (expected value − cost so far, for scored names);
-- the verdict counts.
+- the verdict counts;
+- which renewal prices the costs are (ADR 0046): the owner's own, a registrar's, the highest
+  known retail price or the registry at-cost price, counted over the renewals due.
 All amounts in the portfolio's currency (the scoring currency)."""
 
 from __future__ import annotations
@@ -19,9 +21,12 @@ from datetime import date, datetime
 from typing import Any
 
 from dominus.portfolio.model import Outcome, PortfolioEntry, utc_today
+from dominus.portfolio.renewal_prices import default_pricing, entry_renewal_price
 from dominus.portfolio.service import entry_cost
+from dominus.scoring.renewal_prices import RenewalPricing
 
 MONTHS = 12
+RENEWAL_PRICE_KINDS = ("own", "registrar", "highest_retail", "at_cost", "unknown")
 
 
 def _month_starts(today: date) -> list[date]:
@@ -42,8 +47,14 @@ def _roi(profit: float, cost: float) -> float | None:
 
 
 def build_report(
-    entries: Sequence[PortfolioEntry], outcomes: Sequence[Outcome], currency: str, now: datetime
+    entries: Sequence[PortfolioEntry],
+    outcomes: Sequence[Outcome],
+    currency: str,
+    now: datetime,
+    pricing: RenewalPricing | None = None,
 ) -> dict[str, Any]:
+    """`pricing`: where renewal costs come from (default: the bundled tables)."""
+    pricing = pricing or default_pricing()
     today = utc_today(now)
     active = [entry for entry in entries if entry.status == "active"]
     months = _month_starts(today)
@@ -57,27 +68,31 @@ def build_report(
         for start in months
     }
     at_risk = {"names": 0, "renewal_cost": 0.0, "unknown_cost": 0, "sunk_cost": 0.0}
+    sources: Counter[str] = Counter()
     for entry in active:
         if entry.renewal_date >= end:
             continue
         bucket = due[max(date(entry.renewal_date.year, entry.renewal_date.month, 1), months[0])]
         bucket["renewals"] += 1
-        if entry.renewal_cost is None:
+        renewal = entry_renewal_price(entry, pricing)
+        sources[renewal.kind] += 1
+        if renewal.amount is None:
             bucket["unknown_cost"] += 1
         else:
-            bucket["cost"] = _cents(bucket["cost"] + entry.renewal_cost)
+            bucket["cost"] = _cents(bucket["cost"] + renewal.amount)
         if entry.verdict == "drop":
             at_risk["names"] += 1
             at_risk["sunk_cost"] = _cents(at_risk["sunk_cost"] + entry_cost(entry))
-            if entry.renewal_cost is None:
+            if renewal.amount is None:
                 at_risk["unknown_cost"] += 1
             else:
-                at_risk["renewal_cost"] = _cents(at_risk["renewal_cost"] + entry.renewal_cost)
+                at_risk["renewal_cost"] = _cents(at_risk["renewal_cost"] + renewal.amount)
     return {
         "currency": currency,
         "as_of": today.isoformat(),
         "renewals_due": list(due.values()),
         "money_at_risk": at_risk,
+        "renewal_price_sources": {kind: sources[kind] for kind in RENEWAL_PRICE_KINDS},
         "value": _value(active),
         "realised": _realised(outcomes),
         "unrealised": _unrealised(active),

@@ -7,6 +7,7 @@ Every write is one transaction; time comes from the caller (`now`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import date, datetime
 from typing import Any
 
@@ -25,12 +26,20 @@ from dominus.portfolio.model import (
     VerdictChange,
     utc_today,
 )
+from dominus.portfolio.renewal_prices import entry_renewal_price, pricing_of
 from dominus.portfolio.settings import PortfolioSettings
 from dominus.portfolio.store import entry_of, read_entries, read_entry
 from dominus.portfolio.values import check_amount, parse_domain
-from dominus.portfolio.verdicts import VerdictFacts, VerdictRules, judge, money_words
+from dominus.portfolio.verdicts import (
+    Judgement,
+    VerdictFacts,
+    VerdictRules,
+    judge,
+    money_words,
+)
 from dominus.schema.tables import outcomes, portfolio_entries, portfolio_verdict_history
 from dominus.scoring.config import ScoringConfig
+from dominus.scoring.renewal_prices import RenewalPrice, RenewalPricing
 from dominus.scoring.settings import scoring_config
 
 
@@ -53,13 +62,15 @@ def verdict_rules(settings: PortfolioSettings, config: ScoringConfig) -> Verdict
     )
 
 
-def facts_of(entry: PortfolioEntry) -> VerdictFacts:
+def facts_of(entry: PortfolioEntry, renewal: RenewalPrice | None = None) -> VerdictFacts:
+    """The verdict's view of the entry; `renewal` is the price the renewal lookup chose (default:
+    the entry's own renewal cost only)."""
     return VerdictFacts(
         domain=entry.domain,
         renewal_date=entry.renewal_date,
         currency=entry.currency,
         acquisition_cost=entry.acquisition_cost,
-        renewal_cost=entry.renewal_cost,
+        renewal_cost=entry.renewal_cost if renewal is None else renewal.amount,
         renewals_paid=entry.renewals_paid,
         current_score=entry.current_score,
         expected_value=entry.expected_value,
@@ -75,16 +86,15 @@ class PortfolioService:
         self.settings = settings
         self.config = scoring_config(settings)
         self.rules = verdict_rules(settings, self.config)
+        self.pricing: RenewalPricing = pricing_of(self.config)
 
     @property
     def currency(self) -> str:
         return self.config.currency
 
-    def default_renewal_cost(self, domain: str) -> float | None:
-        """The TLD price table's renewal for the name's TLD (None: not listed)."""
-        _, tld = parse_domain(domain)
-        price = self.config.prices.lookup(tld)
-        return None if price is None else price.renewal
+    def renewal_price(self, entry: PortfolioEntry) -> RenewalPrice:
+        """The renewal figure the entry costs and which price it is (ADR 0046)."""
+        return entry_renewal_price(entry, self.pricing)
 
     # --- entries ---------------------------------------------------------------------------
     def add(self, domain: str, values: EntryFields, now: datetime) -> PortfolioEntry:
@@ -104,11 +114,9 @@ class PortfolioService:
     def insert_entry(
         self, connection: Connection, domain: str, values: EntryFields, now: datetime
     ) -> None:
+        # No renewal cost given stays unset: the renewal lookup prices it when used, so a later
+        # registrar or table change is seen, and "your renewal cost" means one the owner set.
         row = values.given()
-        if "renewal_cost" not in row:
-            default = self.default_renewal_cost(domain)
-            if default is not None:
-                row["renewal_cost"] = default
         connection.execute(
             insert(portfolio_entries).values(
                 domain=domain,
@@ -218,9 +226,11 @@ class PortfolioService:
         changes = []
         for row in connection.execute(query.order_by(portfolio_entries.c.domain)).all():
             entry = entry_of(row)
-            judgement = judge(facts_of(entry), self.rules, now)
+            renewal = self.renewal_price(entry)
+            judgement = judge(facts_of(entry, renewal), self.rules, now)
             if judgement.verdict == entry.verdict:
                 continue
+            judgement = priced_reason(judgement, renewal)
             connection.execute(
                 update(portfolio_entries)
                 .where(portfolio_entries.c.id == entry.id)
@@ -339,6 +349,13 @@ class PortfolioService:
                 at=now,
             )
         )
+
+
+def priced_reason(judgement: Judgement, renewal: RenewalPrice) -> Judgement:
+    """The reason, naming the renewal price it weighed when that is not the owner's own."""
+    if renewal.kind in ("own", "unknown") or "renewal" not in judgement.reason:
+        return judgement
+    return replace(judgement, reason=f"{judgement.reason} [renewal price: {renewal.label}]")
 
 
 def entry_cost(entry: PortfolioEntry) -> float:

@@ -6,7 +6,7 @@ by the next check). Abortable between entries."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -16,10 +16,12 @@ from dominus.db.errors import database_errors
 from dominus.errors import JobAbortedError
 from dominus.notify.model import Notification, Notifier, Severity
 from dominus.portfolio.model import PortfolioEntry, days_until_renewal
+from dominus.portfolio.renewal_prices import default_pricing, entry_renewal_price
 from dominus.portfolio.store import read_entries
 from dominus.providers.models import StopSignal
 from dominus.renewals.model import AlertType, RenewalAlert, Thresholds, alert_type
 from dominus.renewals.store import AlertStore
+from dominus.scoring.renewal_prices import RenewalPricing
 
 Progress = Callable[[int, int, str], None]  # (done, total, domain)
 
@@ -46,6 +48,7 @@ class RenewalCheck:
     notifier: Notifier
     thresholds: Thresholds
     clock: Callable[[], datetime]
+    pricing: RenewalPricing = field(default_factory=default_pricing)
 
     def run(self, stop: StopSignal, progress: Progress | None = None) -> CheckResult:
         alerts = AlertStore(self.engine)
@@ -76,13 +79,21 @@ class RenewalCheck:
         for alert in alerts.pending_notices(entry.domain):
             if alerts.claim_notice(alert.id, now):
                 escalated_from = outcome.escalated_from if alert.id == outcome.alert_id else None
-                self.notifier.send(renewal_notification(alert, entry, escalated_from, now))
+                notice = renewal_notification(alert, entry, escalated_from, now, self.pricing)
+                self.notifier.send(notice)
                 result.notifications_sent += 1
 
 
 def renewal_notification(
-    alert: RenewalAlert, entry: PortfolioEntry, escalated_from: AlertType | None, now: datetime
+    alert: RenewalAlert,
+    entry: PortfolioEntry,
+    escalated_from: AlertType | None,
+    now: datetime,
+    pricing: RenewalPricing | None = None,
 ) -> Notification:
+    """The alert's notification; its renewal cost is the price the renewal lookup chose, named
+    in `renewal_price_source` so the forecast can be checked against the invoice."""
+    renewal = entry_renewal_price(entry, pricing or default_pricing())
     return Notification(
         event=f"renewal.{alert.type.value}",
         severity=Severity.WARNING if alert.severity == "warning" else Severity.CRITICAL,
@@ -95,7 +106,8 @@ def renewal_notification(
             "severity": alert.severity,
             "days_left": alert.days_left,
             "renewal_date": alert.renewal_date.isoformat(),
-            "renewal_cost": entry.renewal_cost,
+            "renewal_cost": renewal.amount,
+            "renewal_price_source": renewal.source,
             "currency": entry.currency,
             "registrar": entry.registrar,
             "escalated_from": None if escalated_from is None else escalated_from.value,

@@ -1,6 +1,7 @@
 """Entries, verdict refreshes (only changes written, each in the history) and the ledger, on
 SQLite and PostgreSQL. Scoring defaults: P(sale in a year) = 0.01 × confidence / 0.8,
-commission 0.20; .com renews at $10.46 in the bundled price table."""
+commission 0.20; an unset .com renewal is priced at $11.08 (the dearest known retail
+renewal in the bundled registrar table, ADR 0046)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,9 @@ def test_add_defaults_the_renewal_cost_and_judges_the_unscored_name(
         "Example.COM", EntryFields(renewal_date=date(2030, 1, 31), acquisition_cost=100.0), NOW
     )
     assert (entry.domain, entry.tld, entry.currency) == ("example.com", "com", "USD")
-    assert entry.renewal_cost == 10.46  # the price table's .com renewal
+    # no renewal cost given: none stored; the lookup prices it (the dearest known .com renewal)
+    assert entry.renewal_cost is None
+    assert service.renewal_price(entry).amount == 11.08
     assert entry.verdict == "reprice" and entry.verdict_reason is not None
     assert "not scored" in entry.verdict_reason
     with pytest.raises(EntryExistsError):
@@ -52,13 +55,14 @@ def test_only_changed_verdicts_are_written_and_each_change_is_history(
     service: PortfolioService, backend: str
 ) -> None:
     service.add("example.com", EntryFields(renewal_date=date(2030, 1, 31)), NOW)
-    # EV 100 × 0.80 × 1 % = $0.80 a year < renewal $10.46, 30 days away: drop
+    # EV 100 × 0.80 × 1 % = $0.80 a year < renewal $11.08, 30 days away: drop
     changes = service.record_score("example.com", score(100.0), NOW)
     assert [(c.old, c.new) for c in changes] == [("reprice", "drop")]
-    assert "renewal $10.46 > expected sale value $0.80 this year" in changes[0].reason
+    assert "renewal $11.08 > expected sale value $0.80 this year" in changes[0].reason
+    assert changes[0].reason.endswith("[renewal price: highest known .com renewal (Porkbun)]")
     # the same facts a day later: the same verdict, nothing written
     assert service.refresh_verdicts(NOW + timedelta(days=1)) == []
-    # EV 2000: $16 > $10.46: keep
+    # EV 2000: $16 > $11.08: keep
     changes = service.record_score("example.com", score(2000.0), NOW + timedelta(days=2))
     assert [(c.old, c.new) for c in changes] == [("drop", "keep")]
     history = PortfolioReader(service.engine).list_history("example.com")

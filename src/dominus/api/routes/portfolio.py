@@ -93,9 +93,10 @@ def list_entries(
     """The names held, soonest renewal first, with their verdicts and the days until renewal
     (UTC calendar days)."""
     response.headers.update(NO_STORE)
-    entries = _service(api).entries(status=None if status == "all" else status)
+    service = _service(api)
+    entries = service.entries(status=None if status == "all" else status)
     now = api.now()
-    return [EntryOut.of(entry, now) for entry in entries]
+    return [EntryOut.of(entry, now, renewal=service.renewal_price(entry)) for entry in entries]
 
 
 @router.post(
@@ -186,10 +187,13 @@ def _multipart_file(content_type: str, body: bytes) -> bytes | None:
 
 @router.post("/portfolio", status_code=201, response_model=EntryOut, responses=BODY_ERRORS)
 def add(body: EntryIn, api: Services) -> Any:
-    """Add a name (amounts in the scoring currency); its renewal cost defaults from the TLD
-    price table. 409 when it is already in the portfolio."""
+    """Add a name (amounts in the scoring currency); a renewal cost left out is looked up when
+    used (registrar's price, else the dearest known, else at-cost; `renewal_price_source` says
+    which). 409 when it is already in the portfolio."""
     now = api.now()
-    return EntryOut.of(_service(api).add(body.domain, _fields(body), now), now)
+    service = _service(api)
+    entry = service.add(body.domain, _fields(body), now)
+    return EntryOut.of(entry, now, renewal=service.renewal_price(entry))
 
 
 @router.get("/portfolio/{domain:domain}", response_model=EntryOut, responses=ERRORS)
@@ -198,9 +202,10 @@ def get(domain: DomainPath, response: Response, api: Services) -> Any:
     response.headers.update(NO_STORE)
 
     def read() -> EntryOut:
-        entry = _service(api).get(domain)
+        service = _service(api)
+        entry = service.get(domain)
         history = PortfolioReader(api.runtime.engine).list_history(entry.domain)
-        return EntryOut.of(entry, api.now(), history)
+        return EntryOut.of(entry, api.now(), history, service.renewal_price(entry))
 
     return read()
 
@@ -209,7 +214,9 @@ def get(domain: DomainPath, response: Response, api: Services) -> Any:
 def change(domain: DomainPath, body: EntryPatchIn, api: Services) -> Any:
     """Change an entry's fields (those left out keep their values); its verdict is refreshed."""
     now = api.now()
-    return EntryOut.of(_service(api).update(domain, _fields(body), now), now)
+    service = _service(api)
+    entry = service.update(domain, _fields(body), now)
+    return EntryOut.of(entry, now, renewal=service.renewal_price(entry))
 
 
 @router.delete(

@@ -71,11 +71,16 @@ def _portfolio_page(
     currency = service.currency
     # The report is `dominus portfolio report`'s: every entry (sold and dropped ones are left
     # out of the renewals by the report itself) and the ledger's outcomes.
-    report = build_report(reader.list_entries(status=None), reader.list_outcomes(), currency, now)
+    report = build_report(
+        reader.list_entries(status=None), reader.list_outcomes(), currency, now, service.pricing
+    )
     alerts = AlertStore(api.runtime.engine).alerts(include_closed=all_alerts)
     listed = listed or EntryFilter()
     status = None if listed.status == "all" else listed.status
-    entries = [dumped(EntryOut.of(entry, now)) for entry in service.entries(status=status)]
+    entries = [
+        dumped(EntryOut.of(entry, now, renewal=service.renewal_price(entry)))
+        for entry in service.entries(status=status)
+    ]
     return web.pages.render(
         request,
         "portfolio.html",

@@ -50,7 +50,7 @@ def _entry_page(
     entry = service.get(domain)  # an unknown name: the 404 page
     reader = PortfolioReader(api.runtime.engine)
     history = reader.list_history(entry.domain)
-    document = dumped(EntryOut.of(entry, api.now(), history))
+    document = dumped(EntryOut.of(entry, api.now(), history, service.renewal_price(entry)))
     currency = entry.currency
     return web.pages.render(
         request,
