@@ -5,11 +5,17 @@ report and rescore (--sync, and enqueued)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine
 
 from dominus.jobs import SqlJobStore
+from dominus.jobs.clock import utc_now
+from dominus.portfolio.model import EntryFields, ScoreUpdate
+from dominus.portfolio.service import PortfolioService
+from tests.support.api import api_settings
 from tests.support.cli import Cli, assert_bad_input
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "portfolio"
@@ -140,3 +146,28 @@ def test_rescore_sync_and_enqueued(cli: Cli, store: SqlJobStore) -> None:
     assert first["created"] and not second["created"] and first["job_id"] == second["job_id"]
     job = store.get_job(first["job_id"])
     assert (job.job_type, job.payload) == ("PORTFOLIO_RESCORE", {"domain": "zentrova.com"})
+
+
+def test_every_reader_shows_the_latest_judgement(
+    cli: Cli, engine: Engine, database_url: str, tmp_path: Path
+) -> None:
+    """Judged ten days ago 4 days before its renewal, then judged again now (the same verdict,
+    drop): `verdicts`, `list --json` and the CSV export give today's figures."""
+    earlier = utc_now() - timedelta(days=10)
+    service = PortfolioService(engine, api_settings(database_url))
+    renewal = earlier.date() + timedelta(days=4)
+    service.add("example.com", EntryFields(renewal_date=renewal), earlier)
+    service.record_score("example.com", ScoreUpdate(50.0, 100.0, 0.8, 150.0, {}), earlier)
+    assert "renewal in 4 days" in (service.get("example.com").verdict_reason or "")
+
+    (judged,) = cli.ok("portfolio", "verdicts", "--json").json()
+    assert (judged["verdict"], judged["changed"]) == ("drop", False)
+    assert "past due" in judged["reason"] and "renewal in 4 days" not in judged["reason"]
+    (listed,) = cli.ok("portfolio", "list", "--json").json()
+    assert listed["verdict_reason"] == judged["reason"]
+    out = tmp_path / "portfolio.csv"
+    cli.ok("portfolio", "list", "--csv", str(out))
+    exported = out.read_text(encoding="utf-8-sig")
+    assert judged["reason"] in exported and "renewal in 4 days" not in exported
+    shown = cli.ok("portfolio", "show", "example.com", "--json").json()
+    assert [event["to"] for event in shown["history"]] == ["reprice", "drop"]

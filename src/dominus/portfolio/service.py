@@ -1,6 +1,6 @@
 """The portfolio's writes: entries added, changed and removed, scores recorded, verdicts
-refreshed (only changed verdicts are written, each change kept in the history), and the ledger
-(sold, dropped → an outcome row and a history event).
+refreshed (every judgement rewrites the reason; a changed verdict is kept in the history), and
+the ledger (sold, dropped → an outcome row and a history event).
 
 Every write is one transaction; time comes from the caller (`now`)."""
 
@@ -210,8 +210,10 @@ class PortfolioService:
     def refresh_verdicts_in(
         self, connection: Connection, now: datetime, domains: Iterable[str] | None = None
     ) -> list[VerdictChange]:
-        """Judge the active entries (or these) as of `now`; write only the verdicts that
-        changed, each with a history row."""
+        """Judge the active entries (or these) as of `now`. Every judgement rewrites the
+        verdict, its reason and its time: a reason states figures (days to the renewal, the
+        score, the method's workings) that move while the verdict stays, and a stale one
+        misleads. A changed verdict is also kept in the history and listed in the result."""
         query = select(portfolio_entries).where(portfolio_entries.c.status == "active")
         if domains is not None:
             query = query.where(portfolio_entries.c.domain.in_(list(domains)))
@@ -219,13 +221,13 @@ class PortfolioService:
         for row in connection.execute(query.order_by(portfolio_entries.c.domain)).all():
             entry = entry_of(row)
             judgement = judge(facts_of(entry), self.rules, now)
-            if judgement.verdict == entry.verdict:
-                continue
             connection.execute(
                 update(portfolio_entries)
                 .where(portfolio_entries.c.id == entry.id)
                 .values(verdict=judgement.verdict, verdict_reason=judgement.reason, verdict_at=now)
             )
+            if judgement.verdict == entry.verdict:
+                continue
             connection.execute(
                 insert(portfolio_verdict_history).values(
                     entry_id=entry.id,
