@@ -143,3 +143,20 @@ def test_a_change_that_keeps_the_verdict_refreshes_its_reason(client: TestClient
     assert [event["to"] for event in history] == ["reprice", "drop"]
     (listed,) = client.get(f"{API}/portfolio").json()
     assert "past due" in listed["verdict_reason"]
+
+
+def test_an_entry_matching_a_mark_carries_it(client: TestClient) -> None:
+    for name in ("netflix-deals.com", "zentrova.com"):
+        client.post(f"{API}/portfolio", json={"domain": name, "renewal_date": "2031-01-02"})
+    client.post(f"{API}/portfolio/rescore", json={})
+    finish_jobs(runtime_of(client))
+    flagged = client.get(f"{API}/portfolio/netflix-deals.com").json()
+    assert flagged["trademark"] == {"mark": "netflix", "rule": "exact"}
+    assert flagged["verdict_reason"].startswith("UDRP risk: matches mark 'netflix'")
+    listed = {
+        entry["domain"]: entry["trademark"] for entry in client.get(f"{API}/portfolio").json()
+    }
+    assert listed == {
+        "netflix-deals.com": {"mark": "netflix", "rule": "exact"},
+        "zentrova.com": None,
+    }

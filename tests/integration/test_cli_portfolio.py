@@ -171,3 +171,46 @@ def test_every_reader_shows_the_latest_judgement(
     assert judged["reason"] in exported and "renewal in 4 days" not in exported
     shown = cli.ok("portfolio", "show", "example.com", "--json").json()
     assert [event["to"] for event in shown["history"]] == ["reprice", "drop"]
+
+
+def test_a_name_matching_a_mark_is_flagged_first_everywhere(cli: Cli, tmp_path: Path) -> None:
+    """Rescored with the offline providers (their sample marks list netflix), a held name that
+    matches a mark keeps its money verdict but every list, page and export says the mark."""
+    for name in ("netflix-deals.com", "zentrova.com"):
+        cli.ok("portfolio", "add", name, "--renewal-date", "2031-01-02")
+    cli.ok("portfolio", "rescore", "--sync", env=OFFLINE)
+
+    listing = {entry["domain"]: entry for entry in cli.ok("portfolio", "list", "--json").json()}
+    flagged, clear = listing["netflix-deals.com"], listing["zentrova.com"]
+    assert flagged["trademark"] == {"mark": "netflix", "rule": "exact"}
+    assert flagged["verdict_reason"].startswith(
+        "UDRP risk: matches mark 'netflix' (rule: exact) · "
+    )
+    assert clear["trademark"] is None and "UDRP" not in clear["verdict_reason"]
+    shown = cli.ok("portfolio", "show", "netflix-deals.com", "--json").json()
+    assert shown["trademark"] == flagged["trademark"]
+    assert cli.ok("portfolio", "show", "netflix-deals.com").stdout.startswith(
+        "⚠ UDRP risk: matches mark 'netflix' (rule: exact)"
+    )
+    table = cli.ok("portfolio", "list").stdout
+    assert "⚠ TM 'netflix'" in table and table.count("⚠ TM") == 1
+    judged = {entry["domain"]: entry for entry in cli.ok("portfolio", "verdicts", "--json").json()}
+    assert judged["netflix-deals.com"]["trademark"] == {"mark": "netflix", "rule": "exact"}
+    assert judged["zentrova.com"]["trademark"] is None
+
+    out = tmp_path / "portfolio.csv"
+    cli.ok("portfolio", "list", "--csv", str(out))
+    header, *rows = out.read_text(encoding="utf-8-sig").splitlines()
+    columns = header.split(",")
+    assert {"trademark_mark", "trademark_rule"} <= set(columns)
+    by_domain = {row.split(",")[0]: row for row in rows}
+    assert ",netflix,exact," in by_domain["netflix-deals.com"]
+
+    report = cli.ok("portfolio", "report", "--json").json()
+    assert list(report)[2] == "trademark_risk"
+    assert [(r["domain"], r["mark"]) for r in report["trademark_risk"]] == [
+        ("netflix-deals.com", "netflix")
+    ]
+    printed = cli.ok("portfolio", "report").stdout
+    assert printed.index("UDRP risk") < printed.index("Renewals due")
+    assert "netflix-deals.com" in printed

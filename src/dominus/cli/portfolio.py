@@ -29,7 +29,12 @@ from dominus.portfolio.csv_import import (
     parse_mapping,
 )
 from dominus.portfolio.documents import EntryOut, ImportReportOut, RescoreQueuedOut
-from dominus.portfolio.model import EntryFields, PortfolioInputError, days_until_renewal
+from dominus.portfolio.model import (
+    EntryFields,
+    PortfolioEntry,
+    PortfolioInputError,
+    days_until_renewal,
+)
 from dominus.portfolio.report import REPORT_COLUMNS, build_report, report_rows
 from dominus.portfolio.rescore import rescore_dedupe_key, stored_result
 from dominus.portfolio.service import PortfolioService, valid_domain
@@ -206,9 +211,16 @@ def list_entries(
             _money(entry.renewal_cost, entry.currency),
             "-" if entry.current_score is None else f"{entry.current_score:g}",
             _money(entry.list_price, entry.currency),
-            entry.verdict or "-" if entry.status == "active" else entry.status,
+            _flagged(entry, entry.verdict or "-" if entry.status == "active" else entry.status),
         )
     console.print(table)
+
+
+def _flagged(entry: PortfolioEntry, verdict: str) -> str:
+    """The verdict, after a "⚠ TM 'mark'" marker when the name matches a trademark (UDRP risk
+    comes first, whatever the money says)."""
+    risk = entry.trademark
+    return verdict if risk is None else f"⚠ TM '{risk.mark}' · {verdict}"
 
 
 def _money(value: float | None, currency: str) -> str:
@@ -226,6 +238,9 @@ def show(domain: str = DOMAIN, as_json: bool = JSON) -> None:
         print_model(shown)
         return
     document = dumped(shown)
+    if entry.trademark is not None:
+        console.print(f"⚠ {entry.trademark.words()}")
+        document["trademark"] = f"{entry.trademark.mark} (rule: {entry.trademark.rule})"
     for key, value in document.items():
         if key not in ("history", "score_details"):
             console.print(f"{key}: {'-' if value is None else value}")
@@ -259,6 +274,7 @@ def verdicts(as_json: bool = JSON) -> None:
                     "reason": entry.verdict_reason,
                     "changed": entry.domain in changes,
                     "days_until_renewal": days_until_renewal(entry.renewal_date, now),
+                    "trademark": None if entry.trademark is None else entry.trademark.to_dict(),
                 }
                 for entry in entries
             ]
@@ -267,7 +283,8 @@ def verdicts(as_json: bool = JSON) -> None:
     table = Table("domain", "verdict", "reason")
     for entry in entries:
         mark = " (new)" if entry.domain in changes else ""
-        table.add_row(entry.domain, f"{entry.verdict}{mark}", entry.verdict_reason or "")
+        verdict = _flagged(entry, f"{entry.verdict}{mark}")
+        table.add_row(entry.domain, verdict, entry.verdict_reason or "")
     console.print(table)
     console.print(f"method: {service.rules.method}")
 
@@ -427,6 +444,14 @@ def report(
 
 def _print_report(document: dict[str, Any]) -> None:
     currency = document["currency"]
+    risks = document["trademark_risk"]
+    if risks:
+        table = Table(
+            "domain", "mark", "rule", "verdict", title="⚠ UDRP risk: names matching a mark"
+        )
+        for risk in risks:
+            table.add_row(risk["domain"], risk["mark"], risk["rule"], risk["verdict"] or "-")
+        console.print(table)
     table = Table("month", "renewals", "cost", title="Renewals due")
     for month in document["renewals_due"]:
         unknown = f" (+{month['unknown_cost']} unknown)" if month["unknown_cost"] else ""

@@ -1,5 +1,7 @@
 """`dominus portfolio report`: where the portfolio's money goes and what it earned.
 
+- first, the names held that match a trademark (UDRP risk: the mark and the gate's rule), whatever
+  their verdict;
 - renewals due per calendar month (UTC) for the next 12 months, with their cost (a past-due
   renewal counts in the current month; an unknown renewal cost is counted, not guessed);
 - money at risk: the renewal costs due within 12 months on names whose verdict is drop, beside
@@ -18,7 +20,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
-from dominus.portfolio.model import Outcome, PortfolioEntry, utc_today
+from dominus.portfolio.model import Outcome, PortfolioEntry, TrademarkRisk, utc_today
 from dominus.portfolio.service import entry_cost
 
 MONTHS = 12
@@ -76,6 +78,7 @@ def build_report(
     return {
         "currency": currency,
         "as_of": today.isoformat(),
+        "trademark_risk": _trademark_risk(active),
         "renewals_due": list(due.values()),
         "money_at_risk": at_risk,
         "value": _value(active),
@@ -83,6 +86,15 @@ def build_report(
         "unrealised": _unrealised(active),
         "verdicts": _verdicts(active),
     }
+
+
+def _trademark_risk(active: Sequence[PortfolioEntry]) -> list[dict[str, Any]]:
+    """The active names whose last appraisal matched a mark, by domain."""
+    return [
+        {"domain": entry.domain, **risk.to_dict(), "verdict": entry.verdict}
+        for entry in sorted(active, key=lambda entry: entry.domain)
+        if (risk := entry.trademark) is not None
+    ]
 
 
 def _value(active: Sequence[PortfolioEntry]) -> dict[str, Any]:
@@ -148,27 +160,32 @@ def _verdicts(active: Sequence[PortfolioEntry]) -> dict[str, int]:
     return {name: counts.get(name, 0) for name in ("keep", "drop", "reprice", "none")}
 
 
-REPORT_COLUMNS = ("section", "period", "count", "amount", "cost", "profit", "roi")
+REPORT_COLUMNS = ("section", "period", "count", "amount", "cost", "profit", "roi", "note")
 
 
 def report_rows(report: dict[str, Any]) -> list[list[Any]]:
-    """The report as one flat table, for `--csv`."""
-    rows: list[list[Any]] = []
+    """The report as one flat table, for `--csv`: the trademark risks first (the domain as the
+    period, the mark and rule as the note)."""
+    rows: list[list[Any]] = [
+        ["trademark_risk", risk["domain"], 1, None, None, None, None,
+         TrademarkRisk(risk["mark"], risk["rule"]).words()]
+        for risk in report["trademark_risk"]
+    ]  # fmt: skip
     for month in report["renewals_due"]:
         rows.append(["renewals_due", month["month"], month["renewals"], None, month["cost"],
-                     None, None])  # fmt: skip
+                     None, None, None])  # fmt: skip
     risk = report["money_at_risk"]
     rows.append(["money_at_risk", None, risk["names"], risk["renewal_cost"], risk["sunk_cost"],
-                 None, None])  # fmt: skip
+                 None, None, None])  # fmt: skip
     value = report["value"]
     rows.append(["value", None, value["names"], value["suggested_list_value"],
-                 value["acquisition_cost"], None, None])  # fmt: skip
+                 value["acquisition_cost"], None, None, None])  # fmt: skip
     for year in report["realised"]:
         rows.append(["realised", year["year"], year["sold"] + year["dropped"], year["proceeds"],
-                     year["cost"], year["profit"], year["roi"]])  # fmt: skip
+                     year["cost"], year["profit"], year["roi"], None])  # fmt: skip
     for year in report["unrealised"]:
         rows.append(["unrealised", year["year"], year["names"], year["expected_value"],
-                     year["cost"], year["profit"], year["roi"]])  # fmt: skip
+                     year["cost"], year["profit"], year["roi"], None])  # fmt: skip
     for verdict, count in report["verdicts"].items():
-        rows.append(["verdicts", verdict, count, None, None, None, None])
+        rows.append(["verdicts", verdict, count, None, None, None, None, None])
     return rows

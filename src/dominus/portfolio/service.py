@@ -66,6 +66,7 @@ def facts_of(entry: PortfolioEntry) -> VerdictFacts:
         confidence=entry.confidence,
         list_price=entry.list_price,
         suggested_list_price=entry.suggested_list_price,
+        trademark=entry.trademark,
     )
 
 

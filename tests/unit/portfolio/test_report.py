@@ -73,3 +73,27 @@ def test_report_figures() -> None:
     assert report["verdicts"] == {"keep": 1, "drop": 2, "reprice": 0, "none": 1}
     rows = report_rows(report)
     assert rows[0][:2] == ["renewals_due", "2030-11"] and rows[-1][:3] == ["verdicts", "none", 1]
+
+
+def test_names_matching_a_mark_come_first_in_their_own_section() -> None:
+    blocked = {"trademark": {"checked": True, "verdict": "blocked", "mark": "Netflix",
+                             "rule": "exact", "source": "marks.csv"}}  # fmt: skip
+    entries = [
+        BASE,
+        replace(BASE, id=2, domain="netflix-deals.com", score_details=blocked, verdict="keep"),
+        replace(
+            BASE, id=3, domain="cleared.com", score_details={"trademark": {"verdict": "clear"}}
+        ),
+        replace(BASE, id=4, domain="sold-netflix.com", score_details=blocked, status="sold"),
+    ]
+    report = build_report(entries, [], "USD", NOW)
+    assert list(report)[:3] == ["currency", "as_of", "trademark_risk"]
+    assert report["trademark_risk"] == [
+        {"domain": "netflix-deals.com", "mark": "Netflix", "rule": "exact", "verdict": "keep"}
+    ]
+    rows = report_rows(report)
+    assert rows[0] == [
+        "trademark_risk", "netflix-deals.com", 1, None, None, None, None,
+        "UDRP risk: matches mark 'Netflix' (rule: exact)",
+    ]  # fmt: skip
+    assert rows[1][0] == "renewals_due"
