@@ -214,3 +214,22 @@ def test_a_name_matching_a_mark_is_flagged_first_everywhere(cli: Cli, tmp_path: 
     printed = cli.ok("portfolio", "report").stdout
     assert printed.index("UDRP risk") < printed.index("Renewals due")
     assert "netflix-deals.com" in printed
+
+
+def test_sales_without_a_cost_are_left_out_of_the_roi(cli: Cli) -> None:
+    cli.ok("portfolio", "add", "known.com", "--renewal-date", "2099-01-02",
+           "--acquisition-cost", "100")  # fmt: skip
+    for name in ("unknown.com", "other.com"):
+        cli.ok("portfolio", "add", name, "--renewal-date", "2099-01-02")
+    cli.ok("portfolio", "sold", "known.com", "--price", "140", "--date", "2098-05-01")
+    sale = cli.ok("portfolio", "sold", "unknown.com", "--price", "900", "--date", "2098-06-01",
+                  "--json").json()  # fmt: skip
+    assert (sale["realised_profit"], sale["cost"], sale["cost_unknown"]) == (None, None, True)
+    said = cli.ok("portfolio", "sold", "other.com", "--price", "500", "--date", "2098-07-01")
+    assert "realised profit unknown (cost unknown)" in said.stdout
+
+    (year,) = cli.ok("portfolio", "report", "--json").json()["realised"]
+    assert (year["sold"], year["counted"], year["cost_unknown"]) == (3, 1, 2)
+    assert (year["profit"], year["cost"], year["roi"]) == (40.0, 100.0, 0.4)
+    printed = " ".join(cli.ok("portfolio", "report").stdout.split())
+    assert "ROI 40.0 % on 1 of 3 sales; 2 left out: cost unknown" in printed

@@ -391,9 +391,10 @@ def sold(
         print_json(result)
         return
     currency = result["currency"]
+    profit = result["realised_profit"]
     console.print(
         f"{result['domain']} sold for {money_words(result['price'], currency)}: realised profit "
-        f"{money_words(result['realised_profit'], currency)}"
+        + ("unknown (cost unknown)" if profit is None else money_words(profit, currency))
     )
 
 
@@ -409,7 +410,8 @@ def drop(
     if as_json:
         print_json(result)
         return
-    sunk = money_words(result["sunk_cost"], result["currency"])
+    cost = result["sunk_cost"]
+    sunk = "unknown (cost unknown)" if cost is None else money_words(cost, result["currency"])
     console.print(f"{result['domain']} dropped: sunk cost {sunk}")
 
 
@@ -464,19 +466,36 @@ def _print_report(document: dict[str, Any]) -> None:
         f"money at risk on drop names: {risk['names']} name(s), renewals "
         f"{money_words(risk['renewal_cost'], currency)} due within 12 months, "
         f"{money_words(risk['sunk_cost'], currency)} already sunk"
+        + _left_out(risk["sunk_cost_unknown"], " (sunk cost of {} left out: cost unknown)")
     )
     value = document["value"]
     console.print(
         f"acquisition cost {money_words(value['acquisition_cost'], currency)} vs suggested list "
         f"value {money_words(value['suggested_list_value'], currency)} ({value['names']} names, "
-        f"{value['unscored']} unscored)"
+        f"{value['unscored']} unscored"
+        + _left_out(value["unknown_acquisition_cost"], ", {} left out: cost unknown")
+        + ")"
     )
-    for label in ("realised", "unrealised"):
-        for year in document[label]:
-            roi = "-" if year["roi"] is None else f"{year['roi'] * 100:.1f} %"
-            console.print(
-                f"{label} {year['year']}: profit {money_words(year['profit'], currency)} on cost "
-                f"{money_words(year['cost'], currency)}, ROI {roi}"
-            )
+    for year in document["realised"]:
+        total = year["sold"] + year["dropped"]
+        what = "sales" if not year["dropped"] else "sales and drops"
+        console.print(f"realised {year['year']}: {_profit_words(year, total, what, currency)}")
+    for year in document["unrealised"]:
+        words = _profit_words(year, year["names"], "scored names", currency)
+        console.print(f"unrealised {year['year']}: {words}")
     counts = document["verdicts"]
     console.print("verdicts: " + ", ".join(f"{name} {count}" for name, count in counts.items()))
+
+
+def _left_out(count: int, words: str) -> str:
+    return words.format(count) if count else ""
+
+
+def _profit_words(figures: dict[str, Any], total: int, what: str, currency: str) -> str:
+    """ "profit $40 on cost $100, ROI 40.0 % on 1 of 3 sales; 2 left out: cost unknown"."""
+    roi = "-" if figures["roi"] is None else f"{figures['roi'] * 100:.1f} %"
+    return (
+        f"profit {money_words(figures['profit'], currency)} on cost "
+        f"{money_words(figures['cost'], currency)}, ROI {roi} on {figures['counted']} of "
+        f"{total} {what}" + _left_out(figures["cost_unknown"], "; {} left out: cost unknown")
+    )

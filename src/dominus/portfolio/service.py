@@ -258,7 +258,8 @@ class PortfolioService:
         now: datetime,
     ) -> dict[str, Any]:
         """Close the entry as sold: an outcome row (for the backtest) and a history event;
-        realised profit = price − fees − acquisition − renewals paid."""
+        realised profit = price − fees − acquisition − renewals paid. Without an acquisition
+        cost the cost and the profit are unknown (None, `cost_unknown`), never counted as $0."""
         try:
             price, fees = check_amount(price), check_amount(fees)
         except ValueError as error:
@@ -268,12 +269,8 @@ class PortfolioService:
         with database_errors(), self.engine.begin() as connection:
             entry = self._active(connection, name)
             cost = entry_cost(entry)
-            profit = round(price - fees - cost, 2)
-            reason = (
-                f"sold for {money_words(price, entry.currency)} less fees "
-                f"{money_words(fees, entry.currency)} and cost {money_words(cost, entry.currency)}"
-                f": realised profit {money_words(profit, entry.currency)}"
-            )
+            profit = None if cost is None else round(price - fees - cost, 2)
+            reason = _sale_words(price, fees, cost, profit, entry.currency)
             self._close(connection, entry, "sold", reason, now)
             connection.execute(
                 insert(outcomes).values(
@@ -290,16 +287,19 @@ class PortfolioService:
             )
         return {"domain": name, "type": "sold", "date": day.isoformat(), "price": price,
                 "fees": fees, "cost": cost, "realised_profit": profit,
-                "currency": entry.currency, "venue": venue}  # fmt: skip
+                "cost_unknown": cost is None, "currency": entry.currency,
+                "venue": venue}  # fmt: skip
 
     def drop(self, domain: str, *, on: date | None = None, now: datetime) -> dict[str, Any]:
-        """Close the entry as dropped (not renewed): an outcome row with its sunk cost."""
+        """Close the entry as dropped (not renewed): an outcome row with its sunk cost
+        (unknown, None, without an acquisition cost)."""
         name = valid_domain(domain)
         day = on or utc_today(now)
         with database_errors(), self.engine.begin() as connection:
             entry = self._active(connection, name)
             cost = entry_cost(entry)
-            reason = f"dropped: sunk cost {money_words(cost, entry.currency)}"
+            sunk = UNKNOWN_COST if cost is None else money_words(cost, entry.currency)
+            reason = f"dropped: sunk cost {sunk}"
             self._close(connection, entry, "dropped", reason, now)
             connection.execute(
                 insert(outcomes).values(
@@ -312,7 +312,8 @@ class PortfolioService:
                 )
             )
         return {"domain": name, "type": "dropped", "date": day.isoformat(), "sunk_cost": cost,
-                "realised_profit": -cost, "currency": entry.currency}  # fmt: skip
+                "realised_profit": None if cost is None else -cost,
+                "cost_unknown": cost is None, "currency": entry.currency}  # fmt: skip
 
     @staticmethod
     def _active(connection: Connection, name: str) -> PortfolioEntry:
@@ -344,6 +345,24 @@ class PortfolioService:
         )
 
 
-def entry_cost(entry: PortfolioEntry) -> float:
-    """Acquisition (unknown counts as 0) plus the renewals paid."""
-    return round((entry.acquisition_cost or 0.0) + entry.renewals_paid, 2)
+UNKNOWN_COST = "unknown (no acquisition cost given)"
+
+
+def entry_cost(entry: PortfolioEntry) -> float | None:
+    """Acquisition plus the renewals paid; None when the acquisition cost is unknown (counting
+    it as $0 would make a sale's whole price profit and inflate every ROI it enters)."""
+    if entry.acquisition_cost is None:
+        return None
+    return round(entry.acquisition_cost + entry.renewals_paid, 2)
+
+
+def _sale_words(
+    price: float, fees: float, cost: float | None, profit: float | None, currency: str
+) -> str:
+    sold = f"sold for {money_words(price, currency)} less fees {money_words(fees, currency)}"
+    if cost is None or profit is None:
+        return f"{sold}; cost unknown (no acquisition cost given), so its profit is unknown"
+    return (
+        f"{sold} and cost {money_words(cost, currency)}: realised profit "
+        f"{money_words(profit, currency)}"
+    )
