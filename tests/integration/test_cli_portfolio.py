@@ -5,11 +5,17 @@ report and rescore (--sync, and enqueued)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine
 
 from dominus.jobs import SqlJobStore
+from dominus.jobs.clock import utc_now
+from dominus.portfolio.model import EntryFields, ScoreUpdate
+from dominus.portfolio.service import PortfolioService
+from tests.support.api import api_settings
 from tests.support.cli import Cli, assert_bad_input
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "portfolio"
@@ -141,3 +147,90 @@ def test_rescore_sync_and_enqueued(cli: Cli, store: SqlJobStore) -> None:
     assert first["created"] and not second["created"] and first["job_id"] == second["job_id"]
     job = store.get_job(first["job_id"])
     assert (job.job_type, job.payload) == ("PORTFOLIO_RESCORE", {"domain": "zentrova.com"})
+
+
+def test_every_reader_shows_the_latest_judgement(
+    cli: Cli, engine: Engine, database_url: str, tmp_path: Path
+) -> None:
+    """Judged ten days ago 4 days before its renewal, then judged again now (the same verdict,
+    drop): `verdicts`, `list --json` and the CSV export give today's figures."""
+    earlier = utc_now() - timedelta(days=10)
+    service = PortfolioService(engine, api_settings(database_url))
+    renewal = earlier.date() + timedelta(days=4)
+    service.add("example.com", EntryFields(renewal_date=renewal), earlier)
+    service.record_score("example.com", ScoreUpdate(50.0, 100.0, 0.8, 150.0, {}), earlier)
+    assert "renewal in 4 days" in (service.get("example.com").verdict_reason or "")
+
+    (judged,) = cli.ok("portfolio", "verdicts", "--json").json()
+    assert (judged["verdict"], judged["changed"]) == ("drop", False)
+    assert "past due" in judged["reason"] and "renewal in 4 days" not in judged["reason"]
+    (listed,) = cli.ok("portfolio", "list", "--json").json()
+    assert listed["verdict_reason"] == judged["reason"]
+    out = tmp_path / "portfolio.csv"
+    cli.ok("portfolio", "list", "--csv", str(out))
+    exported = out.read_text(encoding="utf-8-sig")
+    assert judged["reason"] in exported and "renewal in 4 days" not in exported
+    shown = cli.ok("portfolio", "show", "example.com", "--json").json()
+    assert [event["to"] for event in shown["history"]] == ["reprice", "drop"]
+
+
+def test_a_name_matching_a_mark_is_flagged_first_everywhere(cli: Cli, tmp_path: Path) -> None:
+    """Rescored with the offline providers (their sample marks list netflix), a held name that
+    matches a mark keeps its money verdict but every list, page and export says the mark."""
+    for name in ("netflix-deals.com", "zentrova.com"):
+        cli.ok("portfolio", "add", name, "--renewal-date", "2031-01-02")
+    cli.ok("portfolio", "rescore", "--sync", env=OFFLINE)
+
+    listing = {entry["domain"]: entry for entry in cli.ok("portfolio", "list", "--json").json()}
+    flagged, clear = listing["netflix-deals.com"], listing["zentrova.com"]
+    assert flagged["trademark"] == {"mark": "netflix", "rule": "exact"}
+    assert flagged["verdict_reason"].startswith(
+        "UDRP risk: matches mark 'netflix' (rule: exact) · "
+    )
+    assert clear["trademark"] is None and "UDRP" not in clear["verdict_reason"]
+    shown = cli.ok("portfolio", "show", "netflix-deals.com", "--json").json()
+    assert shown["trademark"] == flagged["trademark"]
+    assert cli.ok("portfolio", "show", "netflix-deals.com").stdout.startswith(
+        "⚠ UDRP risk: matches mark 'netflix' (rule: exact)"
+    )
+    table = cli.ok("portfolio", "list").stdout
+    assert "⚠ TM 'netflix'" in table and table.count("⚠ TM") == 1
+    judged = {entry["domain"]: entry for entry in cli.ok("portfolio", "verdicts", "--json").json()}
+    assert judged["netflix-deals.com"]["trademark"] == {"mark": "netflix", "rule": "exact"}
+    assert judged["zentrova.com"]["trademark"] is None
+
+    out = tmp_path / "portfolio.csv"
+    cli.ok("portfolio", "list", "--csv", str(out))
+    header, *rows = out.read_text(encoding="utf-8-sig").splitlines()
+    columns = header.split(",")
+    assert {"trademark_mark", "trademark_rule"} <= set(columns)
+    by_domain = {row.split(",")[0]: row for row in rows}
+    assert ",netflix,exact," in by_domain["netflix-deals.com"]
+
+    report = cli.ok("portfolio", "report", "--json").json()
+    assert list(report)[2] == "trademark_risk"
+    assert [(r["domain"], r["mark"]) for r in report["trademark_risk"]] == [
+        ("netflix-deals.com", "netflix")
+    ]
+    printed = cli.ok("portfolio", "report").stdout
+    assert printed.index("UDRP risk") < printed.index("Renewals due")
+    assert "netflix-deals.com" in printed
+
+
+def test_sales_without_a_cost_are_left_out_of_the_roi(cli: Cli) -> None:
+    cli.ok("portfolio", "add", "known.com", "--renewal-date", "2099-01-02",
+           "--acquisition-cost", "100")  # fmt: skip
+    for name in ("unknown.com", "other.com"):
+        cli.ok("portfolio", "add", name, "--renewal-date", "2099-01-02")
+    cli.ok("portfolio", "sold", "known.com", "--price", "140", "--date", "2098-05-01")
+    sale = cli.ok("portfolio", "sold", "unknown.com", "--price", "900", "--date", "2098-06-01",
+                  "--json").json()  # fmt: skip
+    assert (sale["realised_profit"], sale["cost"], sale["cost_unknown"]) == (None, None, True)
+    said = cli.ok("portfolio", "sold", "other.com", "--price", "500", "--date", "2098-07-01")
+    assert "realised profit unknown (cost unknown)" in said.stdout
+
+    (year,) = cli.ok("portfolio", "report", "--json").json()["realised"]
+    assert (year["sold"], year["counted"], year["cost_unknown"]) == (3, 1, 2)
+    assert (year["profit"], year["cost"], year["roi"]) == (40.0, 100.0, 0.4)
+    printed = " ".join(cli.ok("portfolio", "report").stdout.split())
+    assert "ROI 40.0 % on 1 of 3 sales; 2 left out: cost unknown" in printed

@@ -29,7 +29,12 @@ from dominus.portfolio.csv_import import (
     parse_mapping,
 )
 from dominus.portfolio.documents import EntryOut, ImportReportOut, RescoreQueuedOut
-from dominus.portfolio.model import EntryFields, PortfolioInputError, days_until_renewal
+from dominus.portfolio.model import (
+    EntryFields,
+    PortfolioEntry,
+    PortfolioInputError,
+    days_until_renewal,
+)
 from dominus.portfolio.report import REPORT_COLUMNS, build_report, report_rows
 from dominus.portfolio.rescore import rescore_dedupe_key, stored_result
 from dominus.portfolio.service import PortfolioService, valid_domain
@@ -212,9 +217,16 @@ def list_entries(
             renewal.label,
             "-" if entry.current_score is None else f"{entry.current_score:g}",
             _money(entry.list_price, entry.currency),
-            entry.verdict or "-" if entry.status == "active" else entry.status,
+            _flagged(entry, entry.verdict or "-" if entry.status == "active" else entry.status),
         )
     console.print(table)
+
+
+def _flagged(entry: PortfolioEntry, verdict: str) -> str:
+    """The verdict, after a "⚠ TM 'mark'" marker when the name matches a trademark (UDRP risk
+    comes first, whatever the money says)."""
+    risk = entry.trademark
+    return verdict if risk is None else f"⚠ TM '{risk.mark}' · {verdict}"
 
 
 def _money(value: float | None, currency: str) -> str:
@@ -232,6 +244,9 @@ def show(domain: str = DOMAIN, as_json: bool = JSON) -> None:
         print_model(shown)
         return
     document = dumped(shown)
+    if entry.trademark is not None:
+        console.print(f"⚠ {entry.trademark.words()}")
+        document["trademark"] = f"{entry.trademark.mark} (rule: {entry.trademark.rule})"
     for key, value in document.items():
         if key not in ("history", "score_details"):
             console.print(f"{key}: {'-' if value is None else value}")
@@ -265,6 +280,7 @@ def verdicts(as_json: bool = JSON) -> None:
                     "reason": entry.verdict_reason,
                     "changed": entry.domain in changes,
                     "days_until_renewal": days_until_renewal(entry.renewal_date, now),
+                    "trademark": None if entry.trademark is None else entry.trademark.to_dict(),
                 }
                 for entry in entries
             ]
@@ -273,7 +289,8 @@ def verdicts(as_json: bool = JSON) -> None:
     table = Table("domain", "verdict", "reason")
     for entry in entries:
         mark = " (new)" if entry.domain in changes else ""
-        table.add_row(entry.domain, f"{entry.verdict}{mark}", entry.verdict_reason or "")
+        verdict = _flagged(entry, f"{entry.verdict}{mark}")
+        table.add_row(entry.domain, verdict, entry.verdict_reason or "")
     console.print(table)
     console.print(f"method: {service.rules.method}")
 
@@ -380,9 +397,10 @@ def sold(
         print_json(result)
         return
     currency = result["currency"]
+    profit = result["realised_profit"]
     console.print(
         f"{result['domain']} sold for {money_words(result['price'], currency)}: realised profit "
-        f"{money_words(result['realised_profit'], currency)}"
+        + ("unknown (cost unknown)" if profit is None else money_words(profit, currency))
     )
 
 
@@ -398,7 +416,8 @@ def drop(
     if as_json:
         print_json(result)
         return
-    sunk = money_words(result["sunk_cost"], result["currency"])
+    cost = result["sunk_cost"]
+    sunk = "unknown (cost unknown)" if cost is None else money_words(cost, result["currency"])
     console.print(f"{result['domain']} dropped: sunk cost {sunk}")
 
 
@@ -434,6 +453,14 @@ def report(
 
 def _print_report(document: dict[str, Any]) -> None:
     currency = document["currency"]
+    risks = document["trademark_risk"]
+    if risks:
+        table = Table(
+            "domain", "mark", "rule", "verdict", title="⚠ UDRP risk: names matching a mark"
+        )
+        for risk in risks:
+            table.add_row(risk["domain"], risk["mark"], risk["rule"], risk["verdict"] or "-")
+        console.print(table)
     table = Table("month", "renewals", "cost", title="Renewals due")
     for month in document["renewals_due"]:
         unknown = f" (+{month['unknown_cost']} unknown)" if month["unknown_cost"] else ""
@@ -451,19 +478,36 @@ def _print_report(document: dict[str, Any]) -> None:
         f"money at risk on drop names: {risk['names']} name(s), renewals "
         f"{money_words(risk['renewal_cost'], currency)} due within 12 months, "
         f"{money_words(risk['sunk_cost'], currency)} already sunk"
+        + _left_out(risk["sunk_cost_unknown"], " (sunk cost of {} left out: cost unknown)")
     )
     value = document["value"]
     console.print(
         f"acquisition cost {money_words(value['acquisition_cost'], currency)} vs suggested list "
         f"value {money_words(value['suggested_list_value'], currency)} ({value['names']} names, "
-        f"{value['unscored']} unscored)"
+        f"{value['unscored']} unscored"
+        + _left_out(value["unknown_acquisition_cost"], ", {} left out: cost unknown")
+        + ")"
     )
-    for label in ("realised", "unrealised"):
-        for year in document[label]:
-            roi = "-" if year["roi"] is None else f"{year['roi'] * 100:.1f} %"
-            console.print(
-                f"{label} {year['year']}: profit {money_words(year['profit'], currency)} on cost "
-                f"{money_words(year['cost'], currency)}, ROI {roi}"
-            )
+    for year in document["realised"]:
+        total = year["sold"] + year["dropped"]
+        what = "sales" if not year["dropped"] else "sales and drops"
+        console.print(f"realised {year['year']}: {_profit_words(year, total, what, currency)}")
+    for year in document["unrealised"]:
+        words = _profit_words(year, year["names"], "scored names", currency)
+        console.print(f"unrealised {year['year']}: {words}")
     counts = document["verdicts"]
     console.print("verdicts: " + ", ".join(f"{name} {count}" for name, count in counts.items()))
+
+
+def _left_out(count: int, words: str) -> str:
+    return words.format(count) if count else ""
+
+
+def _profit_words(figures: dict[str, Any], total: int, what: str, currency: str) -> str:
+    """ "profit $40 on cost $100, ROI 40.0 % on 1 of 3 sales; 2 left out: cost unknown"."""
+    roi = "-" if figures["roi"] is None else f"{figures['roi'] * 100:.1f} %"
+    return (
+        f"profit {money_words(figures['profit'], currency)} on cost "
+        f"{money_words(figures['cost'], currency)}, ROI {roi} on {figures['counted']} of "
+        f"{total} {what}" + _left_out(figures["cost_unknown"], "; {} left out: cost unknown")
+    )

@@ -10,7 +10,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from dominus.portfolio.csv_import import ImportReport, RowProblem
-from dominus.portfolio.model import HistoryEvent, PortfolioEntry, days_until_renewal
+from dominus.portfolio.model import (
+    HistoryEvent,
+    PortfolioEntry,
+    TrademarkRisk,
+    days_until_renewal,
+)
 from dominus.portfolio.renewal_prices import default_pricing, entry_renewal_price
 from dominus.scoring.renewal_prices import RenewalPrice
 
@@ -43,9 +48,24 @@ class HistoryOut(BaseModel):
         )
 
 
+class TrademarkOut(BaseModel):
+    """The mark a held name matches (its last appraisal's trademark gate) and the gate's rule
+    (exact, substring, edit_distance): a UDRP risk, flagged whatever the money says."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mark: str
+    rule: str
+
+    @classmethod
+    def of(cls, risk: TrademarkRisk | None) -> TrademarkOut | None:
+        return None if risk is None else cls(mark=risk.mark, rule=risk.rule)
+
+
 class EntryOut(BaseModel):
-    """A name held, with its verdict and the UTC calendar days until its renewal; `history`
-    when one entry is asked for (null in listings)."""
+    """A name held, with its verdict and the UTC calendar days until its renewal; `trademark`
+    when its last appraisal matched a mark (null otherwise); `history` when one entry is asked
+    for (null in listings)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -71,6 +91,7 @@ class EntryOut(BaseModel):
     expected_value: float | None
     confidence: float | None
     suggested_list_price: float | None
+    trademark: TrademarkOut | None
     verdict: Literal["keep", "drop", "reprice"] | None
     verdict_reason: str | None
     verdict_at: str | None
@@ -109,6 +130,7 @@ class EntryOut(BaseModel):
             expected_value=entry.expected_value,
             confidence=entry.confidence,
             suggested_list_price=entry.suggested_list_price,
+            trademark=TrademarkOut.of(entry.trademark),
             verdict=entry.verdict,
             verdict_reason=entry.verdict_reason,
             verdict_at=_iso(entry.verdict_at),

@@ -72,6 +72,35 @@ def _in_words(issue: ErrorDetails) -> str:
 EntryStatus = Literal["active", "sold", "dropped"]
 
 
+@dataclass(frozen=True)
+class TrademarkRisk:
+    """A held name the trademark gate blocked at its last appraisal: the mark it matches (as
+    the marks source lists it) and the gate's rule (exact, substring, edit_distance). Holding
+    such a name invites a UDRP complaint, whatever it is worth."""
+
+    mark: str
+    rule: str
+
+    def words(self) -> str:
+        return f"UDRP risk: matches mark '{self.mark}' (rule: {self.rule})"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"mark": self.mark, "rule": self.rule}
+
+
+def trademark_risk(score_details: Mapping[str, Any] | None) -> TrademarkRisk | None:
+    """The risk recorded in an entry's score details (the rescore keeps the appraisal's
+    trademark gate there: `{"verdict": "blocked", "mark": ..., "rule": ...}`); None when the
+    gate cleared the name, could not check it, or the name was never appraised."""
+    gate = (score_details or {}).get("trademark")
+    if not isinstance(gate, Mapping) or gate.get("verdict") != "blocked":
+        return None
+    mark, rule = gate.get("mark"), gate.get("rule")
+    if not isinstance(mark, str) or not mark:
+        return None
+    return TrademarkRisk(mark, rule if isinstance(rule, str) and rule else "match")
+
+
 Verdict = Literal["keep", "drop", "reprice"]
 
 
@@ -104,6 +133,10 @@ class PortfolioEntry:
     renewals_paid: float
     created_at: datetime
     updated_at: datetime
+
+    @property
+    def trademark(self) -> TrademarkRisk | None:
+        return trademark_risk(self.score_details)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The portfolio's writes: entries added, changed and removed, scores recorded, verdicts
-refreshed (only changed verdicts are written, each change kept in the history), and the ledger
-(sold, dropped → an outcome row and a history event).
+refreshed (every judgement rewrites the reason; a changed verdict is kept in the history), and
+the ledger (sold, dropped → an outcome row and a history event).
 
 Every write is one transaction; time comes from the caller (`now`)."""
 
@@ -77,6 +77,7 @@ def facts_of(entry: PortfolioEntry, renewal: RenewalPrice | None = None) -> Verd
         confidence=entry.confidence,
         list_price=entry.list_price,
         suggested_list_price=entry.suggested_list_price,
+        trademark=entry.trademark,
     )
 
 
@@ -218,8 +219,10 @@ class PortfolioService:
     def refresh_verdicts_in(
         self, connection: Connection, now: datetime, domains: Iterable[str] | None = None
     ) -> list[VerdictChange]:
-        """Judge the active entries (or these) as of `now`; write only the verdicts that
-        changed, each with a history row."""
+        """Judge the active entries (or these) as of `now`. Every judgement rewrites the
+        verdict, its reason and its time: a reason states figures (days to the renewal, the
+        score, the method's workings) that move while the verdict stays, and a stale one
+        misleads. A changed verdict is also kept in the history and listed in the result."""
         query = select(portfolio_entries).where(portfolio_entries.c.status == "active")
         if domains is not None:
             query = query.where(portfolio_entries.c.domain.in_(list(domains)))
@@ -228,14 +231,14 @@ class PortfolioService:
             entry = entry_of(row)
             renewal = self.renewal_price(entry)
             judgement = judge(facts_of(entry, renewal), self.rules, now)
-            if judgement.verdict == entry.verdict:
-                continue
             judgement = priced_reason(judgement, renewal)
             connection.execute(
                 update(portfolio_entries)
                 .where(portfolio_entries.c.id == entry.id)
                 .values(verdict=judgement.verdict, verdict_reason=judgement.reason, verdict_at=now)
             )
+            if judgement.verdict == entry.verdict:
+                continue
             connection.execute(
                 insert(portfolio_verdict_history).values(
                     entry_id=entry.id,
@@ -265,7 +268,8 @@ class PortfolioService:
         now: datetime,
     ) -> dict[str, Any]:
         """Close the entry as sold: an outcome row (for the backtest) and a history event;
-        realised profit = price − fees − acquisition − renewals paid."""
+        realised profit = price − fees − acquisition − renewals paid. Without an acquisition
+        cost the cost and the profit are unknown (None, `cost_unknown`), never counted as $0."""
         try:
             price, fees = check_amount(price), check_amount(fees)
         except ValueError as error:
@@ -275,12 +279,8 @@ class PortfolioService:
         with database_errors(), self.engine.begin() as connection:
             entry = self._active(connection, name)
             cost = entry_cost(entry)
-            profit = round(price - fees - cost, 2)
-            reason = (
-                f"sold for {money_words(price, entry.currency)} less fees "
-                f"{money_words(fees, entry.currency)} and cost {money_words(cost, entry.currency)}"
-                f": realised profit {money_words(profit, entry.currency)}"
-            )
+            profit = None if cost is None else round(price - fees - cost, 2)
+            reason = _sale_words(price, fees, cost, profit, entry.currency)
             self._close(connection, entry, "sold", reason, now)
             connection.execute(
                 insert(outcomes).values(
@@ -297,16 +297,19 @@ class PortfolioService:
             )
         return {"domain": name, "type": "sold", "date": day.isoformat(), "price": price,
                 "fees": fees, "cost": cost, "realised_profit": profit,
-                "currency": entry.currency, "venue": venue}  # fmt: skip
+                "cost_unknown": cost is None, "currency": entry.currency,
+                "venue": venue}  # fmt: skip
 
     def drop(self, domain: str, *, on: date | None = None, now: datetime) -> dict[str, Any]:
-        """Close the entry as dropped (not renewed): an outcome row with its sunk cost."""
+        """Close the entry as dropped (not renewed): an outcome row with its sunk cost
+        (unknown, None, without an acquisition cost)."""
         name = valid_domain(domain)
         day = on or utc_today(now)
         with database_errors(), self.engine.begin() as connection:
             entry = self._active(connection, name)
             cost = entry_cost(entry)
-            reason = f"dropped: sunk cost {money_words(cost, entry.currency)}"
+            sunk = UNKNOWN_COST if cost is None else money_words(cost, entry.currency)
+            reason = f"dropped: sunk cost {sunk}"
             self._close(connection, entry, "dropped", reason, now)
             connection.execute(
                 insert(outcomes).values(
@@ -319,7 +322,8 @@ class PortfolioService:
                 )
             )
         return {"domain": name, "type": "dropped", "date": day.isoformat(), "sunk_cost": cost,
-                "realised_profit": -cost, "currency": entry.currency}  # fmt: skip
+                "realised_profit": None if cost is None else -cost,
+                "cost_unknown": cost is None, "currency": entry.currency}  # fmt: skip
 
     @staticmethod
     def _active(connection: Connection, name: str) -> PortfolioEntry:
@@ -358,6 +362,24 @@ def priced_reason(judgement: Judgement, renewal: RenewalPrice) -> Judgement:
     return replace(judgement, reason=f"{judgement.reason} [renewal price: {renewal.label}]")
 
 
-def entry_cost(entry: PortfolioEntry) -> float:
-    """Acquisition (unknown counts as 0) plus the renewals paid."""
-    return round((entry.acquisition_cost or 0.0) + entry.renewals_paid, 2)
+UNKNOWN_COST = "unknown (no acquisition cost given)"
+
+
+def entry_cost(entry: PortfolioEntry) -> float | None:
+    """Acquisition plus the renewals paid; None when the acquisition cost is unknown (counting
+    it as $0 would make a sale's whole price profit and inflate every ROI it enters)."""
+    if entry.acquisition_cost is None:
+        return None
+    return round(entry.acquisition_cost + entry.renewals_paid, 2)
+
+
+def _sale_words(
+    price: float, fees: float, cost: float | None, profit: float | None, currency: str
+) -> str:
+    sold = f"sold for {money_words(price, currency)} less fees {money_words(fees, currency)}"
+    if cost is None or profit is None:
+        return f"{sold}; cost unknown (no acquisition cost given), so its profit is unknown"
+    return (
+        f"{sold} and cost {money_words(cost, currency)}: realised profit "
+        f"{money_words(profit, currency)}"
+    )

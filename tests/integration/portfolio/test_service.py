@@ -120,3 +120,19 @@ def test_sold_and_dropped_names_close_with_an_outcome(
         service.drop("sold.com", now=NOW)
     # closed names are no longer judged
     assert service.refresh_verdicts(NOW + timedelta(days=400)) == []
+
+
+def test_a_name_with_no_acquisition_cost_closes_with_its_cost_unknown(
+    service: PortfolioService, backend: str
+) -> None:
+    for name in ("sold.com", "dropped.com"):
+        service.add(name, EntryFields(renewal_date=date(2030, 6, 1), renewals_paid=10.0), NOW)
+    sale = service.sold("sold.com", price=1500.0, fees=225.0, now=NOW)
+    assert (sale["cost"], sale["realised_profit"], sale["cost_unknown"]) == (None, None, True)
+    dropped = service.drop("dropped.com", now=NOW)
+    assert (dropped["sunk_cost"], dropped["realised_profit"]) == (None, None)
+    assert dropped["cost_unknown"] is True
+    reader = PortfolioReader(service.engine)
+    assert [outcome.cost_basis for outcome in reader.list_outcomes()] == [None, None]
+    (_, closed) = reader.list_history("sold.com")
+    assert "cost unknown" in closed.reason and "realised profit" not in closed.reason
