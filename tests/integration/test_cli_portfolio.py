@@ -5,6 +5,7 @@ report and rescore (--sync, and enqueued)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -115,18 +116,18 @@ def test_ledger_and_report(cli: Cli) -> None:
     cli.ok("portfolio", "add", "example.net", "--renewal-date", "2099-01-02",
            "--acquisition-cost", "8")  # fmt: skip
     sale = cli.ok("portfolio", "sold", "example.com", "--price", "1500", "--fees", "225",
-                  "--date", "2098-05-01", "--venue", "Example Market", "--json").json()  # fmt: skip
+                  "--date", "2024-05-01", "--venue", "Example Market", "--json").json()  # fmt: skip
     assert sale["realised_profit"] == 1155.0  # 1500 − 225 − 100 − 20
-    dropped = cli.ok("portfolio", "drop", "example.net", "--date", "2098-06-01", "--json").json()
+    dropped = cli.ok("portfolio", "drop", "example.net", "--date", "2024-06-01", "--json").json()
     assert dropped["sunk_cost"] == 8.0
     report = cli.ok("portfolio", "report", "--json").json()
     (year,) = report["realised"]
-    assert (year["year"], year["sold"], year["dropped"]) == (2098, 1, 1)
+    assert (year["year"], year["sold"], year["dropped"]) == (2024, 1, 1)
     # proceeds 1275, cost 120 + 8: profit 1147, ROI 1147 / 128
     assert (year["proceeds"], year["cost"], year["profit"]) == (1275.0, 128.0, 1147.0)
     assert year["roi"] == round(1147 / 128, 4)
     assert len(report["renewals_due"]) == 12
-    assert "realised 2098" in cli.ok("portfolio", "report").stdout
+    assert "realised 2024" in cli.ok("portfolio", "report").stdout
 
 
 def test_rescore_sync_and_enqueued(cli: Cli, store: SqlJobStore) -> None:
@@ -140,3 +141,35 @@ def test_rescore_sync_and_enqueued(cli: Cli, store: SqlJobStore) -> None:
     assert first["created"] and not second["created"] and first["job_id"] == second["job_id"]
     job = store.get_job(first["job_id"])
     assert (job.job_type, job.payload) == ("PORTFOLIO_RESCORE", {"domain": "zentrova.com"})
+
+
+def test_a_sale_enqueues_the_backtest_build_as_outcomes_add_does(
+    cli: Cli, store: SqlJobStore
+) -> None:
+    cli.ok("portfolio", "add", "example.com", "--renewal-date", "2099-01-02")
+    sale = cli.ok("portfolio", "sold", "example.com", "--price", "900", "--json").json()
+    job = store.get_job(sale["build_job_id"])
+    assert (job.job_type, job.status.value, sale["build_created"]) == (
+        "BACKTEST_BUILD", "pending", True,
+    )  # fmt: skip
+    # The same deduplicated build: `outcomes add` finds the one the ledger enqueued.
+    added = cli.ok("outcomes", "add", "example.org", "--price", "50", "--date", "2024-01-02")
+    assert f"BACKTEST_BUILD job {job.id} already pending" in added.stdout
+    cli.ok("portfolio", "add", "example.net", "--renewal-date", "2099-01-02")
+    said = cli.ok("portfolio", "sold", "example.net", "--price", "100").stdout
+    assert f"BACKTEST_BUILD job {job.id} already pending" in said
+
+
+def test_a_sale_or_drop_after_today_is_refused_as_outcomes_add_refuses_it(cli: Cli) -> None:
+    tomorrow = (datetime.now(UTC).date() + timedelta(days=1)).isoformat()
+    cli.ok("portfolio", "add", "example.com", "--renewal-date", "2099-01-02")
+    refusals = [
+        cli.run("portfolio", "sold", "example.com", "--price", "900", "--date", tomorrow),
+        cli.run("portfolio", "drop", "example.com", "--date", tomorrow),
+        cli.run("outcomes", "add", "example.com", "--price", "900", "--date", tomorrow),
+    ]
+    lines = {assert_bad_input(result, f"date {tomorrow} is after today") for result in refusals}
+    assert len(lines) == 1  # one rule, one message
+    entry = cli.ok("portfolio", "show", "example.com", "--json").json()
+    assert entry["status"] == "active" and entry["history"][-1]["kind"] == "verdict"
+    assert cli.ok("outcomes", "list", "--json").json() == []

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from dominus.backtest.ledger import ledger_service
 from dominus.cli.csv_file import write_text_file
 from dominus.cli.jobs import EXIT_FOR_STATUS
 from dominus.cli.output import clip, console, errors, print_json, print_model
@@ -28,7 +29,13 @@ from dominus.portfolio.csv_import import (
     decode,
     parse_mapping,
 )
-from dominus.portfolio.documents import EntryOut, ImportReportOut, RescoreQueuedOut
+from dominus.portfolio.documents import (
+    DropOut,
+    EntryOut,
+    ImportReportOut,
+    RescoreQueuedOut,
+    SaleOut,
+)
 from dominus.portfolio.model import EntryFields, PortfolioInputError, days_until_renewal
 from dominus.portfolio.report import REPORT_COLUMNS, build_report, report_rows
 from dominus.portfolio.rescore import rescore_dedupe_key, stored_result
@@ -353,16 +360,19 @@ def sold(
     domain: str = DOMAIN,
     price: str = typer.Option(..., "--price", help="What the buyer paid."),
     fees: str | None = typer.Option(None, "--fees", help="Commission and fees (default 0)."),
-    on: str | None = typer.Option(None, "--date", help="YYYY-MM-DD (default: today, UTC)."),
+    on: str | None = typer.Option(
+        None, "--date", help="YYYY-MM-DD, not after today (default: today, UTC)."
+    ),
     venue: str | None = typer.Option(None, "--venue", help="Where it sold."),
     as_json: bool = JSON,
 ) -> None:
     """Close an entry as sold: realised profit = price − fees − acquisition − renewals paid;
-    the sale is recorded as an outcome (for the backtest)."""
+    the sale is recorded as an outcome and, with a price, enqueues BACKTEST_BUILD (one while
+    one is pending), as `outcomes add` does."""
     amount = _amount("--price", price)
     assert amount is not None
-    runtime, service = _service()
-    result = service.sold(
+    runtime = open_runtime()
+    result = ledger_service(runtime.engine, runtime.settings, runtime.queue()).sold(
         domain,
         price=amount,
         fees=_amount("--fees", fees) or 0.0,
@@ -371,26 +381,36 @@ def sold(
         now=runtime.clock(),
     )
     if as_json:
-        print_json(result)
+        print_model(SaleOut.model_validate(result))
         return
     currency = result["currency"]
     console.print(
         f"{result['domain']} sold for {money_words(result['price'], currency)}: realised profit "
-        f"{money_words(result['realised_profit'], currency)}"
+        f"{money_words(result['realised_profit'], currency)}" + _build_words(result)
     )
+
+
+def _build_words(result: dict[str, Any]) -> str:
+    if result["build_job_id"] is None:
+        return ""
+    state = "enqueued" if result["build_created"] else "already pending"
+    return f"; BACKTEST_BUILD job {result['build_job_id']} {state}"
 
 
 @app.command("drop")
 def drop(
     domain: str = DOMAIN,
-    on: str | None = typer.Option(None, "--date", help="YYYY-MM-DD (default: today, UTC)."),
+    on: str | None = typer.Option(
+        None, "--date", help="YYYY-MM-DD, not after today (default: today, UTC)."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Close an entry as dropped (not renewed); its sunk cost is recorded as an outcome."""
-    runtime, service = _service()
+    runtime = open_runtime()
+    service = ledger_service(runtime.engine, runtime.settings, runtime.queue())
     result = service.drop(domain, on=_date("--date", on), now=runtime.clock())
     if as_json:
-        print_json(result)
+        print_model(DropOut.model_validate(result))
         return
     sunk = money_words(result["sunk_cost"], result["currency"])
     console.print(f"{result['domain']} dropped: sunk cost {sunk}")

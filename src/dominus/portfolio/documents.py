@@ -4,6 +4,7 @@ slipping out."""
 
 from __future__ import annotations
 
+import datetime as dt
 from datetime import date, datetime
 from typing import Any, Literal
 
@@ -149,3 +150,37 @@ class RescoreQueuedOut(BaseModel):
 
     job_id: int
     created: bool
+
+
+class SaleOut(BaseModel):
+    """An entry closed as sold (`POST /portfolio/{domain}/sold`, `portfolio sold --json`):
+    realised profit = price − fees − cost (acquisition + renewals paid); `build_job_id` is the
+    BACKTEST_BUILD that will read the sale (`build_created` false: one was already pending)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str
+    type: Literal["sold"]
+    date: dt.date
+    price: float
+    fees: float
+    cost: float
+    realised_profit: float
+    currency: str
+    venue: str | None
+    build_job_id: int | None
+    build_created: bool
+
+
+class DropOut(BaseModel):
+    """An entry closed as dropped (`POST /portfolio/{domain}/drop`, `portfolio drop --json`):
+    what was sunk into it is lost."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str
+    type: Literal["dropped"]
+    date: dt.date
+    sunk_cost: float
+    realised_profit: float
+    currency: str

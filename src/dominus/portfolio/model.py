@@ -225,6 +225,15 @@ def days_until_renewal(renewal_date: date, now: datetime) -> int:
     return (renewal_date - utc_today(now)).days
 
 
+def outcome_date_problem(day: date, today: date) -> str | None:
+    """The one rule for the day of a sale, drop or expiry, whichever way it is recorded (`outcomes
+    add`, an outcomes import, the ledger's `sold` and `drop`, the API): not after today (UTC).
+    None when the day is acceptable, else the reason in words."""
+    if day > today:
+        return f"date {day.isoformat()} is after today ({today.isoformat()})"
+    return None
+
+
 def within_horizon(days: int, horizon_days: int) -> bool:
     """Within the decision horizon: due in `horizon_days` days or fewer, past due included."""
     return days <= horizon_days
