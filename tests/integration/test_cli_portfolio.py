@@ -173,3 +173,38 @@ def test_a_sale_or_drop_after_today_is_refused_as_outcomes_add_refuses_it(cli: C
     entry = cli.ok("portfolio", "show", "example.com", "--json").json()
     assert entry["status"] == "active" and entry["history"][-1]["kind"] == "verdict"
     assert cli.ok("outcomes", "list", "--json").json() == []
+
+
+def test_import_dry_run_names_its_columns_and_the_date_order_from_the_file(cli: Cli) -> None:
+    path = str(FIXTURES / "godaddy-us-dates.csv")
+    dry = cli.ok("portfolio", "import", path, "--preset", "godaddy", "--dry-run").stdout
+    assert "column 'Expiration Date' → renewal_date" in dry
+    assert "column 'Auto Renew' → auto_renew" in dry and "column 'Status' → registrar_status" in dry
+    assert "columns ignored: 'Created Date', 'Folder', 'Estimated Value'" in dry
+    assert "3 would be added" in dry
+    mixed = cli.run("portfolio", "import", str(FIXTURES / "mixed-date-orders.csv"))
+    assert_bad_input(mixed, "holds day-first (line 2", "month-first (line 3", "--date-format")
+
+
+def test_auto_renew_and_an_expired_name_in_list_show_and_export(cli: Cli, tmp_path: Path) -> None:
+    cli.ok("portfolio", "import", str(FIXTURES / "godaddy-us-dates.csv"), "--preset", "godaddy")
+    listing = {entry["domain"]: entry for entry in cli.ok("portfolio", "list", "--json").json()}
+    assert (listing["example.com"]["auto_renew"], listing["example.org"]["auto_renew"]) == (
+        True, None,
+    )  # fmt: skip
+    assert listing["example.net"]["registrar_status"] == "Expired"
+    table = cli.ok("portfolio", "list").stdout
+    net = next(line for line in table.splitlines() if "example.net" in line)
+    assert "EXPIRED" in net and "off" in net
+    shown = cli.ok("portfolio", "show", "example.net").stdout
+    assert shown.splitlines()[0] == "EXPIRED at the registrar (status 'Expired')"
+    assert "auto_renew: False" in shown
+    out = tmp_path / "out.csv"
+    cli.ok("portfolio", "list", "--csv", str(out))
+    lines = out.read_text(encoding="utf-8-sig").splitlines()
+    assert lines[0].endswith(",auto_renew,registrar_status")
+    assert next(line for line in lines if line.startswith("example.net,")).endswith(
+        ",false,Expired"
+    )
+    again = cli.ok("portfolio", "import", str(out), "--json").json()
+    assert again["updated"] == [] and len(again["unchanged"]) == 3

@@ -36,7 +36,12 @@ from dominus.portfolio.documents import (
     RescoreQueuedOut,
     SaleOut,
 )
-from dominus.portfolio.model import EntryFields, PortfolioInputError, days_until_renewal
+from dominus.portfolio.model import (
+    EntryFields,
+    PortfolioEntry,
+    PortfolioInputError,
+    days_until_renewal,
+)
 from dominus.portfolio.report import REPORT_COLUMNS, build_report, report_rows
 from dominus.portfolio.rescore import rescore_dedupe_key, stored_result
 from dominus.portfolio.service import PortfolioService, valid_domain
@@ -98,6 +103,9 @@ def add(
         None, "--renewals-paid", help="Money paid in renewals so far."
     ),
     notes: str | None = typer.Option(None, "--notes"),
+    auto_renew: bool | None = typer.Option(
+        None, "--auto-renew/--no-auto-renew", help="Whether the registrar renews it by itself."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Add a name to the portfolio (amounts in the scoring currency, SCORING_CURRENCY)."""
@@ -110,6 +118,7 @@ def add(
         list_price=_amount("--list-price", list_price),
         renewals_paid=_amount("--renewals-paid", renewals_paid),
         notes=notes,
+        auto_renew=auto_renew,
     )
     name = valid_domain(domain)
     runtime, service = _service()
@@ -168,6 +177,11 @@ def import_csv(
 
 def _print_import(report: ImportReport) -> None:
     prefix = "would be " if report.dry_run else ""
+    if report.dry_run:
+        for name, column in report.columns.items():
+            console.print(f"column {column!r} → {name}", markup=False)
+        ignored = ", ".join(repr(column) for column in report.ignored) or "none"
+        console.print(f"columns ignored: {ignored}", markup=False)
     for domain in report.added:
         console.print(f"{prefix}added: {domain}")
     for item in report.updated:
@@ -204,7 +218,10 @@ def list_entries(
     if as_json:
         print_model([EntryOut.of(entry, now) for entry in entries])
         return
-    table = Table("domain", "renews", "days", "renewal", "score", "list price", "verdict")
+    table = Table(
+        "domain", "renews", "days", "renewal", "score", "list price", "verdict", "auto-renew",
+        "registrar status",
+    )  # fmt: skip
     for entry in entries:
         table.add_row(
             entry.domain,
@@ -214,8 +231,22 @@ def list_entries(
             "-" if entry.current_score is None else f"{entry.current_score:g}",
             _money(entry.list_price, entry.currency),
             entry.verdict or "-" if entry.status == "active" else entry.status,
+            _flag(entry.auto_renew),
+            _registrar_status(entry),
         )
     console.print(table)
+
+
+def _flag(value: bool | None) -> str:
+    return "?" if value is None else ("on" if value else "off")
+
+
+def _registrar_status(entry: PortfolioEntry) -> str:
+    """The registrar's status; an expired name says so in capitals, whatever the export
+    wrote, so it stands out in a listing."""
+    if entry.expired_at_registrar:
+        return "EXPIRED"
+    return entry.registrar_status or "-"
 
 
 def _money(value: float | None, currency: str) -> str:
@@ -233,6 +264,8 @@ def show(domain: str = DOMAIN, as_json: bool = JSON) -> None:
         print_model(shown)
         return
     document = dumped(shown)
+    if entry.expired_at_registrar:
+        console.print(f"EXPIRED at the registrar (status {entry.registrar_status!r})")
     for key, value in document.items():
         if key not in ("history", "score_details"):
             console.print(f"{key}: {'-' if value is None else value}")

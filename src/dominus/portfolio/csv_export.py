@@ -32,6 +32,8 @@ ENTRY_COLUMNS = (
     "verdict",
     "verdict_reason",
     "notes",
+    "auto_renew",
+    "registrar_status",
 )
 
 

@@ -73,6 +73,15 @@ class EntryOut(BaseModel):
     created_at: str
     updated_at: str
     history: list[HistoryOut] | None = None
+    auto_renew: bool | None = Field(
+        default=None, description="What the registrar's export says; null: not known."
+    )
+    registrar_status: str | None = Field(
+        default=None, description="The registrar's status for the name, e.g. `Expired`."
+    )
+    expired_at_registrar: bool = Field(
+        default=False, description="The registrar status says the name has expired."
+    )
 
     @classmethod
     def of(
@@ -104,6 +113,9 @@ class EntryOut(BaseModel):
             created_at=entry.created_at.isoformat(),
             updated_at=entry.updated_at.isoformat(),
             history=None if history is None else [HistoryOut.of(event) for event in history],
+            auto_renew=entry.auto_renew,
+            registrar_status=entry.registrar_status,
+            expired_at_registrar=entry.expired_at_registrar,
         )
 
 
@@ -130,6 +142,12 @@ class ImportReportOut(BaseModel):
     unchanged: list[str]
     refused: list[ImportProblemOut]
     skipped: list[dict[str, Any]]
+    columns: dict[str, str] = Field(
+        default_factory=dict, description="Each field read, and the column that fed it."
+    )
+    ignored_columns: list[str] = Field(
+        default_factory=list, description="The file's columns no field reads."
+    )
 
     @classmethod
     def of(cls, report: ImportReport) -> ImportReportOut:
@@ -140,6 +158,8 @@ class ImportReportOut(BaseModel):
             unchanged=report.unchanged,
             refused=[ImportProblemOut.of(problem) for problem in report.refused],
             skipped=report.skipped,
+            columns=report.columns,
+            ignored_columns=report.ignored,
         )
 
 

@@ -22,6 +22,7 @@ from dominus.errors import ConflictError, DominusError, InvalidInputError, NotFo
 NO_NUL = "^[^\x00]*$"  # PostgreSQL cannot store NUL in text
 MAX_REGISTRAR_LENGTH = 200  # the column's size
 MAX_NOTES_LENGTH = 10_000
+MAX_REGISTRAR_STATUS_LENGTH = 100  # the column's size
 MAX_AMOUNT = 1e12
 Amount = Field(default=None, ge=0, le=MAX_AMOUNT, allow_inf_nan=False)
 
@@ -39,6 +40,10 @@ class EntryValues(BaseModel):
     list_price: float | None = Amount
     renewals_paid: float | None = Amount
     notes: str | None = Field(default=None, max_length=MAX_NOTES_LENGTH, pattern=NO_NUL)
+    auto_renew: bool | None = None
+    registrar_status: str | None = Field(
+        default=None, max_length=MAX_REGISTRAR_STATUS_LENGTH, pattern=NO_NUL
+    )
 
 
 def entry_problems(values: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -104,6 +109,18 @@ class PortfolioEntry:
     renewals_paid: float
     created_at: datetime
     updated_at: datetime
+    # From the registrar's export; None: not known.
+    auto_renew: bool | None = None
+    registrar_status: str | None = None
+
+    @property
+    def expired_at_registrar(self) -> bool:
+        """The registrar's export says the name has expired (its status reads `Expired`)."""
+        return registrar_says_expired(self.registrar_status)
+
+
+def registrar_says_expired(status: str | None) -> bool:
+    return status is not None and "expired" in status.lower().replace(",", " ").split()
 
 
 @dataclass(frozen=True)
@@ -175,6 +192,8 @@ class EntryFields:
     list_price: float | None = None
     renewals_paid: float | None = None
     notes: str | None = None
+    auto_renew: bool | None = None
+    registrar_status: str | None = None
 
     def given(self) -> dict[str, Any]:
         return {key: value for key, value in asdict(self).items() if value is not None}

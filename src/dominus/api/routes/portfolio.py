@@ -90,6 +90,8 @@ def _fields(body: EntryPatchIn) -> EntryFields:
         list_price=body.list_price,
         renewals_paid=body.renewals_paid,
         notes=body.notes,
+        auto_renew=body.auto_renew,
+        registrar_status=body.registrar_status,
     )
 
 
