@@ -9,8 +9,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine
 
+from dominus.config import load_settings
 from dominus.jobs import SqlJobStore
+from dominus.portfolio.model import ScoreUpdate
+from dominus.portfolio.service import PortfolioService
 from tests.support.cli import Cli, assert_bad_input
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "portfolio"
@@ -208,3 +212,30 @@ def test_auto_renew_and_an_expired_name_in_list_show_and_export(cli: Cli, tmp_pa
     )
     again = cli.ok("portfolio", "import", str(out), "--json").json()
     assert again["updated"] == [] and len(again["unchanged"]) == 3
+
+
+def test_the_report_lists_the_drop_names_whose_auto_renew_to_turn_off(
+    cli: Cli, engine: Engine
+) -> None:
+    soon = (datetime.now(UTC).date() + timedelta(days=20)).isoformat()
+    names: list[tuple[str, list[str]]] = [
+        ("example.com", ["--auto-renew"]),
+        ("example.net", ["--no-auto-renew"]),
+        ("example.org", []),
+        ("example.info", ["--auto-renew"]),
+    ]
+    for domain, flag in names:
+        cli.ok("portfolio", "add", domain, "--renewal-date", soon, "--renewal-cost", "50", *flag)
+    # Worth next to nothing, renewing within the horizon: drop (example.info stays unscored).
+    service = PortfolioService(engine, load_settings())
+    for domain in ("example.com", "example.net", "example.org"):
+        service.record_score(domain, ScoreUpdate(5.0, 1.0, 0.5, 2.0, {}), datetime.now(UTC))
+    verdicts = {v["domain"]: v["verdict"] for v in cli.ok("portfolio", "verdicts", "--json").json()}
+    assert verdicts == {"example.com": "drop", "example.net": "drop", "example.org": "drop",
+                        "example.info": "reprice"}  # fmt: skip
+    report = cli.ok("portfolio", "report", "--json").json()
+    assert [item["domain"] for item in report["turn_off_auto_renew"]] == ["example.com"]
+    assert [item["domain"] for item in report["check_auto_renew"]] == ["example.org"]
+    text = cli.ok("portfolio", "report").stdout
+    assert "turn off auto-renew for these names (verdict drop): 1\n  example.com" in text
+    assert "check auto-renew (verdict drop, auto-renew not known): 1\n  example.org" in text

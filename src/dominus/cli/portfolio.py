@@ -458,7 +458,8 @@ def report(
     force: bool = typer.Option(False, "--force", help="With --csv: overwrite an existing file."),
 ) -> None:
     """Renewals due per month (next 12), money at risk on drop names, cost vs suggested list
-    value, realised and unrealised profit and ROI per year, verdict counts."""
+    value, realised and unrealised profit and ROI per year, verdict counts, and the drop names
+    whose auto-renew to turn off (or check)."""
     _refuse_csv_with_json(csv_path, as_json, force)
     runtime, service = _service(read_only=True)
     reader = PortfolioReader(runtime.engine)
@@ -508,3 +509,15 @@ def _print_report(document: dict[str, Any]) -> None:
             )
     counts = document["verdicts"]
     console.print("verdicts: " + ", ".join(f"{name} {count}" for name, count in counts.items()))
+    _print_auto_renew(document)
+
+
+def _print_auto_renew(document: dict[str, Any]) -> None:
+    for key, label in (
+        ("turn_off_auto_renew", "turn off auto-renew for these names (verdict drop)"),
+        ("check_auto_renew", "check auto-renew (verdict drop, auto-renew not known)"),
+    ):
+        names = document[key]
+        console.print(f"{label}: {len(names) or 'none'}")
+        for item in names:
+            console.print(f"  {item['domain']}  renews {item['renewal_date']}")

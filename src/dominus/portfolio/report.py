@@ -8,7 +8,8 @@
 - realised profit and ROI per year of sale or drop (the ledger's outcomes: price − fees − cost
   basis; a drop loses its cost basis), and unrealised profit and ROI per year of acquisition
   (expected value − cost so far, for scored names);
-- the verdict counts.
+- the verdict counts;
+- the drop-verdict names whose auto-renew is on (turn it off) or not known (check it).
 All amounts in the portfolio's currency (the scoring currency)."""
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ def build_report(
         "realised": _realised(outcomes),
         "unrealised": _unrealised(active),
         "verdicts": _verdicts(active),
+        **_auto_renew_to_turn_off(active),
     }
 
 
@@ -146,6 +148,28 @@ def _unrealised(active: Sequence[PortfolioEntry]) -> list[dict[str, Any]]:
 def _verdicts(active: Sequence[PortfolioEntry]) -> dict[str, int]:
     counts = Counter(entry.verdict or "none" for entry in active)
     return {name: counts.get(name, 0) for name in ("keep", "drop", "reprice", "none")}
+
+
+def _auto_renew_to_turn_off(active: Sequence[PortfolioEntry]) -> dict[str, Any]:
+    """The drop-verdict names the registrar would renew by itself (`turn_off_auto_renew`), and
+    those whose auto-renew is not known (`check_auto_renew`), soonest renewal first. A name
+    whose auto-renew is off needs nothing: it lapses unless renewed."""
+
+    def listed(entry: PortfolioEntry) -> dict[str, Any]:
+        return {
+            "domain": entry.domain,
+            "renewal_date": entry.renewal_date.isoformat(),
+            "renewal_cost": entry.renewal_cost,
+        }
+
+    drops = sorted(
+        (entry for entry in active if entry.verdict == "drop"),
+        key=lambda entry: (entry.renewal_date, entry.domain),
+    )
+    return {
+        "turn_off_auto_renew": [listed(entry) for entry in drops if entry.auto_renew is True],
+        "check_auto_renew": [listed(entry) for entry in drops if entry.auto_renew is None],
+    }
 
 
 REPORT_COLUMNS = ("section", "period", "count", "amount", "cost", "profit", "roi")
