@@ -919,6 +919,8 @@ def test_openapi_document_describes_every_endpoint(client: TestClient) -> None:
         f"{API}/portfolio/rescore": {"post"},
         f"{API}/portfolio/import": {"post"},
         f"{API}/portfolio/{{domain}}": {"get", "patch", "delete"},
+        f"{API}/portfolio/{{domain}}/sold": {"post"},
+        f"{API}/portfolio/{{domain}}/drop": {"post"},
         f"{API}/outcomes": {"get", "post"},
         f"{API}/backtest/report": {"get"},
         f"{API}/backtest/report.png": {"get"},

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from dominus.backtest.ledger import ledger_service
 from dominus.cli.csv_file import write_text_file
 from dominus.cli.jobs import EXIT_FOR_STATUS
 from dominus.cli.output import clip, console, errors, print_json, print_model
@@ -28,7 +29,13 @@ from dominus.portfolio.csv_import import (
     decode,
     parse_mapping,
 )
-from dominus.portfolio.documents import EntryOut, ImportReportOut, RescoreQueuedOut
+from dominus.portfolio.documents import (
+    DropOut,
+    EntryOut,
+    ImportReportOut,
+    RescoreQueuedOut,
+    SaleOut,
+)
 from dominus.portfolio.model import (
     EntryFields,
     PortfolioEntry,
@@ -96,6 +103,9 @@ def add(
         None, "--renewals-paid", help="Money paid in renewals so far."
     ),
     notes: str | None = typer.Option(None, "--notes"),
+    auto_renew: bool | None = typer.Option(
+        None, "--auto-renew/--no-auto-renew", help="Whether the registrar renews it by itself."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Add a name to the portfolio (amounts in the scoring currency, SCORING_CURRENCY)."""
@@ -108,6 +118,7 @@ def add(
         list_price=_amount("--list-price", list_price),
         renewals_paid=_amount("--renewals-paid", renewals_paid),
         notes=notes,
+        auto_renew=auto_renew,
     )
     name = valid_domain(domain)
     runtime, service = _service()
@@ -166,6 +177,11 @@ def import_csv(
 
 def _print_import(report: ImportReport) -> None:
     prefix = "would be " if report.dry_run else ""
+    if report.dry_run:
+        for name, column in report.columns.items():
+            console.print(f"column {column!r} → {name}", markup=False)
+        ignored = ", ".join(repr(column) for column in report.ignored) or "none"
+        console.print(f"columns ignored: {ignored}", markup=False)
     for domain in report.added:
         console.print(f"{prefix}added: {domain}")
     for item in report.updated:
@@ -205,8 +221,9 @@ def list_entries(
         )
         return
     table = Table(
-        "domain", "renews", "days", "renewal", "renewal price", "score", "list price", "verdict"
-    )
+        "domain", "renews", "days", "renewal", "renewal price", "score", "list price", "verdict",
+        "auto-renew", "registrar status",
+    )  # fmt: skip
     for entry in entries:
         renewal = service.renewal_price(entry)
         table.add_row(
@@ -218,6 +235,8 @@ def list_entries(
             "-" if entry.current_score is None else f"{entry.current_score:g}",
             _money(entry.list_price, entry.currency),
             _flagged(entry, entry.verdict or "-" if entry.status == "active" else entry.status),
+            _flag(entry.auto_renew),
+            _registrar_status(entry),
         )
     console.print(table)
 
@@ -227,6 +246,18 @@ def _flagged(entry: PortfolioEntry, verdict: str) -> str:
     comes first, whatever the money says)."""
     risk = entry.trademark
     return verdict if risk is None else f"⚠ TM '{risk.mark}' · {verdict}"
+
+
+def _flag(value: bool | None) -> str:
+    return "?" if value is None else ("on" if value else "off")
+
+
+def _registrar_status(entry: PortfolioEntry) -> str:
+    """The registrar's status; an expired name says so in capitals, whatever the export
+    wrote, so it stands out in a listing."""
+    if entry.expired_at_registrar:
+        return "EXPIRED"
+    return entry.registrar_status or "-"
 
 
 def _money(value: float | None, currency: str) -> str:
@@ -247,6 +278,8 @@ def show(domain: str = DOMAIN, as_json: bool = JSON) -> None:
     if entry.trademark is not None:
         console.print(f"⚠ {entry.trademark.words()}")
         document["trademark"] = f"{entry.trademark.mark} (rule: {entry.trademark.rule})"
+    if entry.expired_at_registrar:
+        console.print(f"EXPIRED at the registrar (status {entry.registrar_status!r})")
     for key, value in document.items():
         if key not in ("history", "score_details"):
             console.print(f"{key}: {'-' if value is None else value}")
@@ -376,16 +409,19 @@ def sold(
     domain: str = DOMAIN,
     price: str = typer.Option(..., "--price", help="What the buyer paid."),
     fees: str | None = typer.Option(None, "--fees", help="Commission and fees (default 0)."),
-    on: str | None = typer.Option(None, "--date", help="YYYY-MM-DD (default: today, UTC)."),
+    on: str | None = typer.Option(
+        None, "--date", help="YYYY-MM-DD, not after today (default: today, UTC)."
+    ),
     venue: str | None = typer.Option(None, "--venue", help="Where it sold."),
     as_json: bool = JSON,
 ) -> None:
     """Close an entry as sold: realised profit = price − fees − acquisition − renewals paid;
-    the sale is recorded as an outcome (for the backtest)."""
+    the sale is recorded as an outcome and, with a price, enqueues BACKTEST_BUILD (one while
+    one is pending), as `outcomes add` does."""
     amount = _amount("--price", price)
     assert amount is not None
-    runtime, service = _service()
-    result = service.sold(
+    runtime = open_runtime()
+    result = ledger_service(runtime.engine, runtime.settings, runtime.queue()).sold(
         domain,
         price=amount,
         fees=_amount("--fees", fees) or 0.0,
@@ -394,27 +430,38 @@ def sold(
         now=runtime.clock(),
     )
     if as_json:
-        print_json(result)
+        print_model(SaleOut.model_validate(result))
         return
     currency = result["currency"]
     profit = result["realised_profit"]
     console.print(
         f"{result['domain']} sold for {money_words(result['price'], currency)}: realised profit "
         + ("unknown (cost unknown)" if profit is None else money_words(profit, currency))
+        + _build_words(result)
     )
+
+
+def _build_words(result: dict[str, Any]) -> str:
+    if result["build_job_id"] is None:
+        return ""
+    state = "enqueued" if result["build_created"] else "already pending"
+    return f"; BACKTEST_BUILD job {result['build_job_id']} {state}"
 
 
 @app.command("drop")
 def drop(
     domain: str = DOMAIN,
-    on: str | None = typer.Option(None, "--date", help="YYYY-MM-DD (default: today, UTC)."),
+    on: str | None = typer.Option(
+        None, "--date", help="YYYY-MM-DD, not after today (default: today, UTC)."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Close an entry as dropped (not renewed); its sunk cost is recorded as an outcome."""
-    runtime, service = _service()
+    runtime = open_runtime()
+    service = ledger_service(runtime.engine, runtime.settings, runtime.queue())
     result = service.drop(domain, on=_date("--date", on), now=runtime.clock())
     if as_json:
-        print_json(result)
+        print_model(DropOut.model_validate(result))
         return
     cost = result["sunk_cost"]
     sunk = "unknown (cost unknown)" if cost is None else money_words(cost, result["currency"])
@@ -430,7 +477,8 @@ def report(
     force: bool = typer.Option(False, "--force", help="With --csv: overwrite an existing file."),
 ) -> None:
     """Renewals due per month (next 12), money at risk on drop names, cost vs suggested list
-    value, realised and unrealised profit and ROI per year, verdict counts."""
+    value, realised and unrealised profit and ROI per year, verdict counts, and the drop names
+    whose auto-renew to turn off (or check)."""
     _refuse_csv_with_json(csv_path, as_json, force)
     runtime, service = _service(read_only=True)
     reader = PortfolioReader(runtime.engine)
@@ -497,6 +545,7 @@ def _print_report(document: dict[str, Any]) -> None:
         console.print(f"unrealised {year['year']}: {words}")
     counts = document["verdicts"]
     console.print("verdicts: " + ", ".join(f"{name} {count}" for name, count in counts.items()))
+    _print_auto_renew(document)
 
 
 def _left_out(count: int, words: str) -> str:
@@ -511,3 +560,14 @@ def _profit_words(figures: dict[str, Any], total: int, what: str, currency: str)
         f"{money_words(figures['cost'], currency)}, ROI {roi} on {figures['counted']} of "
         f"{total} {what}" + _left_out(figures["cost_unknown"], "; {} left out: cost unknown")
     )
+
+
+def _print_auto_renew(document: dict[str, Any]) -> None:
+    for key, label in (
+        ("turn_off_auto_renew", "turn off auto-renew for these names (verdict drop)"),
+        ("check_auto_renew", "check auto-renew (verdict drop, auto-renew not known)"),
+    ):
+        names = document[key]
+        console.print(f"{label}: {len(names) or 'none'}")
+        for item in names:
+            console.print(f"  {item['domain']}  renews {item['renewal_date']}")

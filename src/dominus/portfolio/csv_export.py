@@ -35,6 +35,8 @@ ENTRY_COLUMNS = (
     "trademark_mark",
     "trademark_rule",
     "notes",
+    "auto_renew",
+    "registrar_status",
 )
 
 

@@ -4,6 +4,7 @@ slipping out."""
 
 from __future__ import annotations
 
+import datetime as dt
 from datetime import date, datetime
 from typing import Any, Literal
 
@@ -101,6 +102,15 @@ class EntryOut(BaseModel):
     created_at: str
     updated_at: str
     history: list[HistoryOut] | None = None
+    auto_renew: bool | None = Field(
+        default=None, description="What the registrar's export says; null: not known."
+    )
+    registrar_status: str | None = Field(
+        default=None, description="The registrar's status for the name, e.g. `Expired`."
+    )
+    expired_at_registrar: bool = Field(
+        default=False, description="The registrar status says the name has expired."
+    )
 
     @classmethod
     def of(
@@ -140,6 +150,9 @@ class EntryOut(BaseModel):
             created_at=entry.created_at.isoformat(),
             updated_at=entry.updated_at.isoformat(),
             history=None if history is None else [HistoryOut.of(event) for event in history],
+            auto_renew=entry.auto_renew,
+            registrar_status=entry.registrar_status,
+            expired_at_registrar=entry.expired_at_registrar,
         )
 
 
@@ -166,6 +179,12 @@ class ImportReportOut(BaseModel):
     unchanged: list[str]
     refused: list[ImportProblemOut]
     skipped: list[dict[str, Any]]
+    columns: dict[str, str] = Field(
+        default_factory=dict, description="Each field read, and the column that fed it."
+    )
+    ignored_columns: list[str] = Field(
+        default_factory=list, description="The file's columns no field reads."
+    )
 
     @classmethod
     def of(cls, report: ImportReport) -> ImportReportOut:
@@ -176,6 +195,8 @@ class ImportReportOut(BaseModel):
             unchanged=report.unchanged,
             refused=[ImportProblemOut.of(problem) for problem in report.refused],
             skipped=report.skipped,
+            columns=report.columns,
+            ignored_columns=report.ignored,
         )
 
 
@@ -186,3 +207,37 @@ class RescoreQueuedOut(BaseModel):
 
     job_id: int
     created: bool
+
+
+class SaleOut(BaseModel):
+    """An entry closed as sold (`POST /portfolio/{domain}/sold`, `portfolio sold --json`):
+    realised profit = price − fees − cost (acquisition + renewals paid); `build_job_id` is the
+    BACKTEST_BUILD that will read the sale (`build_created` false: one was already pending)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str
+    type: Literal["sold"]
+    date: dt.date
+    price: float
+    fees: float
+    cost: float
+    realised_profit: float
+    currency: str
+    venue: str | None
+    build_job_id: int | None
+    build_created: bool
+
+
+class DropOut(BaseModel):
+    """An entry closed as dropped (`POST /portfolio/{domain}/drop`, `portfolio drop --json`):
+    what was sunk into it is lost."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str
+    type: Literal["dropped"]
+    date: dt.date
+    sunk_cost: float
+    realised_profit: float
+    currency: str

@@ -22,6 +22,7 @@ from dominus.errors import ConflictError, DominusError, InvalidInputError, NotFo
 NO_NUL = "^[^\x00]*$"  # PostgreSQL cannot store NUL in text
 MAX_REGISTRAR_LENGTH = 200  # the column's size
 MAX_NOTES_LENGTH = 10_000
+MAX_REGISTRAR_STATUS_LENGTH = 100  # the column's size
 MAX_AMOUNT = 1e12
 Amount = Field(default=None, ge=0, le=MAX_AMOUNT, allow_inf_nan=False)
 
@@ -39,6 +40,10 @@ class EntryValues(BaseModel):
     list_price: float | None = Amount
     renewals_paid: float | None = Amount
     notes: str | None = Field(default=None, max_length=MAX_NOTES_LENGTH, pattern=NO_NUL)
+    auto_renew: bool | None = None
+    registrar_status: str | None = Field(
+        default=None, max_length=MAX_REGISTRAR_STATUS_LENGTH, pattern=NO_NUL
+    )
 
 
 def entry_problems(values: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -133,6 +138,18 @@ class PortfolioEntry:
     renewals_paid: float
     created_at: datetime
     updated_at: datetime
+    # From the registrar's export; None: not known.
+    auto_renew: bool | None = None
+    registrar_status: str | None = None
+
+    @property
+    def expired_at_registrar(self) -> bool:
+        """The registrar's export says the name has expired (its status reads `Expired`)."""
+        return registrar_says_expired(self.registrar_status)
+
+
+def registrar_says_expired(status: str | None) -> bool:
+    return status is not None and "expired" in status.lower().replace(",", " ").split()
 
     @property
     def trademark(self) -> TrademarkRisk | None:
@@ -208,6 +225,8 @@ class EntryFields:
     list_price: float | None = None
     renewals_paid: float | None = None
     notes: str | None = None
+    auto_renew: bool | None = None
+    registrar_status: str | None = None
 
     def given(self) -> dict[str, Any]:
         return {key: value for key, value in asdict(self).items() if value is not None}
@@ -256,6 +275,15 @@ def utc_today(now: datetime) -> date:
 
 def days_until_renewal(renewal_date: date, now: datetime) -> int:
     return (renewal_date - utc_today(now)).days
+
+
+def outcome_date_problem(day: date, today: date) -> str | None:
+    """The one rule for the day of a sale, drop or expiry, whichever way it is recorded (`outcomes
+    add`, an outcomes import, the ledger's `sold` and `drop`, the API): not after today (UTC).
+    None when the day is acceptable, else the reason in words."""
+    if day > today:
+        return f"date {day.isoformat()} is after today ({today.isoformat()})"
+    return None
 
 
 def within_horizon(days: int, horizon_days: int) -> bool:

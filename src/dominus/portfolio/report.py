@@ -13,6 +13,7 @@
 - the verdict counts;
 - which renewal prices the costs are (ADR 0046): the owner's own, a registrar's, the highest
   known retail price or the registry at-cost price, counted over the renewals due.
+- the drop-verdict names whose auto-renew is on (turn it off) or not known (check it).
 A cost that is unknown (no acquisition cost given) is never counted as $0: the name is left out
 of the sums and the ROI, and the names left out are counted beside them (`cost_unknown`,
 `sunk_cost_unknown`, `unknown_acquisition_cost`).
@@ -110,6 +111,7 @@ def build_report(
         "realised": _realised(outcomes, entries),
         "unrealised": _unrealised(active),
         "verdicts": _verdicts(active),
+        **_auto_renew_to_turn_off(active),
     }
 
 
@@ -208,6 +210,28 @@ def left_out_words(figures: dict[str, Any], total: int) -> str:
 def _verdicts(active: Sequence[PortfolioEntry]) -> dict[str, int]:
     counts = Counter(entry.verdict or "none" for entry in active)
     return {name: counts.get(name, 0) for name in ("keep", "drop", "reprice", "none")}
+
+
+def _auto_renew_to_turn_off(active: Sequence[PortfolioEntry]) -> dict[str, Any]:
+    """The drop-verdict names the registrar would renew by itself (`turn_off_auto_renew`), and
+    those whose auto-renew is not known (`check_auto_renew`), soonest renewal first. A name
+    whose auto-renew is off needs nothing: it lapses unless renewed."""
+
+    def listed(entry: PortfolioEntry) -> dict[str, Any]:
+        return {
+            "domain": entry.domain,
+            "renewal_date": entry.renewal_date.isoformat(),
+            "renewal_cost": entry.renewal_cost,
+        }
+
+    drops = sorted(
+        (entry for entry in active if entry.verdict == "drop"),
+        key=lambda entry: (entry.renewal_date, entry.domain),
+    )
+    return {
+        "turn_off_auto_renew": [listed(entry) for entry in drops if entry.auto_renew is True],
+        "check_auto_renew": [listed(entry) for entry in drops if entry.auto_renew is None],
+    }
 
 
 REPORT_COLUMNS = ("section", "period", "count", "amount", "cost", "profit", "roi", "note")

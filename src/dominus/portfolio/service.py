@@ -6,7 +6,7 @@ Every write is one transaction; time comes from the caller (`now`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import date, datetime
 from typing import Any
@@ -24,6 +24,7 @@ from dominus.portfolio.model import (
     PortfolioInputError,
     ScoreUpdate,
     VerdictChange,
+    outcome_date_problem,
     utc_today,
 )
 from dominus.portfolio.renewal_prices import entry_renewal_price, pricing_of
@@ -81,10 +82,24 @@ def facts_of(entry: PortfolioEntry, renewal: RenewalPrice | None = None) -> Verd
     )
 
 
+# Enqueues the build that will read a sale, in the transaction recording it: (job id, created).
+# The backtest's own (`dominus.backtest.ledger.ledger_service` passes it in), since the
+# backtest sits above the portfolio.
+EnqueueBuild = Callable[[Connection], tuple[int, bool]]
+
+
 class PortfolioService:
-    def __init__(self, engine: Engine, settings: PortfolioSettings) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        settings: PortfolioSettings,
+        *,
+        enqueue_build: EnqueueBuild | None = None,
+    ) -> None:
         self.engine = engine
         self.settings = settings
+        # None: a sale is recorded without enqueueing BACKTEST_BUILD (reads, imports, tests).
+        self.enqueue_build = enqueue_build
         self.config = scoring_config(settings)
         self.rules = verdict_rules(settings, self.config)
         self.pricing: RenewalPricing = pricing_of(self.config)
@@ -269,13 +284,17 @@ class PortfolioService:
     ) -> dict[str, Any]:
         """Close the entry as sold: an outcome row (for the backtest) and a history event;
         realised profit = price − fees − acquisition − renewals paid. Without an acquisition
-        cost the cost and the profit are unknown (None, `cost_unknown`), never counted as $0."""
+        cost the cost and the profit are unknown (None, `cost_unknown`), never counted as $0.
+        A sale with a price enqueues BACKTEST_BUILD in the same transaction, as `outcomes add`
+        does (when the service was given `enqueue_build`); `build_job_id` names it (null
+        otherwise)."""
         try:
             price, fees = check_amount(price), check_amount(fees)
         except ValueError as error:
             raise PortfolioInputError(f"price and fees: {error}") from None
         name = valid_domain(domain)
-        day = on or utc_today(now)
+        day = outcome_day(on, now)
+        build: tuple[int | None, bool] = (None, False)
         with database_errors(), self.engine.begin() as connection:
             entry = self._active(connection, name)
             cost = entry_cost(entry)
@@ -295,16 +314,18 @@ class PortfolioService:
                     created_at=now,
                 )
             )
+            if self.enqueue_build is not None and price > 0:
+                build = self.enqueue_build(connection)
         return {"domain": name, "type": "sold", "date": day.isoformat(), "price": price,
                 "fees": fees, "cost": cost, "realised_profit": profit,
-                "cost_unknown": cost is None, "currency": entry.currency,
-                "venue": venue}  # fmt: skip
+                "cost_unknown": cost is None, "currency": entry.currency, "venue": venue,
+                "build_job_id": build[0], "build_created": build[1]}  # fmt: skip
 
     def drop(self, domain: str, *, on: date | None = None, now: datetime) -> dict[str, Any]:
         """Close the entry as dropped (not renewed): an outcome row with its sunk cost
         (unknown, None, without an acquisition cost)."""
         name = valid_domain(domain)
-        day = on or utc_today(now)
+        day = outcome_day(on, now)
         with database_errors(), self.engine.begin() as connection:
             entry = self._active(connection, name)
             cost = entry_cost(entry)
@@ -383,3 +404,14 @@ def _sale_words(
         f"{sold} and cost {money_words(cost, currency)}: realised profit "
         f"{money_words(profit, currency)}"
     )
+
+
+def outcome_day(on: date | None, now: datetime) -> date:
+    """The day of a sale or drop: the one given (not after today, the rule `outcomes add`
+    applies) or today (UTC)."""
+    today = utc_today(now)
+    day = on or today
+    problem = outcome_date_problem(day, today)
+    if problem is not None:
+        raise PortfolioInputError(problem, code="invalid_outcome")
+    return day

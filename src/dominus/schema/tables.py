@@ -198,6 +198,10 @@ portfolio_entries = Table(
     Column("renewals_paid", Float, nullable=False, server_default=text("0")),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    # What the registrar's export says; NULL: not known (a blank cell never overwrites).
+    Column("auto_renew", Boolean),
+    # The registrar's word for the name (e.g. `Expired`), never a registry EPP status.
+    Column("registrar_status", String(100)),
     CheckConstraint("status IN ('active', 'sold', 'dropped')", name="status"),
     CheckConstraint("verdict IN ('keep', 'drop', 'reprice')", name="verdict"),
     CheckConstraint("current_score >= 0 AND current_score <= 100", name="current_score"),

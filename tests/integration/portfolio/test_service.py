@@ -103,7 +103,7 @@ def test_sold_and_dropped_names_close_with_an_outcome(
     sale = service.sold("sold.com", price=1500.0, fees=225.0, venue="Example Market", now=NOW)
     # 1500 − 225 − 100 − 20.92
     assert sale["realised_profit"] == 1154.08 and sale["cost"] == 120.92
-    dropped = service.drop("dropped.com", on=date(2030, 2, 2), now=NOW)
+    dropped = service.drop("dropped.com", on=date(2029, 12, 30), now=NOW)
     assert dropped["sunk_cost"] == 8.0
     reader = PortfolioReader(service.engine)
     assert [e.domain for e in reader.list_entries()] == []
@@ -114,7 +114,7 @@ def test_sold_and_dropped_names_close_with_an_outcome(
     sold_outcome, dropped_outcome = sorted(reader.list_outcomes(), key=lambda o: o.type)[::-1]
     assert (sold_outcome.type, sold_outcome.sale_price, sold_outcome.fees) == ("sold", 1500, 225)
     assert sold_outcome.date == date(2030, 1, 1) and sold_outcome.cost_basis == 120.92
-    assert (dropped_outcome.type, dropped_outcome.date) == ("dropped", date(2030, 2, 2))
+    assert (dropped_outcome.type, dropped_outcome.date) == ("dropped", date(2029, 12, 30))
     assert [e.kind for e in reader.list_history("sold.com")] == ["verdict", "sold"]
     with pytest.raises(PortfolioInputError, match="already sold"):
         service.drop("sold.com", now=NOW)
@@ -136,3 +136,19 @@ def test_a_name_with_no_acquisition_cost_closes_with_its_cost_unknown(
     assert [outcome.cost_basis for outcome in reader.list_outcomes()] == [None, None]
     (_, closed) = reader.list_history("sold.com")
     assert "cost unknown" in closed.reason and "realised profit" not in closed.reason
+
+
+def test_the_ledger_refuses_a_day_after_today_and_writes_nothing(
+    service: PortfolioService, backend: str
+) -> None:
+    service.add("example.com", EntryFields(renewal_date=date(2030, 6, 1)), NOW)
+    tomorrow = date(2030, 1, 2)
+    with pytest.raises(PortfolioInputError, match="date 2030-01-02 is after today") as refused:
+        service.sold("example.com", price=10.0, on=tomorrow, now=NOW)
+    assert refused.value.code == "invalid_outcome"
+    with pytest.raises(PortfolioInputError, match="date 2030-01-02 is after today"):
+        service.drop("example.com", on=tomorrow, now=NOW)
+    reader = PortfolioReader(service.engine)
+    assert reader.list_outcomes() == [] and service.get("example.com").status == "active"
+    # today itself is accepted
+    assert service.drop("example.com", on=date(2030, 1, 1), now=NOW)["date"] == "2030-01-01"
