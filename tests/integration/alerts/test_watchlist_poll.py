@@ -81,6 +81,7 @@ def test_available_is_notified_once_and_rearmed_only_by_registered(
         "checked": 1,
         "available": 0,
         "notified": 0,
+        "drop_changes": 0,
         "errors": [],
         "dry_run": False,
     }
@@ -90,7 +91,8 @@ def test_available_is_notified_once_and_rearmed_only_by_registered(
         False,
         clock(),
     )
-    assert registry.rdap_hits("gone.test") == 0  # DNS showed it registered: RDAP not asked
+    # DNS settled it; RDAP is still asked, for the registry's drop statuses.
+    assert registry.rdap_hits("gone.test") == 1
 
     registry.available("gone.test")
     clock.advance(HOURS_6.total_seconds())
@@ -160,6 +162,7 @@ def test_a_dry_run_looks_up_and_reports_but_writes_and_sends_nothing(
         "checked": 2,
         "available": 1,
         "notified": 1,
+        "drop_changes": 0,
         "errors": [],
         "dry_run": True,
     }
@@ -232,11 +235,11 @@ def test_rdap_lookups_are_paced_by_the_delay(
     for name in ("a.test", "b.test", "c.test", "d.test"):
         watchlist.add(name, None, clock())
         registry.available(name)
-    registry.registered("c.test")  # DNS decides: no RDAP lookup, no pause
+    registry.registered("c.test")  # DNS decides, RDAP still asked for its statuses
     stop = RecordingStop()
     result = poller(watchlist, registry, notifier, clock, delay=30).run(stop)
     assert result.checked == 4
-    assert len(stop.waits) == 2  # before the 2nd and 3rd RDAP lookups (b and d)
+    assert len(stop.waits) == 3  # before the 2nd, 3rd and 4th RDAP lookups
     assert all(0 < wait <= 30 for wait in stop.waits)
 
 
