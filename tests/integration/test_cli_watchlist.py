@@ -59,7 +59,8 @@ def test_add_list_poll_and_remove(
 
     polled = cli.ok("watchlist", "poll", env=env)
     assert "checked 2, available 1, notified 1, errors 0" in polled.stdout
-    assert "notification watchlist.available: free.test is available to register" in (polled.stderr)
+    assert "notification watchlist.digest: 1 watchlist change: free.test" in polled.stderr
+    assert "  watchlist.available: free.test is available to register" in polled.stderr
     listing = {entry["domain"]: entry for entry in cli.ok("watchlist", "list", "--json").json()}
     assert (listing["free.test"]["last_status"], listing["free.test"]["notified"]) == (
         "available",

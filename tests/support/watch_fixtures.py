@@ -40,9 +40,9 @@ class RecordingNotifier:
         return True
 
     def items(self) -> list[Notification]:
-        """Every notification sent, in order."""
+        """Every notification sent, in order, a digest's items in its place."""
         with self.lock:
-            return list(self.sent)
+            return [item for sent in self.sent for item in (sent.items or (sent,))]
 
     def events(self) -> list[str]:
         return [notification.event for notification in self.items()]

@@ -12,6 +12,7 @@ available and flips the flag (a compare-and-set, so racing polls notify once) se
 flag is cleared only when a later poll sees the name registered again. A lookup that fails
 (timeouts, errors, answers that disagree) is an error of the poll: it neither notifies nor
 re-arms. A drop phase is notified once per change the same way (`drop_notified_phase`).
+A poll's notices go out together, as one digest (`watchlist.digest`) at its end.
 
 A dry run looks everything up, records nothing and sends nothing: it reports what a real poll
 would have notified. The poll stops between entries when its stop signal is set.
@@ -26,6 +27,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from dominus.errors import JobAbortedError
+from dominus.notify.digest import DigestCollector
 from dominus.notify.model import Notification, Notifier, Severity
 from dominus.providers.dns import DnsChecker
 from dominus.providers.models import Availability, RdapRecord, StopSignal
@@ -43,6 +45,8 @@ from dominus.watchlist.store import WatchlistStore
 
 EVENT = "watchlist.available"
 DROP_EVENT = "watchlist.drop_status"
+# One message per poll stands for all of its notices (its items keep the events above).
+DIGEST_EVENT = "watchlist.digest"
 # A poll treats an entry as due a little early (5 % of the interval), so a poll scheduled
 # every interval is not skipped by the few seconds its previous run started later.
 DUE_TOLERANCE = 0.05
@@ -133,18 +137,29 @@ class WatchlistPoll:
         due = self.store.due(started, self.options.interval * (1 - DUE_TOLERANCE))
         result = PollResult(dry_run=self.options.dry_run)
         pacer = RdapPacer(self.options.rdap_delay_seconds, stop)
-        for done, entry in enumerate(due):
-            if stop.is_set():
-                raise JobAbortedError(f"job aborted after {done} of {len(due)} watched domains")
-            if progress is not None:
-                progress(done, len(due), entry.domain)
-            self._poll_one(entry, pacer, stop, result)
+        notices = DigestCollector(self.notifier, DIGEST_EVENT, "watchlist change")
+        try:
+            for done, entry in enumerate(due):
+                if stop.is_set():
+                    raise JobAbortedError(f"job aborted after {done} of {len(due)} watched domains")
+                if progress is not None:
+                    progress(done, len(due), entry.domain)
+                self._poll_one(entry, pacer, stop, result, notices)
+        finally:
+            # The notices were claimed as they were found: a poll that stops early still
+            # sends them, or they would be lost.
+            notices.send(self.clock())
         if progress is not None:
             progress(len(due), len(due), "")
         return result
 
     def _poll_one(
-        self, entry: WatchEntry, pacer: RdapPacer, stop: StopSignal, result: PollResult
+        self,
+        entry: WatchEntry,
+        pacer: RdapPacer,
+        stop: StopSignal,
+        result: PollResult,
+        notices: DigestCollector,
     ) -> None:
         try:
             finding = look_up(entry.domain, self.dns, self.rdap, pacer, stop)
@@ -170,14 +185,14 @@ class WatchlistPoll:
             return
         self.store.record_check(entry, finding.status, finding.detail, now, drop)
         if finding.status == "available" and self.store.claim_notification(entry.id, now):
-            self.notifier.send(available_notification(entry, finding, now))
+            notices.add(available_notification(entry, finding, now))
             result.notified += 1
         if (
             drop is not None
             and drop_notice_due(entry.drop_notified_phase, drop.phase)
             and self.store.claim_drop_notice(entry.id, drop.phase, now)
         ):
-            self.notifier.send(drop_notification(entry, drop, now))
+            notices.add(drop_notification(entry, drop, now))
             result.notified += 1
             result.drop_changes += 1
 

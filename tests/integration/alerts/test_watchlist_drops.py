@@ -11,9 +11,12 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from sqlalchemy import Engine
 
+from dominus.notify import Notifier, notifier_from_settings
+from dominus.notify.settings import NotificationSettings
 from dominus.watchlist.poll import PollOptions, PollResult, WatchlistPoll
 from dominus.watchlist.store import WatchlistStore
 from tests.support.clock import FakeClock
+from tests.support.fakes.webhook_server import FakeWebhook
 from tests.support.portfolio_rows import add_entry, change_entry
 from tests.support.watch_fixtures import RecordingNotifier, Registry
 
@@ -45,7 +48,7 @@ def notifier() -> RecordingNotifier:
 
 
 def poll(
-    watchlist: WatchlistStore, registry: Registry, notifier: RecordingNotifier, clock: FakeClock
+    watchlist: WatchlistStore, registry: Registry, notifier: Notifier, clock: FakeClock
 ) -> PollResult:
     options = PollOptions(interval=HOURS_6, rdap_delay_seconds=0)
     poller = WatchlistPoll(watchlist, registry.dns, registry.rdap, notifier, options, clock)
@@ -178,3 +181,36 @@ def test_a_name_in_the_portfolio_is_flagged(
     }
     change_entry(engine, "held.com", status="sold")  # no longer held
     assert watchlist.get("held.com").in_portfolio is False
+
+
+def test_a_poll_sends_its_changes_as_one_webhook_call(
+    watchlist: WatchlistStore, registry: Registry, clock: FakeClock
+) -> None:
+    for name in ("a.com", "b.org", "c.test"):
+        watchlist.add(name, None, clock())
+    registry.in_status("a.com", ["pending delete"], last_changed="2026-12-13")
+    registry.in_status("b.org", ["redemption period", "pending delete"])
+    registry.available("c.test")
+    webhook = FakeWebhook()
+    try:
+        notifier = notifier_from_settings(
+            NotificationSettings(NOTIFY_WEBHOOK_URL=webhook.url, NOTIFY_WEBHOOK_RETRIES=0)
+        )
+        result = poll(watchlist, registry, notifier, clock)
+        assert (result.notified, result.drop_changes) == (3, 2)
+        [body] = webhook.bodies()
+        again = poll(watchlist, registry, notifier, clock)
+        assert again.notified == 0
+        assert len(webhook.bodies()) == 1  # nothing new: no message at all
+    finally:
+        webhook.close()
+    assert (body["event"], body["digest"], body["details"]) == (
+        "watchlist.digest",
+        True,
+        {"count": 3},
+    )
+    assert [(item["event"], item["subject"]) for item in body["items"]] == [
+        ("watchlist.drop_status", "a.com is in pendingDelete: drops about 2026-12-18"),
+        ("watchlist.drop_status", "b.org is in redemptionPeriod: drops about 2027-01-18"),
+        ("watchlist.available", "c.test is available to register"),
+    ]

@@ -98,7 +98,7 @@ def test_available_is_notified_once_and_rearmed_only_by_registered(
     clock.advance(HOURS_6.total_seconds())
     second = poll(watchlist, registry, notifier, clock)
     assert (second.checked, second.available, second.notified) == (1, 1, 1)
-    [notification] = notifier.sent
+    [notification] = notifier.items()
     assert notification.event == "watchlist.available"
     assert notification.subject == "gone.test is available to register"
     assert notification.details["notes"] == "client wants it"
@@ -112,7 +112,7 @@ def test_available_is_notified_once_and_rearmed_only_by_registered(
     clock.advance(HOURS_6.total_seconds())
     third = poll(watchlist, registry, notifier, clock)
     assert (third.available, third.notified) == (1, 0)  # still available: not notified again
-    assert len(notifier.sent) == 1
+    assert len(notifier.items()) == 1
     assert watchlist.get("gone.test").last_status_change_at == changed_at
 
     registry.registered_in_rdap_only("gone.test")  # taken again (no delegation yet)
@@ -127,7 +127,7 @@ def test_available_is_notified_once_and_rearmed_only_by_registered(
     fifth = poll(watchlist, registry, notifier, clock)
     assert (fifth.available, fifth.notified) == (1, 1)
     assert notifier.events() == ["watchlist.available", "watchlist.available"]
-    assert notifier.sent[1].details["previous_status"] == "registered"
+    assert notifier.items()[1].details["previous_status"] == "registered"
 
 
 def test_entries_checked_within_the_interval_are_skipped(
@@ -166,7 +166,7 @@ def test_a_dry_run_looks_up_and_reports_but_writes_and_sends_nothing(
         "errors": [],
         "dry_run": True,
     }
-    assert notifier.sent == []
+    assert notifier.items() == []
     assert watchlist.entries() == before
     assert registry.rdap_hits("free.test") == 1  # it did look
 
@@ -193,7 +193,7 @@ def test_a_failed_lookup_is_an_error_that_neither_notifies_nor_rearms(
     registry.available("flaky.test")
     clock.advance(HOURS_6.total_seconds())
     assert poll(watchlist, registry, notifier, clock).notified == 0
-    assert len(notifier.sent) == 1
+    assert len(notifier.items()) == 1
 
 
 def test_a_never_checked_entry_whose_lookup_fails_is_unknown(
@@ -264,7 +264,7 @@ def test_an_abort_while_pacing_stops_the_poll_between_lookups(
     assert watchlist.get("a.test").last_status == "available"
     assert watchlist.get("b.test").last_checked_at is None
     assert registry.rdap_hits("b.test") == 0
-    assert len(notifier.sent) == 1
+    assert len(notifier.items()) == 1
 
 
 def test_an_abort_ends_an_rdap_lookup_in_flight(
@@ -288,7 +288,7 @@ def test_an_abort_ends_an_rdap_lookup_in_flight(
         drip.close()
     assert isinstance(outcome, JobAbortedError), outcome
     assert watchlist.get("drip.test").last_checked_at is None
-    assert notifier.sent == []
+    assert notifier.items() == []
 
 
 def test_a_set_stop_signal_stops_before_the_first_entry(
