@@ -937,6 +937,7 @@ def test_openapi_document_describes_every_endpoint(client: TestClient) -> None:
         f"{API}/watchlist": {"get", "post"},
         f"{API}/watchlist/{{domain}}": {"get", "delete"},
         f"{API}/alerts": {"get"},
+        f"{API}/alerts/ack": {"post"},
         f"{API}/alerts/{{alert_id}}/ack": {"post"},
         f"{API}/health": {"get"},
         f"{API}/ready": {"get"},

@@ -147,13 +147,13 @@ class PortfolioEntry:
         """The registrar's export says the name has expired (its status reads `Expired`)."""
         return registrar_says_expired(self.registrar_status)
 
-
-def registrar_says_expired(status: str | None) -> bool:
-    return status is not None and "expired" in status.lower().replace(",", " ").split()
-
     @property
     def trademark(self) -> TrademarkRisk | None:
         return trademark_risk(self.score_details)
+
+
+def registrar_says_expired(status: str | None) -> bool:
+    return status is not None and "expired" in status.lower().replace(",", " ").split()
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,10 @@ class RdapRecord:
     # Who answered: "rdap", "whois" (no RDAP service for the TLD), or for offline providers
     # "sample" (the bundled sample data) or "file" (a records file).
     source: str = "rdap"
+    # The registry's status values in RFC 9083's spelling ("pending delete", "redemption
+    # period"); None when the answer carried no status list (WHOIS, files, a terse server).
+    statuses: tuple[str, ...] | None = None
+    last_changed_at: date | None = None  # the "last changed" event
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,14 @@ def list_alerts(
     return [AlertOut.of(alert) for alert in alerts]
 
 
+@router.post("/alerts/ack", response_model=list[AlertOut], responses=ERRORS)
+def acknowledge_all(api: Services) -> list[AlertOut]:
+    """Acknowledge every open alert (what `dominus alerts ack --all` does): the alerts it
+    acknowledged, the most severe first; an empty list when none was open."""
+    alerts = AlertStore(api.runtime.engine).acknowledge_all(api.now())
+    return [AlertOut.of(alert) for alert in alerts]
+
+
 @router.post("/alerts/{alert_id}/ack", response_model=AlertOut, responses=ERRORS)
 def acknowledge(alert_id: AlertId, api: Services) -> AlertOut:
     """Acknowledge the alert (again: unchanged); it stays acknowledged in later checks. 404
