@@ -221,8 +221,10 @@ class SaleOut(BaseModel):
     date: dt.date
     price: float
     fees: float
-    cost: float
-    realised_profit: float
+    # Null without an acquisition cost: unknown, never counted as $0.
+    cost: float | None
+    realised_profit: float | None
+    cost_unknown: bool
     currency: str
     venue: str | None
     build_job_id: int | None
@@ -238,6 +240,8 @@ class DropOut(BaseModel):
     domain: str
     type: Literal["dropped"]
     date: dt.date
-    sunk_cost: float
-    realised_profit: float
+    # Null without an acquisition cost: unknown, never counted as $0.
+    sunk_cost: float | None
+    realised_profit: float | None
+    cost_unknown: bool
     currency: str
