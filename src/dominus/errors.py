@@ -21,6 +21,7 @@ module; "(+Kind)" names the second base.
     ├── InvalidInputError
     │   ├── OutcomeInputError                               dominus.backtest.model
     │   ├── ExportPathError                                 dominus.cli.csv_file
+    │   ├── MarksInputError                                 dominus.cli.marks
     │   ├── OptionError                                     dominus.cli.pipeline_output
     │   ├── RunInputError                                   dominus.cli.run
     │   ├── ValuationInputError                             dominus.cli.valuation

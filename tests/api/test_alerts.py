@@ -61,3 +61,23 @@ def test_alerts_are_listed_and_acknowledged(client: TestClient) -> None:
 def test_an_unknown_alert_is_a_404(client: TestClient) -> None:
     assert_error(client.post(f"{API}/alerts/12345/ack"), 404, "not_found")
     assert_error(client.post(f"{API}/alerts/0/ack"), 422)
+
+
+def test_every_open_alert_is_acknowledged_at_once(client: TestClient) -> None:
+    assert client.post(f"{API}/alerts/ack").json() == []  # none open: nothing to do
+    raise_alerts(client)
+    one = client.get(f"{API}/alerts").json()[0]
+    first_ack = client.post(f"{API}/alerts/{one['id']}/ack").json()["acknowledged_at"]
+    response = client.post(f"{API}/alerts/ack")
+    assert response.status_code == 200, response.text
+    acked = response.json()
+    assert [(alert["domain"], alert["state"]) for alert in acked] == [
+        ("soon.com", "acknowledged"),
+        ("later.com", "acknowledged"),
+    ]  # late.com was acknowledged already: not acknowledged again
+    assert client.get(f"{API}/alerts").json() == []
+    everything = client.get(f"{API}/alerts", params={"all": "true"}).json()
+    assert {alert["state"] for alert in everything} == {"acknowledged"}
+    first = next(alert for alert in everything if alert["id"] == one["id"])
+    assert first["acknowledged_at"] == first_ack  # its own acknowledgement stands
+    assert client.post(f"{API}/alerts/ack").json() == []

@@ -100,6 +100,8 @@ PORTFOLIO_OPERATIONS = {
     "GET /api/v1/portfolio/{domain}",
     "PATCH /api/v1/portfolio/{domain}",
     "DELETE /api/v1/portfolio/{domain}",
+    "POST /api/v1/portfolio/{domain}/sold",
+    "POST /api/v1/portfolio/{domain}/drop",
     "POST /api/v1/portfolio/rescore",
     "POST /api/v1/portfolio/import",
 }
@@ -107,7 +109,7 @@ PORTFOLIO_REFUSALS = {
     404: {"not_found"},
     409: {"conflict"},
     415: {"unsupported_media_type"},
-    422: {"invalid_domain", "invalid_import", "invalid_request"},
+    422: {"invalid_domain", "invalid_import", "invalid_outcome", "invalid_request"},
 }
 
 

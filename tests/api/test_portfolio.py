@@ -5,11 +5,15 @@ and multipart, dry run, refused rows), and POST /portfolio/rescore enqueuing POR
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
+from dominus.jobs.clock import utc_now
+from dominus.portfolio.model import EntryFields, ScoreUpdate
+from dominus.portfolio.service import PortfolioService
 from tests.support.api import API, assert_error, finish_jobs, runtime_of
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
@@ -31,8 +35,9 @@ def test_crud(client: TestClient) -> None:
     assert created.status_code == 201, created.text
     entry = created.json()
     assert (entry["domain"], entry["renewal_cost"], entry["verdict"]) == (
-        "example.com", 10.46, "reprice",
+        "example.com", 11.08, "reprice",
     )  # fmt: skip
+    assert entry["renewal_price_source"].startswith("highest known retail price: Porkbun renewal")
     assert_error(
         client.post(
             f"{API}/portfolio", json={"domain": "example.com", "renewal_date": "2031-01-02"}
@@ -118,3 +123,41 @@ def test_rescore_enqueues_and_a_worker_runs_it(client: TestClient) -> None:
     assert job["result"]["rescored"] == 1 and job["result"]["errors"] == []
     entry = client.get(f"{API}/portfolio/zentrova.com").json()
     assert entry["current_score"] is not None and entry["suggested_list_price"] is not None
+
+
+def test_a_change_that_keeps_the_verdict_refreshes_its_reason(client: TestClient) -> None:
+    """Judged ten days ago 4 days before its renewal; a PATCH now judges it again (the same
+    verdict, drop): the entry read back states today's figures, its history only the changes."""
+    runtime = runtime_of(client)
+    earlier = utc_now() - timedelta(days=10)
+    service = PortfolioService(runtime.engine, runtime.settings)
+    renewal = earlier.date() + timedelta(days=4)
+    service.add("example.com", EntryFields(renewal_date=renewal), earlier)
+    service.record_score("example.com", ScoreUpdate(50.0, 100.0, 0.8, 150.0, {}), earlier)
+    patched = client.patch(f"{API}/portfolio/example.com", json={"notes": "judged again"})
+    assert patched.status_code == 200, patched.text
+    for entry in (patched.json(), client.get(f"{API}/portfolio/example.com").json()):
+        assert entry["verdict"] == "drop"
+        assert "past due" in entry["verdict_reason"]
+        assert "renewal in 4 days" not in entry["verdict_reason"]
+    history = client.get(f"{API}/portfolio/example.com").json()["history"]
+    assert [event["to"] for event in history] == ["reprice", "drop"]
+    (listed,) = client.get(f"{API}/portfolio").json()
+    assert "past due" in listed["verdict_reason"]
+
+
+def test_an_entry_matching_a_mark_carries_it(client: TestClient) -> None:
+    for name in ("netflix-deals.com", "zentrova.com"):
+        client.post(f"{API}/portfolio", json={"domain": name, "renewal_date": "2031-01-02"})
+    client.post(f"{API}/portfolio/rescore", json={})
+    finish_jobs(runtime_of(client))
+    flagged = client.get(f"{API}/portfolio/netflix-deals.com").json()
+    assert flagged["trademark"] == {"mark": "netflix", "rule": "exact"}
+    assert flagged["verdict_reason"].startswith("UDRP risk: matches mark 'netflix'")
+    listed = {
+        entry["domain"]: entry["trademark"] for entry in client.get(f"{API}/portfolio").json()
+    }
+    assert listed == {
+        "netflix-deals.com": {"mark": "netflix", "rule": "exact"},
+        "zentrova.com": None,
+    }

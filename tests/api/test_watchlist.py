@@ -4,10 +4,14 @@ shape; the token and the request guards apply as everywhere."""
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime
+
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import Engine
 
 from tests.support.api import API, LOCAL_BASE_URL, assert_error
+from tests.support.portfolio_rows import add_entry
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
@@ -74,3 +78,19 @@ def test_writes_need_the_requested_by_header_and_the_token(authed_client: TestCl
     refused = plain.delete(f"{API}/watchlist/x.com", headers=headers)
     assert_error(refused, 415)  # a bodiless write without X-Requested-By (ADR 0008)
     assert plain.get(f"{API}/watchlist", headers=headers).status_code == 200
+
+
+def test_a_name_already_held_is_flagged(client: TestClient, engine: Engine) -> None:
+    add_entry(engine, "held.com", date(2031, 1, 1), datetime.now(UTC))
+    added = client.post(f"{API}/watchlist", json={"domain": "held.com"}).json()
+    assert added["in_portfolio"] is True
+    assert (added["drop_phase"], added["expected_drop_on"], added["rdap_statuses"]) == (
+        None,
+        None,
+        [],
+    )
+    client.post(f"{API}/watchlist", json={"domain": "free.com"})
+    listing = {
+        item["domain"]: item["in_portfolio"] for item in client.get(f"{API}/watchlist").json()
+    }
+    assert listing == {"free.com": False, "held.com": True}

@@ -61,6 +61,10 @@ def test_every_page_loads_accessibly_at_desktop_and_phone_width(
         "run": (f"/runs/{run_id}", f"Run {run_id}"),
         "appraise": ("/appraise?domain=homegym.com", "Appraise a domain"),
         "portfolio": ("/portfolio", "Portfolio"),
+        "portfolio-entry": ("/portfolio/entries/soon.com", "soon.com"),
+        "portfolio-import": ("/portfolio/import", "Import a CSV file"),
+        "outcomes": ("/outcomes", "Outcomes"),
+        "backtest": ("/backtest", "Backtest"),
         "login": ("/login", "Log in"),
     }
     page = browser_page

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import signal
 import time
+from typing import Any
 
 import psycopg
 import pytest
@@ -63,6 +64,16 @@ def test_a_sigkilled_workers_job_runs_again_within_seconds_with_default_settings
     assert (own_job.locked_by, own_job.attempts) == (rescuer_id, 1)
 
 
+def liveness_sessions(admin: psycopg.Connection[Any]) -> int:
+    """Sessions holding a worker's liveness lock (granted advisory locks of this database)."""
+    row = admin.execute(
+        "SELECT count(DISTINCT a.pid) FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid "
+        "WHERE a.application_name = 'dominus liveness' AND a.datname = current_database() "
+        "AND l.locktype = 'advisory' AND l.granted"
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
 @pytest.mark.backends("postgresql")
 def test_a_live_worker_whose_lock_connection_is_cut_keeps_its_jobs(
     dominus_procs: DominusProcesses, store: SqlJobStore, e2e_queue: JobQueue, database_url: str
@@ -76,6 +87,13 @@ def test_a_live_worker_whose_lock_connection_is_cut_keeps_its_jobs(
     conninfo = make_url(database_url).set(drivername="postgresql").render_as_string(False)
     with psycopg.connect(conninfo, autocommit=True) as admin:
         for _ in range(3):  # three cuts, each taken again by the holder
+            # Both workers hold their lock sessions again before each cut (a worker that has
+            # logged its start may still be opening its first one).
+            wait_until(
+                lambda: liveness_sessions(admin) == 2,
+                20,
+                message=lambda: f"two liveness sessions, found {liveness_sessions(admin)}",
+            )
             terminated = admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 "WHERE application_name = 'dominus liveness' AND datname = current_database() "

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -324,13 +323,12 @@ def test_cli_refuses_bad_input_and_times_out(dominus_procs: DominusProcesses) ->
     )
 
     # Nobody works on this run's job: the timeout counts while the run still waits for a worker.
+    # A wait that ignored it would never end (no worker runs here) and meet run_cli's own limit;
+    # no tighter bound on the time, which a loaded machine's process start-up alone can exceed.
     created = json_of(run_cli(dominus_procs, "run", "-k", "solar panels", "--json", env=OFFLINE))
-    started = time.monotonic()
     waiting = run_cli(
         dominus_procs, "runs", "wait", str(created["run_id"]), "--timeout", "1", expect=124
     )
-    elapsed = time.monotonic() - started
-    assert elapsed < 8, f"`runs wait --timeout 1` took {elapsed:.1f} s"
     assert "still pending after 1 s" in waiting.stderr(), waiting.describe()
 
 

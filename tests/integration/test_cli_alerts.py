@@ -48,3 +48,22 @@ def test_list_and_acknowledge(cli: Cli, engine: Engine) -> None:
     assert [alert["state"] for alert in everything] == ["acknowledged", "open"]
 
     assert_bad_input(cli.run("alerts", "ack", "9999"), "no renewal alert with id 9999")
+
+
+def test_acknowledge_every_open_alert(cli: Cli, engine: Engine) -> None:
+    today = utc_now().date()
+    for name, days in (("a.com", 2), ("b.com", 10), ("c.com", 25)):
+        add_entry(engine, name, today + timedelta(days=days), utc_now())
+    RenewalCheck(engine, LogNotifier(), Thresholds(7, 30), utc_now).run(threading.Event())
+    first = cli.ok("alerts", "list", "--json").json()[0]["id"]
+    cli.ok("alerts", "ack", str(first))
+
+    acked = cli.ok("alerts", "ack", "--all")
+    lines = acked.stdout.splitlines()
+    assert lines[0] == "2 open alerts acknowledged"
+    assert [line.split()[1] for line in lines[1:]] == ["b.com", "c.com"]
+    assert cli.ok("alerts", "list", "--json").json() == []
+    assert cli.ok("alerts", "ack", "--all", "--json").json() == []  # nothing left open
+
+    assert_bad_input(cli.run("alerts", "ack"), "give an alert id, or --all")
+    assert_bad_input(cli.run("alerts", "ack", str(first), "--all"), "not both")

@@ -27,6 +27,7 @@ APPRAISAL_KEYS = {
     "availability",
     "weights",
     "providers",
+    "data_sources",
     "sample_data",
     "appraised_on",
     "currency",

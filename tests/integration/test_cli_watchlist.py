@@ -6,6 +6,7 @@ written."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from sqlalchemy import Engine
 
 from dominus.watchlist.store import WatchlistStore
 from tests.support.cli import Cli, assert_bad_input
+from tests.support.portfolio_rows import add_entry
 from tests.support.watch_fixtures import Registry, provider_settings
 
 
@@ -45,12 +47,20 @@ def test_add_list_poll_and_remove(
     env = provider_settings(database_url, registry, str(tmp_path))
 
     dry = cli.ok("watchlist", "poll", "--dry-run", "--json", env=env).json()
-    assert dry == {"checked": 2, "available": 1, "notified": 1, "errors": [], "dry_run": True}
+    assert dry == {
+        "checked": 2,
+        "available": 1,
+        "notified": 1,
+        "drop_changes": 0,
+        "errors": [],
+        "dry_run": True,
+    }
     assert all(entry.last_checked_at is None for entry in WatchlistStore(engine).entries())
 
     polled = cli.ok("watchlist", "poll", env=env)
     assert "checked 2, available 1, notified 1, errors 0" in polled.stdout
-    assert "notification watchlist.available: free.test is available to register" in (polled.stderr)
+    assert "notification watchlist.digest: 1 watchlist change: free.test" in polled.stderr
+    assert "  watchlist.available: free.test is available to register" in polled.stderr
     listing = {entry["domain"]: entry for entry in cli.ok("watchlist", "list", "--json").json()}
     assert (listing["free.test"]["last_status"], listing["free.test"]["notified"]) == (
         "available",
@@ -103,3 +113,32 @@ def test_invalid_settings_stop_the_command_naming_the_variable(cli: Cli) -> None
         assert result.stdout == ""
         [line] = result.stderr.splitlines()
         assert line.startswith("error: ") and name in line, line
+
+
+def test_a_held_name_is_flagged_on_add_and_in_the_list(
+    cli: Cli, registry: Registry, database_url: str, tmp_path: Path, engine: Engine
+) -> None:
+    add_entry(engine, "held.test", date(2031, 1, 1), datetime.now(UTC))
+    added = cli.ok("watchlist", "add", "held.test")
+    assert added.stdout.splitlines() == [
+        "watching held.test",
+        "note: held.test is already in your portfolio",
+    ]
+    cli.ok("watchlist", "add", "free.test")
+    registry.in_status("held.test", ["pendingDelete"], last_changed="2030-01-01")
+    registry.available("free.test")
+    cli.ok("watchlist", "poll", env=provider_settings(database_url, registry, str(tmp_path)))
+    listing = {entry["domain"]: entry for entry in cli.ok("watchlist", "list", "--json").json()}
+    assert (listing["held.test"]["in_portfolio"], listing["free.test"]["in_portfolio"]) == (
+        True,
+        False,
+    )
+    assert listing["held.test"]["drop_phase"] == "pending_delete"
+    assert listing["held.test"]["rdap_statuses"] == ["pending delete"]
+    rows = {
+        line.split("│")[1].strip(): line
+        for line in cli.ok("watchlist", "list").stdout.splitlines()
+        if line.count("│") > 2
+    }
+    assert "in portfolio" in rows["held.test"] and "pendingDelete" in rows["held.test"]
+    assert "in portfolio" not in rows["free.test"]

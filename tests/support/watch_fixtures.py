@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -37,21 +39,28 @@ class RecordingNotifier:
             self.sent.append(notification)
         return True
 
+    def items(self) -> list[Notification]:
+        """Every notification sent, in order, a digest's items in its place."""
+        with self.lock:
+            return [item for sent in self.sent for item in (sent.items or (sent,))]
+
     def events(self) -> list[str]:
-        return [notification.event for notification in self.sent]
+        return [notification.event for notification in self.items()]
 
 
 class Registry:
-    """One loopback DNS server and one loopback RDAP server for the `.test` TLD, and the real
-    clients DOMINUS uses, pointed at them. `registered(name)` / `available(name)` /
-    `broken(name)` say what both answer for a name from now on."""
+    """One loopback DNS server and one loopback RDAP server for the `tlds` (`.test` unless
+    told), and the real clients DOMINUS uses, pointed at them. `registered(name)` /
+    `available(name)` / `broken(name)` / `in_status(name, ...)` say what both answer for a
+    name from now on."""
 
-    def __init__(self) -> None:
+    def __init__(self, tlds: Sequence[str] = ("test",)) -> None:
+        self.tlds = tuple(tlds)
         self.dns_server = FakeDnsServer({}, default="nxdomain")
         self.rdap_server = FakeRdap()
         self.http = httpx.Client()
         self.dns = ResolverDnsChecker([self.dns_server.address], timeout_seconds=0.5)
-        bootstrap = RdapBootstrap.parse(bootstrap_doc(self.rdap_server.base.rstrip("/")))
+        bootstrap = RdapBootstrap.parse(bootstrap_doc(self.rdap_server.base.rstrip("/"), tlds))
         self.rdap = HttpRdapClient(
             bootstrap, self.http, timeout_seconds=0.5, max_attempts=1, backoff_base_seconds=0.01
         )
@@ -69,6 +78,27 @@ class Registry:
         self.dns_server.zones[domain] = "nxdomain"
         self.rdap_server.routes[f"/rdap/domain/{domain}"] = [REGISTERED_RDAP]
 
+    def in_status(
+        self,
+        domain: str,
+        statuses: Sequence[str],
+        *,
+        last_changed: str | None = None,
+        expires: str | None = None,
+        delegated: bool = False,
+    ) -> None:
+        """Registered, with these RDAP `status` values and events (dates YYYY-MM-DD); a name
+        on its way to deletion is usually out of the zone, so DNS says NXDOMAIN unless
+        `delegated`."""
+        self.dns_server.zones[domain] = "ns" if delegated else "nxdomain"
+        body = rdap_domain(domain, statuses, last_changed=last_changed, expires=expires)
+        self.rdap_server.routes[f"/rdap/domain/{domain}"] = [(200, {}, body, 0.0)]
+
+    def rdap_broken_only(self, domain: str) -> None:
+        """DNS shows it delegated; the registry's RDAP server answers 503."""
+        self.dns_server.zones[domain] = "ns"
+        self.rdap_server.routes[f"/rdap/domain/{domain}"] = [BROKEN_RDAP]
+
     def broken(self, domain: str) -> None:
         self.dns_server.zones[domain] = "servfail"
         self.rdap_server.routes[f"/rdap/domain/{domain}"] = [BROKEN_RDAP]
@@ -82,10 +112,35 @@ class Registry:
         self.dns_server.close()
 
 
+def rdap_domain(
+    domain: str,
+    statuses: Sequence[str],
+    *,
+    last_changed: str | None = None,
+    expires: str | None = None,
+) -> bytes:
+    """An RDAP domain object with these statuses and events, as a registry serves it."""
+    events: list[dict[str, Any]] = [
+        {"eventAction": "registration", "eventDate": "2015-03-01T10:00:00Z"}
+    ]
+    if expires is not None:
+        events.append({"eventAction": "expiration", "eventDate": f"{expires}T10:00:00Z"})
+    if last_changed is not None:
+        events.append({"eventAction": "last changed", "eventDate": f"{last_changed}T18:04:11Z"})
+    document = {
+        "objectClassName": "domain",
+        "ldhName": domain.upper(),
+        "status": list(statuses),
+        "events": events,
+    }
+    return json.dumps(document).encode()
+
+
 def provider_settings(database_url: str, registry: Registry, bootstrap_dir: str) -> dict[str, str]:
     """Settings for the real providers pointed at `registry`'s loopback servers."""
     path = Path(bootstrap_dir) / "bootstrap.json"
-    path.write_text(json.dumps(bootstrap_doc(registry.rdap_server.base.rstrip("/"))))
+    base = registry.rdap_server.base.rstrip("/")
+    path.write_text(json.dumps(bootstrap_doc(base, registry.tlds)))
     return {
         "DATABASE_URL": database_url,
         "DOMINUS_PROVIDERS": "real",

@@ -3,11 +3,12 @@ the models of `dominus.portfolio.documents`, which the CLI's `--json` dumps."""
 
 from __future__ import annotations
 
+import datetime as dt
 from datetime import date
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dominus.portfolio.model import NO_NUL, EntryValues
+from dominus.portfolio.model import MAX_AMOUNT, NO_NUL, EntryValues
 
 
 class EntryPatchIn(EntryValues):
@@ -26,3 +27,23 @@ class RescoreIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     domain: str | None = Field(default=None, min_length=1, max_length=300, pattern=NO_NUL)
+
+
+class SaleIn(BaseModel):
+    """A sale of an entry: what the buyer paid, the fees (default 0), the day (default today,
+    UTC; never after today) and where it sold."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    price: float = Field(ge=0, le=MAX_AMOUNT, allow_inf_nan=False)
+    fees: float = Field(default=0.0, ge=0, le=MAX_AMOUNT, allow_inf_nan=False)
+    date: dt.date | None = None
+    venue: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
+
+
+class DropIn(BaseModel):
+    """A drop of an entry (not renewed): the day (default today, UTC; never after today)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    date: dt.date | None = None

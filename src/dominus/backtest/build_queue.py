@@ -11,6 +11,8 @@ Inside the transaction that records the sale:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlalchemy import Connection, select
 
 from dominus.jobs.client import JobQueue
@@ -50,3 +52,13 @@ def enqueue_build(connection: Connection, queue: JobQueue) -> tuple[int, bool]:
         connection=connection,
     )
     return follow_up.job_id, follow_up.created
+
+
+def build_enqueuer(queue: JobQueue) -> Callable[[Connection], tuple[int, bool]]:
+    """What a transaction recording a sale calls: `outcomes add` and import, and the
+    portfolio's ledger (`portfolio sold`, its API action) go through this one function."""
+
+    def enqueue(connection: Connection) -> tuple[int, bool]:
+        return enqueue_build(connection, queue)
+
+    return enqueue

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from dominus.backtest.model import OutcomeInputError
 from dominus.domain_names import InvalidNameError, normalise_domain
+from dominus.portfolio.model import outcome_date_problem
 from dominus.providers.csvfiles import read_rows
 from dominus.providers.errors import ProviderDataError
 
@@ -56,8 +57,9 @@ def checked(outcome: OutcomeIn, today: dt.date, currency: str) -> OutcomeIn:
         raise OutcomeInputError(f"invalid domain {outcome.domain!r}: {error}") from None
     if outcome.price is not None and outcome.type != "sold":
         raise OutcomeInputError(f"a price is recorded with a sale, not with type {outcome.type}")
-    if outcome.date > today:
-        raise OutcomeInputError(f"date {outcome.date.isoformat()} is after today ({today})")
+    problem = outcome_date_problem(outcome.date, today)
+    if problem is not None:
+        raise OutcomeInputError(problem)
     code = (outcome.currency or currency).upper()
     return outcome.model_copy(update={"domain": name.ascii, "currency": code})
 

@@ -15,6 +15,9 @@ suggester on the sales before its cut and tests on the sales from the cut to the
 fold learns from a sale it is judged on. Each fold reports the MAE of the engine as it scored, of
 the current weights and of the weights suggested on the training sales (both re-weighed), and of
 the baseline.
+
+Value model: the P10–P90 ranges the scores carried, measured by the valuation's own metrics module
+(value_figures.py), overall and per price band, venue class and TLD group.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from dominus.backtest.metrics import DIRECTIONS, Prediction, better, metrics
 from dominus.backtest.reweigh import mean_absolute_error
 from dominus.backtest.samples import BUCKETS, Sample
 from dominus.backtest.suggest import suggest
+from dominus.backtest.value_figures import value_model_figures
 from dominus.scoring.config import ScoringConfig
 from dominus.scoring.weights import Weights
 
@@ -186,4 +190,5 @@ def build_report(
             ordered, current, config, folds=options.folds, split=options.split
         ),
         "weights": current.to_dict(),
+        "value_model": value_model_figures(ordered),
     }

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Engine
 
-from dominus.backtest.build_queue import enqueue_build
+from dominus.backtest.build_queue import build_enqueuer
 from dominus.backtest.calibrate import calibrate
 from dominus.backtest.documents import WeightsOut
 from dominus.backtest.model import CalibrationError, RecordedOutcomes
@@ -67,13 +67,8 @@ class BacktestService:
         """Record the outcomes (checked first: nothing is written unless all are valid); a sale
         with a price enqueues BACKTEST_BUILD in the same transaction (deduplicated)."""
         valid = self.check(entries)
-        queue = self.queue
-
-        def enqueue(connection: Connection) -> tuple[int, bool]:
-            assert queue is not None
-            return enqueue_build(connection, queue)
-
-        return self.store.record_outcomes(valid, self.clock(), enqueue if queue else None)
+        enqueue = None if self.queue is None else build_enqueuer(self.queue)
+        return self.store.record_outcomes(valid, self.clock(), enqueue)
 
     def read_csv(self, path: Path) -> list[OutcomeIn]:
         return read_outcomes_csv(path, self.clock().date(), self.config().currency)

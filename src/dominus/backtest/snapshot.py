@@ -69,6 +69,12 @@ def recency_weighted_median(details: Mapping[str, Any]) -> tuple[float | None, i
     return round(weighted_quantile(pairs, 0.5), 2), len(sales)
 
 
+def _value_ranges(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, Mapping):
+        return None
+    return {key: value.get(key) for key in ("wholesale", "retail")}
+
+
 def signal_row(outcome: Outcome, score: Any, now: datetime) -> dict[str, Any]:
     details: Mapping[str, Any] = score.details or {}
     money: Mapping[str, Any] = details.get("money") or {}
@@ -109,6 +115,10 @@ def signal_row(outcome: Outcome, score: Any, now: datetime) -> dict[str, Any]:
             "score_threshold": details.get("score_threshold"),
             "confidence_threshold": details.get("confidence_threshold"),
             "effective_weights": details.get("effective_weights"),
+            # The value model's ranges and the sale's venue: the report measures the range of
+            # the venue's class against the price (value_figures.py).
+            "value": _value_ranges(details.get("value")),
+            "venue": outcome.venue,
         },
         "created_at": now,
     }

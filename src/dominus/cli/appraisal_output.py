@@ -238,5 +238,6 @@ def _checks(appraisal: Appraisal) -> str:
         f"trademark: {verdict}; marks: {trademark.source}\n"
         f"availability: {appraisal.availability.note}\n"
         f"weights: {which}: {shares}; providers: {appraisal.providers}; "
-        f"appraised on {appraisal.appraised_on.isoformat()}"
+        f"appraised on {appraisal.appraised_on.isoformat()}\n"
+        f"data: {appraisal.data_sources.summary()}"
     )

@@ -6,32 +6,8 @@ from typing import Any
 
 from rich.table import Table
 
+from dominus.backtest.figures import METRIC_LABELS, figure
 from dominus.cli.output import console
-
-METRIC_LABELS = {
-    "mae": "MAE",
-    "median_absolute_error": "median absolute error",
-    "median_ape": "median abs. % error",
-    "bias": "bias (Σ predicted ÷ Σ realised)",
-    "bias_percent": "bias %",
-    "within_50_percent": "within ±50 %",
-    "r2_log": "R² (log prices)",
-    "buy_max_hit_rate": "buy-max hit rate",
-    "conservative_share": "predicted ≤ realised",
-}
-PERCENTAGES = {"median_ape", "within_50_percent", "buy_max_hit_rate", "conservative_share"}
-
-
-def figure(name: str, value: Any) -> str:
-    if value is None:
-        return "-"
-    if name in PERCENTAGES:
-        return f"{value * 100:.1f} %"
-    if name == "bias_percent":
-        return f"{value:+.1f} %"
-    if name in {"bias", "r2_log"}:
-        return f"{value:.3f}"
-    return f"{value:,.2f}"
 
 
 def print_report(report: dict[str, Any]) -> None:
@@ -104,6 +80,43 @@ def print_report(report: dict[str, Any]) -> None:
             f"{figure('mae', fold['mae_baseline'])} ({fold['baseline_sample']})",
         )
     console.print(folds)
+    print_value_model(report["value_model"])
+
+
+VALUE_HEADERS = ("", "n", "Spearman", "med |log10 err|", "within 2×", "R² log", "bias", "P10–P90")
+
+
+def _value_cells(label: str, figures: dict[str, Any]) -> list[str]:
+    def number(key: str, percent: bool = False) -> str:
+        value = figures.get(key)
+        if value is None:
+            return "-"
+        return f"{value:.0%}" if percent else f"{value:.2f}"
+
+    return [
+        label,
+        str(figures["n"]),
+        number("spearman"),
+        number("median_abs_log10_error"),
+        number("within_2x", percent=True),
+        number("r2_log"),
+        number("bias"),
+        number("coverage", percent=True),
+    ]
+
+
+def print_value_model(section: dict[str, Any]) -> None:
+    """The value model's ranges against the prices, as `dominus valuation evaluate` prints them."""
+    title = (
+        f"value model on {section['sample_size']} sales "
+        f"({section['left_out']} scored without value ranges left out)"
+    )
+    table = Table(*VALUE_HEADERS, title=title)
+    table.add_row(*_value_cells("all", section["overall"]))
+    for group in ("by_band", "by_venue_class", "by_tld_group"):
+        for key, figures in section[group].items():
+            table.add_row(*_value_cells(key, figures))
+    console.print(table)
 
 
 def weights_line(weights: dict[str, float]) -> str:

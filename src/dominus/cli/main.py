@@ -21,6 +21,7 @@ from dominus.cli import (
     dlq,
     jobs,
     maintenance,
+    marks,
     outcomes,
     portfolio,
     queue,
@@ -77,6 +78,7 @@ app.add_typer(weights_app, name="weights")
 app.add_typer(thresholds_app, name="thresholds")
 app.add_typer(watchlist.app, name="watchlist")
 app.add_typer(alerts.app, name="alerts")
+app.add_typer(marks.app, name="marks")
 app.add_typer(valuation.app, name="valuation")
 app.command("worker")(worker)
 app.command("scheduler")(scheduler)

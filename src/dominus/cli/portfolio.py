@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from dominus.backtest.ledger import ledger_service
 from dominus.cli.csv_file import write_text_file
 from dominus.cli.jobs import EXIT_FOR_STATUS
 from dominus.cli.output import clip, console, errors, print_json, print_model
@@ -28,8 +29,19 @@ from dominus.portfolio.csv_import import (
     decode,
     parse_mapping,
 )
-from dominus.portfolio.documents import EntryOut, ImportReportOut, RescoreQueuedOut
-from dominus.portfolio.model import EntryFields, PortfolioInputError, days_until_renewal
+from dominus.portfolio.documents import (
+    DropOut,
+    EntryOut,
+    ImportReportOut,
+    RescoreQueuedOut,
+    SaleOut,
+)
+from dominus.portfolio.model import (
+    EntryFields,
+    PortfolioEntry,
+    PortfolioInputError,
+    days_until_renewal,
+)
 from dominus.portfolio.report import REPORT_COLUMNS, build_report, report_rows
 from dominus.portfolio.rescore import rescore_dedupe_key, stored_result
 from dominus.portfolio.service import PortfolioService, valid_domain
@@ -83,7 +95,7 @@ def add(
     acquired_at: str | None = typer.Option(None, "--acquired-at", help="YYYY-MM-DD."),
     acquisition_cost: str | None = typer.Option(None, "--acquisition-cost", help="Paid for it."),
     renewal_cost: str | None = typer.Option(
-        None, "--renewal-cost", help="A year's renewal (default: the TLD price table's)."
+        None, "--renewal-cost", help="A year's renewal (default: looked up, ADR 0046)."
     ),
     registrar: str | None = typer.Option(None, "--registrar", help="Where it is registered."),
     list_price: str | None = typer.Option(None, "--list-price", help="Its asking price."),
@@ -91,6 +103,9 @@ def add(
         None, "--renewals-paid", help="Money paid in renewals so far."
     ),
     notes: str | None = typer.Option(None, "--notes"),
+    auto_renew: bool | None = typer.Option(
+        None, "--auto-renew/--no-auto-renew", help="Whether the registrar renews it by itself."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Add a name to the portfolio (amounts in the scoring currency, SCORING_CURRENCY)."""
@@ -103,12 +118,13 @@ def add(
         list_price=_amount("--list-price", list_price),
         renewals_paid=_amount("--renewals-paid", renewals_paid),
         notes=notes,
+        auto_renew=auto_renew,
     )
     name = valid_domain(domain)
     runtime, service = _service()
     entry = service.add(name, values, runtime.clock())
     if as_json:
-        print_model(EntryOut.of(entry, runtime.clock()))
+        print_model(EntryOut.of(entry, runtime.clock(), renewal=service.renewal_price(entry)))
         return
     console.print(f"{entry.domain} added: verdict {entry.verdict} ({entry.verdict_reason})")
 
@@ -161,6 +177,11 @@ def import_csv(
 
 def _print_import(report: ImportReport) -> None:
     prefix = "would be " if report.dry_run else ""
+    if report.dry_run:
+        for name, column in report.columns.items():
+            console.print(f"column {column!r} → {name}", markup=False)
+        ignored = ", ".join(repr(column) for column in report.ignored) or "none"
+        console.print(f"columns ignored: {ignored}", markup=False)
     for domain in report.added:
         console.print(f"{prefix}added: {domain}")
     for item in report.updated:
@@ -195,20 +216,48 @@ def list_entries(
         return
     now = runtime.clock()
     if as_json:
-        print_model([EntryOut.of(entry, now) for entry in entries])
+        print_model(
+            [EntryOut.of(entry, now, renewal=service.renewal_price(entry)) for entry in entries]
+        )
         return
-    table = Table("domain", "renews", "days", "renewal", "score", "list price", "verdict")
+    table = Table(
+        "domain", "renews", "days", "renewal", "renewal price", "score", "list price", "verdict",
+        "auto-renew", "registrar status",
+    )  # fmt: skip
     for entry in entries:
+        renewal = service.renewal_price(entry)
         table.add_row(
             entry.domain,
             entry.renewal_date.isoformat(),
             str(days_until_renewal(entry.renewal_date, now)),
-            _money(entry.renewal_cost, entry.currency),
+            _money(renewal.amount, entry.currency),
+            renewal.label,
             "-" if entry.current_score is None else f"{entry.current_score:g}",
             _money(entry.list_price, entry.currency),
-            entry.verdict or "-" if entry.status == "active" else entry.status,
+            _flagged(entry, entry.verdict or "-" if entry.status == "active" else entry.status),
+            _flag(entry.auto_renew),
+            _registrar_status(entry),
         )
     console.print(table)
+
+
+def _flagged(entry: PortfolioEntry, verdict: str) -> str:
+    """The verdict, after a "⚠ TM 'mark'" marker when the name matches a trademark (UDRP risk
+    comes first, whatever the money says)."""
+    risk = entry.trademark
+    return verdict if risk is None else f"⚠ TM '{risk.mark}' · {verdict}"
+
+
+def _flag(value: bool | None) -> str:
+    return "?" if value is None else ("on" if value else "off")
+
+
+def _registrar_status(entry: PortfolioEntry) -> str:
+    """The registrar's status; an expired name says so in capitals, whatever the export
+    wrote, so it stands out in a listing."""
+    if entry.expired_at_registrar:
+        return "EXPIRED"
+    return entry.registrar_status or "-"
 
 
 def _money(value: float | None, currency: str) -> str:
@@ -221,11 +270,16 @@ def show(domain: str = DOMAIN, as_json: bool = JSON) -> None:
     runtime, service = _service(read_only=True)
     entry = service.get(domain)
     history = PortfolioReader(runtime.engine).list_history(entry.domain)
-    shown = EntryOut.of(entry, runtime.clock(), history)
+    shown = EntryOut.of(entry, runtime.clock(), history, service.renewal_price(entry))
     if as_json:
         print_model(shown)
         return
     document = dumped(shown)
+    if entry.trademark is not None:
+        console.print(f"⚠ {entry.trademark.words()}")
+        document["trademark"] = f"{entry.trademark.mark} (rule: {entry.trademark.rule})"
+    if entry.expired_at_registrar:
+        console.print(f"EXPIRED at the registrar (status {entry.registrar_status!r})")
     for key, value in document.items():
         if key not in ("history", "score_details"):
             console.print(f"{key}: {'-' if value is None else value}")
@@ -259,6 +313,7 @@ def verdicts(as_json: bool = JSON) -> None:
                     "reason": entry.verdict_reason,
                     "changed": entry.domain in changes,
                     "days_until_renewal": days_until_renewal(entry.renewal_date, now),
+                    "trademark": None if entry.trademark is None else entry.trademark.to_dict(),
                 }
                 for entry in entries
             ]
@@ -267,7 +322,8 @@ def verdicts(as_json: bool = JSON) -> None:
     table = Table("domain", "verdict", "reason")
     for entry in entries:
         mark = " (new)" if entry.domain in changes else ""
-        table.add_row(entry.domain, f"{entry.verdict}{mark}", entry.verdict_reason or "")
+        verdict = _flagged(entry, f"{entry.verdict}{mark}")
+        table.add_row(entry.domain, verdict, entry.verdict_reason or "")
     console.print(table)
     console.print(f"method: {service.rules.method}")
 
@@ -353,16 +409,19 @@ def sold(
     domain: str = DOMAIN,
     price: str = typer.Option(..., "--price", help="What the buyer paid."),
     fees: str | None = typer.Option(None, "--fees", help="Commission and fees (default 0)."),
-    on: str | None = typer.Option(None, "--date", help="YYYY-MM-DD (default: today, UTC)."),
+    on: str | None = typer.Option(
+        None, "--date", help="YYYY-MM-DD, not after today (default: today, UTC)."
+    ),
     venue: str | None = typer.Option(None, "--venue", help="Where it sold."),
     as_json: bool = JSON,
 ) -> None:
     """Close an entry as sold: realised profit = price − fees − acquisition − renewals paid;
-    the sale is recorded as an outcome (for the backtest)."""
+    the sale is recorded as an outcome and, with a price, enqueues BACKTEST_BUILD (one while
+    one is pending), as `outcomes add` does."""
     amount = _amount("--price", price)
     assert amount is not None
-    runtime, service = _service()
-    result = service.sold(
+    runtime = open_runtime()
+    result = ledger_service(runtime.engine, runtime.settings, runtime.queue()).sold(
         domain,
         price=amount,
         fees=_amount("--fees", fees) or 0.0,
@@ -371,28 +430,41 @@ def sold(
         now=runtime.clock(),
     )
     if as_json:
-        print_json(result)
+        print_model(SaleOut.model_validate(result))
         return
     currency = result["currency"]
+    profit = result["realised_profit"]
     console.print(
         f"{result['domain']} sold for {money_words(result['price'], currency)}: realised profit "
-        f"{money_words(result['realised_profit'], currency)}"
+        + ("unknown (cost unknown)" if profit is None else money_words(profit, currency))
+        + _build_words(result)
     )
+
+
+def _build_words(result: dict[str, Any]) -> str:
+    if result["build_job_id"] is None:
+        return ""
+    state = "enqueued" if result["build_created"] else "already pending"
+    return f"; BACKTEST_BUILD job {result['build_job_id']} {state}"
 
 
 @app.command("drop")
 def drop(
     domain: str = DOMAIN,
-    on: str | None = typer.Option(None, "--date", help="YYYY-MM-DD (default: today, UTC)."),
+    on: str | None = typer.Option(
+        None, "--date", help="YYYY-MM-DD, not after today (default: today, UTC)."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Close an entry as dropped (not renewed); its sunk cost is recorded as an outcome."""
-    runtime, service = _service()
+    runtime = open_runtime()
+    service = ledger_service(runtime.engine, runtime.settings, runtime.queue())
     result = service.drop(domain, on=_date("--date", on), now=runtime.clock())
     if as_json:
-        print_json(result)
+        print_model(DropOut.model_validate(result))
         return
-    sunk = money_words(result["sunk_cost"], result["currency"])
+    cost = result["sunk_cost"]
+    sunk = "unknown (cost unknown)" if cost is None else money_words(cost, result["currency"])
     console.print(f"{result['domain']} dropped: sunk cost {sunk}")
 
 
@@ -405,7 +477,8 @@ def report(
     force: bool = typer.Option(False, "--force", help="With --csv: overwrite an existing file."),
 ) -> None:
     """Renewals due per month (next 12), money at risk on drop names, cost vs suggested list
-    value, realised and unrealised profit and ROI per year, verdict counts."""
+    value, realised and unrealised profit and ROI per year, verdict counts, and the drop names
+    whose auto-renew to turn off (or check)."""
     _refuse_csv_with_json(csv_path, as_json, force)
     runtime, service = _service(read_only=True)
     reader = PortfolioReader(runtime.engine)
@@ -414,6 +487,7 @@ def report(
         reader.list_outcomes(),
         service.currency,
         runtime.clock(),
+        service.pricing,
     )
     if csv_path is not None:
         write_text_file(csv_path, csv_lines(REPORT_COLUMNS, report_rows(document)), force=force)
@@ -427,6 +501,14 @@ def report(
 
 def _print_report(document: dict[str, Any]) -> None:
     currency = document["currency"]
+    risks = document["trademark_risk"]
+    if risks:
+        table = Table(
+            "domain", "mark", "rule", "verdict", title="⚠ UDRP risk: names matching a mark"
+        )
+        for risk in risks:
+            table.add_row(risk["domain"], risk["mark"], risk["rule"], risk["verdict"] or "-")
+        console.print(table)
     table = Table("month", "renewals", "cost", title="Renewals due")
     for month in document["renewals_due"]:
         unknown = f" (+{month['unknown_cost']} unknown)" if month["unknown_cost"] else ""
@@ -434,24 +516,58 @@ def _print_report(document: dict[str, Any]) -> None:
             month["month"], str(month["renewals"]), money_words(month["cost"], currency) + unknown
         )
     console.print(table)
+    sources = document["renewal_price_sources"]
+    console.print(
+        "renewal prices used: "
+        + ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in sources.items() if count)
+    )
     risk = document["money_at_risk"]
     console.print(
         f"money at risk on drop names: {risk['names']} name(s), renewals "
         f"{money_words(risk['renewal_cost'], currency)} due within 12 months, "
         f"{money_words(risk['sunk_cost'], currency)} already sunk"
+        + _left_out(risk["sunk_cost_unknown"], " (sunk cost of {} left out: cost unknown)")
     )
     value = document["value"]
     console.print(
         f"acquisition cost {money_words(value['acquisition_cost'], currency)} vs suggested list "
         f"value {money_words(value['suggested_list_value'], currency)} ({value['names']} names, "
-        f"{value['unscored']} unscored)"
+        f"{value['unscored']} unscored"
+        + _left_out(value["unknown_acquisition_cost"], ", {} left out: cost unknown")
+        + ")"
     )
-    for label in ("realised", "unrealised"):
-        for year in document[label]:
-            roi = "-" if year["roi"] is None else f"{year['roi'] * 100:.1f} %"
-            console.print(
-                f"{label} {year['year']}: profit {money_words(year['profit'], currency)} on cost "
-                f"{money_words(year['cost'], currency)}, ROI {roi}"
-            )
+    for year in document["realised"]:
+        total = year["sold"] + year["dropped"]
+        what = "sales" if not year["dropped"] else "sales and drops"
+        console.print(f"realised {year['year']}: {_profit_words(year, total, what, currency)}")
+    for year in document["unrealised"]:
+        words = _profit_words(year, year["names"], "scored names", currency)
+        console.print(f"unrealised {year['year']}: {words}")
     counts = document["verdicts"]
     console.print("verdicts: " + ", ".join(f"{name} {count}" for name, count in counts.items()))
+    _print_auto_renew(document)
+
+
+def _left_out(count: int, words: str) -> str:
+    return words.format(count) if count else ""
+
+
+def _profit_words(figures: dict[str, Any], total: int, what: str, currency: str) -> str:
+    """ "profit $40 on cost $100, ROI 40.0 % on 1 of 3 sales; 2 left out: cost unknown"."""
+    roi = "-" if figures["roi"] is None else f"{figures['roi'] * 100:.1f} %"
+    return (
+        f"profit {money_words(figures['profit'], currency)} on cost "
+        f"{money_words(figures['cost'], currency)}, ROI {roi} on {figures['counted']} of "
+        f"{total} {what}" + _left_out(figures["cost_unknown"], "; {} left out: cost unknown")
+    )
+
+
+def _print_auto_renew(document: dict[str, Any]) -> None:
+    for key, label in (
+        ("turn_off_auto_renew", "turn off auto-renew for these names (verdict drop)"),
+        ("check_auto_renew", "check auto-renew (verdict drop, auto-renew not known)"),
+    ):
+        names = document[key]
+        console.print(f"{label}: {len(names) or 'none'}")
+        for item in names:
+            console.print(f"  {item['domain']}  renews {item['renewal_date']}")

@@ -10,6 +10,7 @@ from rich.table import Table
 from dominus.cli.output import clip, console, print_json, print_model, short_time
 from dominus.cli.runtime import open_runtime
 from dominus.watchlist.documents import WatchEntryOut
+from dominus.watchlist.drops import DropPhase
 from dominus.watchlist.model import WatchEntry, watched_domain
 from dominus.watchlist.service import poll_watchlist
 from dominus.watchlist.store import WatchlistStore, checked_notes
@@ -32,8 +33,10 @@ def add(
     entry = WatchlistStore(runtime.engine).add(name, text, runtime.clock())
     if as_json:
         print_model(WatchEntryOut.of(entry))
-    else:
-        console.print(f"watching {entry.domain}")
+        return
+    console.print(f"watching {entry.domain}")
+    if entry.in_portfolio:
+        console.print(f"note: {entry.domain} is already in your portfolio")
 
 
 @app.command("remove")
@@ -46,20 +49,25 @@ def remove(domain: str = DOMAIN) -> None:
 
 @app.command("list")
 def list_entries(as_json: bool = JSON) -> None:
-    """Every watched domain with its last status, when it was checked and whether its
-    availability was notified."""
+    """Every watched domain with its last status, its registry's drop phase and the day it
+    should drop, when it was checked, whether its availability was notified, and whether you
+    already hold it ("held": an active portfolio entry)."""
     entries = WatchlistStore(open_runtime(read_only=True).engine).entries()
     if as_json:
         print_model([WatchEntryOut.of(entry) for entry in entries])
         return
-    table = Table("domain", "status", "last checked", "status since", "notified", "notes")
+    table = Table(
+        "domain", "status", "drop phase", "drops", "last checked", "notified", "held", "notes"
+    )
     for entry in entries:
         table.add_row(
             entry.domain,
             entry.last_status or "not checked",
+            _phase(entry),
+            _drops(entry),
             short_time(entry.last_checked_at),
-            short_time(entry.last_status_change_at),
             _notified(entry),
+            "in portfolio" if entry.in_portfolio else "-",
             clip(entry.notes, 40),
         )
     console.print(table)
@@ -90,10 +98,26 @@ def poll(
     verb = "would notify" if dry_run else "notified"
     console.print(
         f"{prefix}checked {result.checked}, available {result.available}, {verb} "
-        f"{result.notified}, errors {len(result.errors)}"
+        f"{result.notified}, errors {len(result.errors)}, drop status changes "
+        f"{result.drop_changes}"
     )
     for error in result.errors:
         console.print(f"  {error['domain']}: {error['error']}")
+
+
+def _phase(entry: WatchEntry) -> str:
+    if entry.drop_phase is None:
+        return "-"
+    return DropPhase(entry.drop_phase).label
+
+
+def _drops(entry: WatchEntry) -> str:
+    """The expected day, or why there is none (only for a name in a drop phase)."""
+    if entry.drop_phase in (None, DropPhase.NONE.value):
+        return "-"
+    if entry.expected_drop_on is None:
+        return clip(entry.drop_estimate, 40)
+    return f"~{entry.expected_drop_on.isoformat()}"
 
 
 def _notified(entry: WatchEntry) -> str:

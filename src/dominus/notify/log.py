@@ -18,10 +18,14 @@ _LEVELS = {
 
 class LogNotifier:
     def send(self, notification: Notification) -> bool:
+        """One line, and for a digest one more line per item, each at its own level: the log
+        keeps every alert readable on its own."""
         log.log(
             _LEVELS[notification.severity],
             "notification %s: %s",
             notification.event,
             notification.subject,
         )
+        for item in notification.items or ():
+            log.log(_LEVELS[item.severity], "  %s: %s", item.event, item.subject)
         return True

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
+from typing import Literal
 
 import httpx
 from pydantic import ValidationError
@@ -48,7 +49,8 @@ from dominus.pipeline.stage_results import Candidate, DnsAnswer, RdapAnswer
 from dominus.pipeline.store import PipelineStore
 from dominus.pipeline.trademark_gate import TrademarkGate
 from dominus.pipeline.valuing import Valuer
-from dominus.providers.models import Availability, KeywordStats, StopSignal
+from dominus.providers.data_sources import DataSource, DataSources
+from dominus.providers.models import Availability, KeywordStats, Mark, StopSignal
 from dominus.providers.sets import ProviderSet
 from dominus.providers.setup import open_providers
 from dominus.providers.trademarks import MarksFileSource
@@ -151,6 +153,31 @@ def keyword_phrases(keyword_data: Mapping[str, KeywordStats]) -> dict[str, str]:
     return phrases
 
 
+def data_sources_of(providers: ProviderSet, marks: Sequence[Mark] | None) -> DataSources:
+    """What the keyword figures, the sales and the marks came from: the configured files as
+    read, or the offline files (the bundled SAMPLE or files of their own), or nothing."""
+    sources = providers.sources or _offline_sources(providers)
+    return dataclasses.replace(sources, marks=_marks_source(providers, marks))
+
+
+def _offline_sources(providers: ProviderSet) -> DataSources:
+    kind: Literal["file", "sample"] = "sample" if providers.is_sample else "file"
+    return DataSources(
+        keywords=DataSource(kind, "csv", len(providers.keyword_data)),
+        comps=DataSource(kind, "csv", len(providers.comparable_sales)),
+    )
+
+
+def _marks_source(providers: ProviderSet, marks: Sequence[Mark] | None) -> DataSource:
+    source = providers.trademarks
+    if not isinstance(source, MarksFileSource):
+        return DataSource("none", note="TRADEMARK_MARKS_PATH unset")
+    if marks is None:
+        return DataSource("none", "marks", path=str(source.path), note=f"{source.path} unreadable")
+    kind: Literal["file", "sample"] = "sample" if providers.is_sample else "file"
+    return DataSource(kind, "marks", len(marks), str(source.path))
+
+
 class Appraiser:
     """Appraises names with one set of providers, weights, config and date."""
 
@@ -177,7 +204,9 @@ class Appraiser:
             else None
         )
         self._values: dict[str, ValuedAppraisal] = {}
-        self.gate = TrademarkGate(providers.trademarks.marks())
+        marks = providers.trademarks.marks()
+        self.gate = TrademarkGate(marks)
+        self.data_sources = data_sources_of(providers, marks)
         self.phrases = keyword_phrases(providers.keyword_data)
 
     def candidate(self, valid: ValidName) -> Candidate:
@@ -216,6 +245,7 @@ class Appraiser:
             providers=self.providers.label,
             sample_data=self.providers.is_sample,
             appraised_on=self.today,
+            data_sources=self.data_sources,
         )
 
     def value_ahead(self, domains: Sequence[str]) -> None:

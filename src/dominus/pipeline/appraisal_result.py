@@ -14,13 +14,14 @@ scoring, when they were made:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
 from dominus.pipeline.stage_results import Candidate, DnsAnswer, RdapAnswer, TrademarkEntry
 from dominus.pipeline.tiers import trademark_phrase
 from dominus.pipeline.trademark_gate import GateResult, TrademarkVerdict
+from dominus.providers.data_sources import DataSources
 from dominus.providers.models import Availability
 from dominus.scoring import Score, Tier, Weights
 
@@ -156,6 +157,7 @@ class Appraisal:
     providers: str  # the providers' label, e.g. "offline (SAMPLE DATA)"
     sample_data: bool
     appraised_on: date
+    data_sources: DataSources = field(default_factory=DataSources)
 
     @property
     def decision(self) -> tuple[Tier, str]:
@@ -185,6 +187,7 @@ class Appraisal:
             "weights": self.weights.to_dict(),
             "providers": self.providers,
             "sample_data": self.sample_data,
+            "data_sources": self.data_sources.to_dict(),
             "appraised_on": self.appraised_on.isoformat(),
             "currency": self.score.currency,
             "score": self.score.to_dict(),

@@ -341,6 +341,25 @@ class AppliedWeightsOut(Closed):
     weights: WeightsOut
 
 
+class DataSourceOut(Closed):
+    kind: Literal["file", "sample", "none"] = Field(
+        description="file: the operator's own; sample: the bundled SAMPLE data; none: nothing."
+    )
+    format: str | None = Field(
+        description="keyword-planner, namebio, report, csv or marks; null when none."
+    )
+    rows: int | None = Field(description="Keyword rows, sales or marks read.")
+    path: str | None
+    text: str = Field(description='In words, e.g. "your Keyword Planner file (1,204 rows)".')
+
+
+class DataSourcesOut(Closed):
+    keywords: DataSourceOut
+    comps: DataSourceOut
+    marks: DataSourceOut
+    summary: str = Field(description='"keywords: …; comps: …; marks: …".')
+
+
 class AppraisalOut(Closed):
     """One name's appraisal."""
 
@@ -360,6 +379,9 @@ class AppraisalOut(Closed):
     weights: AppliedWeightsOut
     providers: str
     sample_data: bool = Field(description="true: figures from the bundled SAMPLE data.")
+    data_sources: DataSourcesOut = Field(
+        description="What the keyword figures, comparable sales and marks came from."
+    )
     appraised_on: str = Field(description="The date scoring used (recency of sales), ISO 8601.")
     currency: str
     score: ScoreOut

@@ -1,7 +1,8 @@
 """The portfolio as CSV (`portfolio list --csv`, `portfolio report --csv`): RFC 4180 quoting,
 CRLF line ends, UTF-8 with a byte order mark, ISO dates, and the formula-injection guard of the
 run exports (ADR 0017: a cell starting with =, +, -, @, tab or CR gets a `'` in front). The
-column names are the import's field names, so an export imports back unchanged."""
+column names are the import's field names, so an export imports back unchanged (the columns that
+are not fields, like `verdict` and `trademark_mark`, the import ignores)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,11 @@ ENTRY_COLUMNS = (
     "suggested_list_price",
     "verdict",
     "verdict_reason",
+    "trademark_mark",
+    "trademark_rule",
     "notes",
+    "auto_renew",
+    "registrar_status",
 )
 
 
@@ -56,8 +61,17 @@ def csv_lines(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Iterator
         yield buffer.getvalue()
 
 
+def _value(entry: PortfolioEntry, column: str) -> Any:
+    """The column's value; the trademark columns are the mark matched and the gate's rule
+    (empty when the name matches no mark)."""
+    if column in ("trademark_mark", "trademark_rule"):
+        risk = entry.trademark
+        return None if risk is None else getattr(risk, column.removeprefix("trademark_"))
+    return getattr(entry, column)
+
+
 def entry_rows(entries: Sequence[PortfolioEntry]) -> list[list[Any]]:
-    return [[getattr(entry, column) for column in ENTRY_COLUMNS] for entry in entries]
+    return [[_value(entry, column) for column in ENTRY_COLUMNS] for entry in entries]
 
 
 def entries_csv(entries: Sequence[PortfolioEntry]) -> Iterator[str]:

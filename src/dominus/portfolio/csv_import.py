@@ -6,8 +6,8 @@ bounds as a value given to the API or `portfolio add` (entry_model.py: lengths, 
 an invalid row is reported with its line and column. By default one invalid row means nothing is
 written (the import is one transaction); `skip_invalid` writes the valid rows. A blank cell never
 overwrites a stored value, so re-importing the same file changes nothing. A new name needs a
-renewal date; its renewal cost, when the file has none, comes from the TLD price table
-(PortfolioService). A cell our own export guarded against formula injection (`'=…`) is read back
+renewal date; its renewal cost, when the file has none, is left unset and looked up when used
+(ADR 0046). A cell our own export guarded against formula injection (`'=…`) is read back
 without the `'`.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -35,7 +35,15 @@ from dominus.portfolio.presets import (
 )
 from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.store import read_entries
-from dominus.portfolio.values import parse_amount, parse_date, parse_domain
+from dominus.portfolio.values import (
+    DateOrder,
+    check_registrar_status,
+    date_order,
+    parse_amount,
+    parse_date,
+    parse_domain,
+    parse_flag,
+)
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 MAX_SHOWN_ERRORS = 3
@@ -70,6 +78,9 @@ class ImportReport:
     unchanged: list[str] = field(default_factory=list)
     refused: list[RowProblem] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
+    # field → the header of the column that fed it; the headers no field read.
+    columns: dict[str, str] = field(default_factory=dict)
+    ignored: list[str] = field(default_factory=list)
 
 
 class ImportRefusedError(PortfolioInputError):
@@ -178,8 +189,15 @@ class PortfolioImporter:
         except csv.Error as error:
             raise PortfolioInputError(f"line {reader.line_num}: {error}") from None
         columns = _columns(header, preset, options.mapping)
-        report = ImportReport(dry_run=options.dry_run)
-        rows = self._rows(reader, columns, preset, options, report, _skip_rule(header, preset))
+        skip = _skip_rule(header, preset)
+        report = ImportReport(
+            dry_run=options.dry_run,
+            columns={name: text for name, (_, text) in columns.items()},
+            ignored=_ignored(header, columns, skip),
+        )
+        records = _records(reader, report)
+        orders = _date_orders(records, columns, options, preset)
+        rows = self._rows(records, columns, preset, options, report, skip, orders)
         return rows, report
 
     @staticmethod
@@ -205,36 +223,29 @@ class PortfolioImporter:
 
     def _rows(
         self,
-        reader: Any,
+        records: Sequence[tuple[int, list[str]]],
         columns: dict[str, tuple[int, str]],
         preset: Preset | None,
         options: ImportOptions,
         report: ImportReport,
         skip: tuple[int, frozenset[str], str] | None,
+        orders: Mapping[str, DateOrder],
     ) -> list[_Row]:
         date_format = options.date_format or (preset.date_format if preset else None)
         zero_is_blank = preset is not None and preset.zero_is_blank
         domain_index = columns["domain"][0]
         rows: list[_Row] = []
         first_line: dict[str, int] = {}
-        while True:
-            try:
-                cells = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as error:
-                report.refused.append(RowProblem(reader.line_num, None, str(error)))
-                continue
-            line = reader.line_num
-            if not any(cell.strip() for cell in cells):
-                continue
+        for line, cells in records:
             if skip is not None:
                 index, values, reason = skip
                 if index < len(cells) and cells[index].strip().lower() in values:
                     domain = cells[domain_index].strip() if domain_index < len(cells) else ""
                     report.skipped.append({"line": line, "domain": domain, "reason": reason})
                     continue
-            row = self._row(cells, line, columns, preset, date_format, options, zero_is_blank)
+            row = self._row(
+                cells, line, columns, preset, _Reading(date_format, orders), options, zero_is_blank
+            )
             if isinstance(row, RowProblem):
                 report.refused.append(row)
                 continue
@@ -257,7 +268,7 @@ class PortfolioImporter:
         line: int,
         columns: dict[str, tuple[int, str]],
         preset: Preset | None,
-        date_format: str | None,
+        reading: _Reading,
         options: ImportOptions,
         zero_is_blank: bool,
     ) -> _Row | RowProblem:
@@ -269,7 +280,7 @@ class PortfolioImporter:
                     return RowProblem(line, column, "no domain")
                 continue
             try:
-                value = self._value(name, raw, date_format, options.decimal_comma)
+                value = self._value(name, raw, reading, options.decimal_comma)
             except ValueError as error:
                 return RowProblem(line, column, str(error))
             if name in AMOUNT_FIELDS and zero_is_blank and value == 0:
@@ -298,19 +309,123 @@ class PortfolioImporter:
         return _Row(line, domain, fields, renewal[1] if renewal else None)
 
     @staticmethod
-    def _value(name: str, raw: str, date_format: str | None, decimal_comma: bool) -> Any:
-        if name == "domain":
-            return parse_domain(raw)[0]
+    def _value(name: str, raw: str, reading: _Reading, decimal_comma: bool) -> Any:
         if name in DATE_FIELDS:
-            return parse_date(raw, date_format)
+            return parse_date(raw, reading.date_format, reading.orders.get(name))
         if name in AMOUNT_FIELDS:
             return parse_amount(raw, decimal_comma=decimal_comma)
-        if name == "currency":
-            code = raw.upper()
-            if len(code) != 3 or not code.isalpha():
-                raise ValueError(f"{raw!r} is not a 3-letter currency code")
-            return code
-        return raw
+        parse = _TEXT_PARSERS.get(name)
+        return raw if parse is None else parse(raw)
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """How a row's dates are read: the format given (or the preset's), else each date
+    column's order as the whole file proves it."""
+
+    date_format: str | None
+    orders: Mapping[str, DateOrder]
+
+
+def _domain(raw: str) -> str:
+    """The row's domain; a `www.` host name is refused, not imported as a domain of its own
+    nor silently cut down (ADR 0045): the owner says which name is meant."""
+    name = parse_domain(raw)[0]
+    head, _, rest = name.partition(".")
+    if head == "www" and "." in rest:
+        raise ValueError(
+            f"{raw.strip()!r} is a host name (www.), not a domain: write {rest} if that is "
+            "the name held"
+        )
+    return name
+
+
+def _records(reader: Any, report: ImportReport) -> list[tuple[int, list[str]]]:
+    """Every non-blank row after the header with its line; a row the CSV reader cannot read is
+    refused with its line."""
+    records: list[tuple[int, list[str]]] = []
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return records
+        except csv.Error as error:
+            report.refused.append(RowProblem(reader.line_num, None, str(error)))
+            continue
+        if any(cell.strip() for cell in cells):
+            records.append((reader.line_num, cells))
+
+
+def _date_orders(
+    records: Sequence[tuple[int, list[str]]],
+    columns: Mapping[str, tuple[int, str]],
+    options: ImportOptions,
+    preset: Preset | None,
+) -> dict[str, DateOrder]:
+    """Each date column's order (day-first or month-first) as ALL its cells prove it: one
+    `1/14/2027` makes `12/9/2026` in the same column December 9th. A column whose cells prove
+    both orders is refused whole (one line asking for --date-format); a column that proves
+    neither keeps its ambiguous cells refused, row by row, as before. Not needed when a date
+    format is given or the preset has one."""
+    if options.date_format is not None or (preset is not None and preset.date_format):
+        return {}
+    orders: dict[str, DateOrder] = {}
+    for name in DATE_FIELDS:
+        if name not in columns:
+            continue
+        index, header = columns[name]
+        seen: dict[DateOrder, tuple[int, str]] = {}
+        for line, cells in records:
+            cell = cells[index].strip() if index < len(cells) else ""
+            order = date_order(cell)
+            if order is not None:
+                seen.setdefault(order, (line, cell))
+        if len(seen) == 2:
+            (day_line, day_cell), (month_line, month_cell) = (
+                seen["day_first"],
+                seen["month_first"],
+            )
+            raise PortfolioInputError(
+                f"column {header!r} holds day-first (line {day_line}: {day_cell!r}) and "
+                f"month-first (line {month_line}: {month_cell!r}) dates: give --date-format, "
+                "e.g. %d/%m/%Y or %m/%d/%Y"
+            )
+        if seen:
+            orders[name] = next(iter(seen))
+    return orders
+
+
+def _ignored(
+    header: Sequence[str],
+    columns: Mapping[str, tuple[int, str]],
+    skip: tuple[int, frozenset[str], str] | None,
+) -> list[str]:
+    """The headers no field reads (a repeated header named with its column number)."""
+    used = {index for index, _ in columns.values()}
+    if skip is not None:
+        used.add(skip[0])
+    repeated = {text for text in header if header.count(text) > 1}
+    return [
+        f"{text} (column {index + 1})" if text in repeated else text
+        for index, text in enumerate(header)
+        if index not in used and text.strip()
+    ]
+
+
+def _currency(raw: str) -> str:
+    code = raw.upper()
+    if len(code) != 3 or not code.isalpha():
+        raise ValueError(f"{raw!r} is not a 3-letter currency code")
+    return code
+
+
+# The fields read from text by a parser of their own (the others are kept as written).
+_TEXT_PARSERS: dict[str, Callable[[str], Any]] = {
+    "domain": _domain,
+    "auto_renew": parse_flag,
+    "registrar_status": check_registrar_status,
+    "currency": _currency,
+}
 
 
 def _unguard(text: str) -> str:

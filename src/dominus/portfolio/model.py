@@ -22,6 +22,7 @@ from dominus.errors import ConflictError, DominusError, InvalidInputError, NotFo
 NO_NUL = "^[^\x00]*$"  # PostgreSQL cannot store NUL in text
 MAX_REGISTRAR_LENGTH = 200  # the column's size
 MAX_NOTES_LENGTH = 10_000
+MAX_REGISTRAR_STATUS_LENGTH = 100  # the column's size
 MAX_AMOUNT = 1e12
 Amount = Field(default=None, ge=0, le=MAX_AMOUNT, allow_inf_nan=False)
 
@@ -39,6 +40,10 @@ class EntryValues(BaseModel):
     list_price: float | None = Amount
     renewals_paid: float | None = Amount
     notes: str | None = Field(default=None, max_length=MAX_NOTES_LENGTH, pattern=NO_NUL)
+    auto_renew: bool | None = None
+    registrar_status: str | None = Field(
+        default=None, max_length=MAX_REGISTRAR_STATUS_LENGTH, pattern=NO_NUL
+    )
 
 
 def entry_problems(values: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -70,6 +75,35 @@ def _in_words(issue: ErrorDetails) -> str:
 
 
 EntryStatus = Literal["active", "sold", "dropped"]
+
+
+@dataclass(frozen=True)
+class TrademarkRisk:
+    """A held name the trademark gate blocked at its last appraisal: the mark it matches (as
+    the marks source lists it) and the gate's rule (exact, substring, edit_distance). Holding
+    such a name invites a UDRP complaint, whatever it is worth."""
+
+    mark: str
+    rule: str
+
+    def words(self) -> str:
+        return f"UDRP risk: matches mark '{self.mark}' (rule: {self.rule})"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"mark": self.mark, "rule": self.rule}
+
+
+def trademark_risk(score_details: Mapping[str, Any] | None) -> TrademarkRisk | None:
+    """The risk recorded in an entry's score details (the rescore keeps the appraisal's
+    trademark gate there: `{"verdict": "blocked", "mark": ..., "rule": ...}`); None when the
+    gate cleared the name, could not check it, or the name was never appraised."""
+    gate = (score_details or {}).get("trademark")
+    if not isinstance(gate, Mapping) or gate.get("verdict") != "blocked":
+        return None
+    mark, rule = gate.get("mark"), gate.get("rule")
+    if not isinstance(mark, str) or not mark:
+        return None
+    return TrademarkRisk(mark, rule if isinstance(rule, str) and rule else "match")
 
 
 Verdict = Literal["keep", "drop", "reprice"]
@@ -104,6 +138,22 @@ class PortfolioEntry:
     renewals_paid: float
     created_at: datetime
     updated_at: datetime
+    # From the registrar's export; None: not known.
+    auto_renew: bool | None = None
+    registrar_status: str | None = None
+
+    @property
+    def expired_at_registrar(self) -> bool:
+        """The registrar's export says the name has expired (its status reads `Expired`)."""
+        return registrar_says_expired(self.registrar_status)
+
+    @property
+    def trademark(self) -> TrademarkRisk | None:
+        return trademark_risk(self.score_details)
+
+
+def registrar_says_expired(status: str | None) -> bool:
+    return status is not None and "expired" in status.lower().replace(",", " ").split()
 
 
 @dataclass(frozen=True)
@@ -175,6 +225,8 @@ class EntryFields:
     list_price: float | None = None
     renewals_paid: float | None = None
     notes: str | None = None
+    auto_renew: bool | None = None
+    registrar_status: str | None = None
 
     def given(self) -> dict[str, Any]:
         return {key: value for key, value in asdict(self).items() if value is not None}
@@ -223,6 +275,15 @@ def utc_today(now: datetime) -> date:
 
 def days_until_renewal(renewal_date: date, now: datetime) -> int:
     return (renewal_date - utc_today(now)).days
+
+
+def outcome_date_problem(day: date, today: date) -> str | None:
+    """The one rule for the day of a sale, drop or expiry, whichever way it is recorded (`outcomes
+    add`, an outcomes import, the ledger's `sold` and `drop`, the API): not after today (UTC).
+    None when the day is acceptable, else the reason in words."""
+    if day > today:
+        return f"date {day.isoformat()} is after today ({today.isoformat()})"
+    return None
 
 
 def within_horizon(days: int, horizon_days: int) -> bool:

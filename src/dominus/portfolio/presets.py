@@ -22,6 +22,8 @@ FIELDS = (
     "list_price",
     "renewals_paid",
     "notes",
+    "auto_renew",
+    "registrar_status",
     "currency",
 )
 DATE_FIELDS = ("renewal_date", "acquired_at")
@@ -88,6 +90,12 @@ ALIASES: dict[str, frozenset[str]] = {
     ),
     "renewals_paid": _keys("renewals paid"),
     "notes": _keys("note", "notes", "comments", "comment", "memo"),
+    "auto_renew": _keys(
+        "auto renew", "autorenew", "auto_renew_enabled", "auto renewal", "renewal status"
+    ),
+    # Only a column that says it is the registrar's: a bare `Status` may be a registry (EPP)
+    # status (Hexonet's `ACTIVE clientTransferProhibited`) or a marketplace's (Efty's `sold`).
+    "registrar_status": _keys("registrar status"),
     "currency": _keys("currency", "curr", "ccy"),
 }
 # `Renewal Date` is the renewal date only when the file has no expiry column.
@@ -118,25 +126,40 @@ PRESETS: dict[str, Preset] = {
                 "domain": "Domain Name",
                 "renewal_date": "Expiration Date",
                 "renewal_cost": "Renewal Price",
+                "auto_renew": "Auto Renew",
+                "registrar_status": "Status",  # GoDaddy's own: Active, Expired, ...
             },
             registrar="GoDaddy",
         ),
         Preset(
             "dynadot",
             "Dynadot",
-            {"domain": "Domain", "renewal_date": "Expiration Date", "notes": "Note"},
+            {
+                "domain": "Domain",
+                "renewal_date": "Expiration Date",
+                "notes": "Note",
+                "auto_renew": "Auto Renew",
+            },
             registrar="Dynadot",
         ),
         Preset(
             "namecheap",
             "Namecheap",
-            {"domain": "Domain Name", "renewal_date": "Expiration Date"},
+            {
+                "domain": "Domain Name",
+                "renewal_date": "Expiration Date",
+                "auto_renew": "Auto-Renew",
+            },
             registrar="Namecheap",
         ),
         Preset(
             "networksolutions",
             "Network Solutions",
-            {"domain": "Domain Name", "renewal_date": "Expiration Date"},
+            {
+                "domain": "Domain Name",
+                "renewal_date": "Expiration Date",
+                "auto_renew": "Auto Renew",
+            },
             date_format="%m/%d/%Y",
             registrar="Network Solutions",
         ),
@@ -149,6 +172,7 @@ PRESETS: dict[str, Preset] = {
                 "acquired_at": "purchase_date",
                 "acquisition_cost": "purchase_price",
                 "list_price": "buy_now_price",
+                "auto_renew": "auto_renew",
             },
             registrar="Sav",
         ),

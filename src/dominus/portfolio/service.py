@@ -1,12 +1,13 @@
 """The portfolio's writes: entries added, changed and removed, scores recorded, verdicts
-refreshed (only changed verdicts are written, each change kept in the history), and the ledger
-(sold, dropped → an outcome row and a history event).
+refreshed (every judgement rewrites the reason; a changed verdict is kept in the history), and
+the ledger (sold, dropped → an outcome row and a history event).
 
 Every write is one transaction; time comes from the caller (`now`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import date, datetime
 from typing import Any
 
@@ -23,14 +24,23 @@ from dominus.portfolio.model import (
     PortfolioInputError,
     ScoreUpdate,
     VerdictChange,
+    outcome_date_problem,
     utc_today,
 )
+from dominus.portfolio.renewal_prices import entry_renewal_price, pricing_of
 from dominus.portfolio.settings import PortfolioSettings
 from dominus.portfolio.store import entry_of, read_entries, read_entry
 from dominus.portfolio.values import check_amount, parse_domain
-from dominus.portfolio.verdicts import VerdictFacts, VerdictRules, judge, money_words
+from dominus.portfolio.verdicts import (
+    Judgement,
+    VerdictFacts,
+    VerdictRules,
+    judge,
+    money_words,
+)
 from dominus.schema.tables import outcomes, portfolio_entries, portfolio_verdict_history
 from dominus.scoring.config import ScoringConfig
+from dominus.scoring.renewal_prices import RenewalPrice, RenewalPricing
 from dominus.scoring.settings import scoring_config
 
 
@@ -53,38 +63,54 @@ def verdict_rules(settings: PortfolioSettings, config: ScoringConfig) -> Verdict
     )
 
 
-def facts_of(entry: PortfolioEntry) -> VerdictFacts:
+def facts_of(entry: PortfolioEntry, renewal: RenewalPrice | None = None) -> VerdictFacts:
+    """The verdict's view of the entry; `renewal` is the price the renewal lookup chose (default:
+    the entry's own renewal cost only)."""
     return VerdictFacts(
         domain=entry.domain,
         renewal_date=entry.renewal_date,
         currency=entry.currency,
         acquisition_cost=entry.acquisition_cost,
-        renewal_cost=entry.renewal_cost,
+        renewal_cost=entry.renewal_cost if renewal is None else renewal.amount,
         renewals_paid=entry.renewals_paid,
         current_score=entry.current_score,
         expected_value=entry.expected_value,
         confidence=entry.confidence,
         list_price=entry.list_price,
         suggested_list_price=entry.suggested_list_price,
+        trademark=entry.trademark,
     )
 
 
+# Enqueues the build that will read a sale, in the transaction recording it: (job id, created).
+# The backtest's own (`dominus.backtest.ledger.ledger_service` passes it in), since the
+# backtest sits above the portfolio.
+EnqueueBuild = Callable[[Connection], tuple[int, bool]]
+
+
 class PortfolioService:
-    def __init__(self, engine: Engine, settings: PortfolioSettings) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        settings: PortfolioSettings,
+        *,
+        enqueue_build: EnqueueBuild | None = None,
+    ) -> None:
         self.engine = engine
         self.settings = settings
+        # None: a sale is recorded without enqueueing BACKTEST_BUILD (reads, imports, tests).
+        self.enqueue_build = enqueue_build
         self.config = scoring_config(settings)
         self.rules = verdict_rules(settings, self.config)
+        self.pricing: RenewalPricing = pricing_of(self.config)
 
     @property
     def currency(self) -> str:
         return self.config.currency
 
-    def default_renewal_cost(self, domain: str) -> float | None:
-        """The TLD price table's renewal for the name's TLD (None: not listed)."""
-        _, tld = parse_domain(domain)
-        price = self.config.prices.lookup(tld)
-        return None if price is None else price.renewal
+    def renewal_price(self, entry: PortfolioEntry) -> RenewalPrice:
+        """The renewal figure the entry costs and which price it is (ADR 0046)."""
+        return entry_renewal_price(entry, self.pricing)
 
     # --- entries ---------------------------------------------------------------------------
     def add(self, domain: str, values: EntryFields, now: datetime) -> PortfolioEntry:
@@ -104,11 +130,9 @@ class PortfolioService:
     def insert_entry(
         self, connection: Connection, domain: str, values: EntryFields, now: datetime
     ) -> None:
+        # No renewal cost given stays unset: the renewal lookup prices it when used, so a later
+        # registrar or table change is seen, and "your renewal cost" means one the owner set.
         row = values.given()
-        if "renewal_cost" not in row:
-            default = self.default_renewal_cost(domain)
-            if default is not None:
-                row["renewal_cost"] = default
         connection.execute(
             insert(portfolio_entries).values(
                 domain=domain,
@@ -210,22 +234,26 @@ class PortfolioService:
     def refresh_verdicts_in(
         self, connection: Connection, now: datetime, domains: Iterable[str] | None = None
     ) -> list[VerdictChange]:
-        """Judge the active entries (or these) as of `now`; write only the verdicts that
-        changed, each with a history row."""
+        """Judge the active entries (or these) as of `now`. Every judgement rewrites the
+        verdict, its reason and its time: a reason states figures (days to the renewal, the
+        score, the method's workings) that move while the verdict stays, and a stale one
+        misleads. A changed verdict is also kept in the history and listed in the result."""
         query = select(portfolio_entries).where(portfolio_entries.c.status == "active")
         if domains is not None:
             query = query.where(portfolio_entries.c.domain.in_(list(domains)))
         changes = []
         for row in connection.execute(query.order_by(portfolio_entries.c.domain)).all():
             entry = entry_of(row)
-            judgement = judge(facts_of(entry), self.rules, now)
-            if judgement.verdict == entry.verdict:
-                continue
+            renewal = self.renewal_price(entry)
+            judgement = judge(facts_of(entry, renewal), self.rules, now)
+            judgement = priced_reason(judgement, renewal)
             connection.execute(
                 update(portfolio_entries)
                 .where(portfolio_entries.c.id == entry.id)
                 .values(verdict=judgement.verdict, verdict_reason=judgement.reason, verdict_at=now)
             )
+            if judgement.verdict == entry.verdict:
+                continue
             connection.execute(
                 insert(portfolio_verdict_history).values(
                     entry_id=entry.id,
@@ -255,22 +283,23 @@ class PortfolioService:
         now: datetime,
     ) -> dict[str, Any]:
         """Close the entry as sold: an outcome row (for the backtest) and a history event;
-        realised profit = price − fees − acquisition − renewals paid."""
+        realised profit = price − fees − acquisition − renewals paid. Without an acquisition
+        cost the cost and the profit are unknown (None, `cost_unknown`), never counted as $0.
+        A sale with a price enqueues BACKTEST_BUILD in the same transaction, as `outcomes add`
+        does (when the service was given `enqueue_build`); `build_job_id` names it (null
+        otherwise)."""
         try:
             price, fees = check_amount(price), check_amount(fees)
         except ValueError as error:
             raise PortfolioInputError(f"price and fees: {error}") from None
         name = valid_domain(domain)
-        day = on or utc_today(now)
+        day = outcome_day(on, now)
+        build: tuple[int | None, bool] = (None, False)
         with database_errors(), self.engine.begin() as connection:
             entry = self._active(connection, name)
             cost = entry_cost(entry)
-            profit = round(price - fees - cost, 2)
-            reason = (
-                f"sold for {money_words(price, entry.currency)} less fees "
-                f"{money_words(fees, entry.currency)} and cost {money_words(cost, entry.currency)}"
-                f": realised profit {money_words(profit, entry.currency)}"
-            )
+            profit = None if cost is None else round(price - fees - cost, 2)
+            reason = _sale_words(price, fees, cost, profit, entry.currency)
             self._close(connection, entry, "sold", reason, now)
             connection.execute(
                 insert(outcomes).values(
@@ -285,18 +314,23 @@ class PortfolioService:
                     created_at=now,
                 )
             )
+            if self.enqueue_build is not None and price > 0:
+                build = self.enqueue_build(connection)
         return {"domain": name, "type": "sold", "date": day.isoformat(), "price": price,
                 "fees": fees, "cost": cost, "realised_profit": profit,
-                "currency": entry.currency, "venue": venue}  # fmt: skip
+                "cost_unknown": cost is None, "currency": entry.currency, "venue": venue,
+                "build_job_id": build[0], "build_created": build[1]}  # fmt: skip
 
     def drop(self, domain: str, *, on: date | None = None, now: datetime) -> dict[str, Any]:
-        """Close the entry as dropped (not renewed): an outcome row with its sunk cost."""
+        """Close the entry as dropped (not renewed): an outcome row with its sunk cost
+        (unknown, None, without an acquisition cost)."""
         name = valid_domain(domain)
-        day = on or utc_today(now)
+        day = outcome_day(on, now)
         with database_errors(), self.engine.begin() as connection:
             entry = self._active(connection, name)
             cost = entry_cost(entry)
-            reason = f"dropped: sunk cost {money_words(cost, entry.currency)}"
+            sunk = UNKNOWN_COST if cost is None else money_words(cost, entry.currency)
+            reason = f"dropped: sunk cost {sunk}"
             self._close(connection, entry, "dropped", reason, now)
             connection.execute(
                 insert(outcomes).values(
@@ -309,7 +343,8 @@ class PortfolioService:
                 )
             )
         return {"domain": name, "type": "dropped", "date": day.isoformat(), "sunk_cost": cost,
-                "realised_profit": -cost, "currency": entry.currency}  # fmt: skip
+                "realised_profit": None if cost is None else -cost,
+                "cost_unknown": cost is None, "currency": entry.currency}  # fmt: skip
 
     @staticmethod
     def _active(connection: Connection, name: str) -> PortfolioEntry:
@@ -341,6 +376,42 @@ class PortfolioService:
         )
 
 
-def entry_cost(entry: PortfolioEntry) -> float:
-    """Acquisition (unknown counts as 0) plus the renewals paid."""
-    return round((entry.acquisition_cost or 0.0) + entry.renewals_paid, 2)
+def priced_reason(judgement: Judgement, renewal: RenewalPrice) -> Judgement:
+    """The reason, naming the renewal price it weighed when that is not the owner's own."""
+    if renewal.kind in ("own", "unknown") or "renewal" not in judgement.reason:
+        return judgement
+    return replace(judgement, reason=f"{judgement.reason} [renewal price: {renewal.label}]")
+
+
+UNKNOWN_COST = "unknown (no acquisition cost given)"
+
+
+def entry_cost(entry: PortfolioEntry) -> float | None:
+    """Acquisition plus the renewals paid; None when the acquisition cost is unknown (counting
+    it as $0 would make a sale's whole price profit and inflate every ROI it enters)."""
+    if entry.acquisition_cost is None:
+        return None
+    return round(entry.acquisition_cost + entry.renewals_paid, 2)
+
+
+def _sale_words(
+    price: float, fees: float, cost: float | None, profit: float | None, currency: str
+) -> str:
+    sold = f"sold for {money_words(price, currency)} less fees {money_words(fees, currency)}"
+    if cost is None or profit is None:
+        return f"{sold}; cost unknown (no acquisition cost given), so its profit is unknown"
+    return (
+        f"{sold} and cost {money_words(cost, currency)}: realised profit "
+        f"{money_words(profit, currency)}"
+    )
+
+
+def outcome_day(on: date | None, now: datetime) -> date:
+    """The day of a sale or drop: the one given (not after today, the rule `outcomes add`
+    applies) or today (UTC)."""
+    today = utc_today(now)
+    day = on or today
+    problem = outcome_date_problem(day, today)
+    if problem is not None:
+        raise PortfolioInputError(problem, code="invalid_outcome")
+    return day

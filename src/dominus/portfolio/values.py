@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import UTC, date, datetime
+from typing import Literal
 
 from dominus.domain_names import InvalidNameError, normalise_domain
 
@@ -48,11 +49,58 @@ def parse_amount(text: str, *, decimal_comma: bool = False) -> float:
     return round(value, 2)
 
 
-def parse_date(text: str, date_format: str | None = None) -> date:
+DateOrder = Literal["day_first", "month_first"]
+_FLAG_WORDS = {
+    **dict.fromkeys(("on", "true", "1", "yes", "y", "enabled"), True),
+    **dict.fromkeys(("off", "false", "0", "no", "n", "disabled"), False),
+}
+# Registry (EPP, RFC 5731) status words: what Hexonet's `Status` holds, not the registrar's.
+_EPP_STATUS = re.compile(
+    r"\b(?:(?:client|server)[A-Z]\w*|pending[A-Z]\w*|(?:add|autoRenew|renew|transfer|"
+    r"redemption)Period)\b"
+)
+
+
+def parse_flag(text: str) -> bool:
+    """An export's yes/no cell: ON/OFF, true/false, 1/0, yes/no (any case)."""
+    flag = _FLAG_WORDS.get(text.strip().lower())
+    if flag is None:
+        raise ValueError(f"{text!r} is not a yes/no value (ON/OFF, true/false, 1/0, yes/no)")
+    return flag
+
+
+def check_registrar_status(text: str) -> str:
+    """The registrar's status for a name (`Active`, `Expired`...); a registry (EPP) status such
+    as `ACTIVE clientTransferProhibited` is refused: it says what the registry allows, not
+    whether the registrar still holds the name for its owner."""
+    if _EPP_STATUS.search(text):
+        raise ValueError(
+            f"{text!r} is a registry (EPP) status, not the registrar's: map another column "
+            "or leave registrar_status out"
+        )
+    return text
+
+
+def date_order(text: str) -> DateOrder | None:
+    """What one `NN/NN/YYYY` cell proves about its column's order: `1/14/2027` is month-first,
+    `14/1/2027` day-first; None when it proves nothing (ambiguous, or another form)."""
+    found = _YEAR_LAST.match(text.strip())
+    if not found:
+        return None
+    first, second = int(found.group(1)), int(found.group(2))
+    if first > 12 and second <= 12:
+        return "day_first"
+    if second > 12 and first <= 12:
+        return "month_first"
+    return None
+
+
+def parse_date(text: str, date_format: str | None = None, order: DateOrder | None = None) -> date:
     """A calendar date. With `date_format` (strptime's, e.g. `%d/%m/%Y`) that, or ISO
     `YYYY-MM-DD` (a trailing time is ignored); otherwise ISO `YYYY-MM-DD`, `YYYY/MM/DD`, month names
     (`Dec 13 2021`), epoch seconds, or `NN/NN/YYYY` when the day cannot be mistaken for the
-    month (one part above 12, or both equal); `03/04/2021` is refused as ambiguous."""
+    month (one part above 12, or both equal) or its column's `order` is known (proven by
+    another cell of the column); `03/04/2021` is refused as ambiguous otherwise."""
     raw = text.strip()
     if date_format is not None:
         return _formatted(raw, date_format)
@@ -64,16 +112,7 @@ def parse_date(text: str, date_format: str | None = None) -> date:
     found = _YEAR_LAST.match(raw)
     if found:
         first, second, year = (int(part) for part in found.groups())
-        if first > 12 and second <= 12:
-            return _date(raw, year, second, first)
-        if (second > 12 and first <= 12) or first == second:
-            return _date(raw, year, first, second)
-        if first <= 12 and second <= 12:
-            raise ValueError(
-                f"{text!r} is ambiguous (day/month or month/day?): give --date-format, "
-                "e.g. %d/%m/%Y or %m/%d/%Y"
-            )
-        raise ValueError(f"{text!r} is not a date")
+        return _year_last(text, year, first, second, order)
     if _EPOCH.match(raw):
         return datetime.fromtimestamp(int(raw), tz=UTC).date()
     words = " ".join(raw.replace(",", ", ").split()[:4]).replace(" ,", ",")
@@ -84,6 +123,23 @@ def parse_date(text: str, date_format: str | None = None) -> date:
             except ValueError:
                 continue
     raise ValueError(f"{text!r} is not a date (give --date-format for this form)")
+
+
+def _year_last(text: str, year: int, first: int, second: int, order: DateOrder | None) -> date:
+    raw = text.strip()
+    if first > 12 and second <= 12:
+        return _date(raw, year, second, first)
+    if (second > 12 and first <= 12) or first == second:
+        return _date(raw, year, first, second)
+    if first > 12 or second > 12:
+        raise ValueError(f"{text!r} is not a date")
+    if order is None:
+        raise ValueError(
+            f"{text!r} is ambiguous (day/month or month/day?): give --date-format, "
+            "e.g. %d/%m/%Y or %m/%d/%Y"
+        )
+    day, month = (first, second) if order == "day_first" else (second, first)
+    return _date(raw, year, month, day)
 
 
 def _formatted(raw: str, date_format: str) -> date:

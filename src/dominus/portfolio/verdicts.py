@@ -17,6 +17,9 @@ npv: NPV = −acquisition + Σ_{t=1..5} (EV·confidence − renewal) / 1.05^t.
     negative outside it → reprice; otherwise keep, unless the score is low within the horizon
     → reprice.
 
+A name the trademark gate blocked at its last appraisal keeps the method's verdict, but its
+reason starts with the risk: "UDRP risk: matches mark 'acme' (rule: exact) · ..." (ADR 0043).
+
 "Within the horizon" is `clock.within_horizon`: due in DROP_RENEWAL_HORIZON_DAYS days or fewer,
 past due included. Points the issue leaves open are settled conservatively (ADR 0021): a figure
 a rule needs but the entry lacks never leads to drop; it leads to reprice (look at this name).
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
 
-from dominus.portfolio.model import days_until_renewal, within_horizon
+from dominus.portfolio.model import TrademarkRisk, days_until_renewal, within_horizon
 from dominus.portfolio.settings import DropMethod
 
 Verdict = Literal["keep", "drop", "reprice"]
@@ -54,6 +57,7 @@ class VerdictFacts:
     confidence: float | None
     list_price: float | None
     suggested_list_price: float | None
+    trademark: TrademarkRisk | None = None  # the gate blocked it at its last appraisal
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,15 @@ def _due_words(days: int) -> str:
 
 
 def judge(facts: VerdictFacts, rules: VerdictRules, now: datetime) -> Judgement:
+    """The method's verdict; a name matching a trademark keeps it (ADR 0043: the risk is the
+    owner's call, not the money's), but its reason says the risk first."""
+    judgement = _by_method(facts, rules, now)
+    if facts.trademark is None:
+        return judgement
+    return Judgement(judgement.verdict, f"{facts.trademark.words()} · {judgement.reason}")
+
+
+def _by_method(facts: VerdictFacts, rules: VerdictRules, now: datetime) -> Judgement:
     days = days_until_renewal(facts.renewal_date, now)
     if facts.current_score is None or facts.expected_value is None or facts.confidence is None:
         return Judgement("reprice", "not scored yet: rescore it before deciding")

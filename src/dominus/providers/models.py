@@ -31,16 +31,23 @@ class RdapRecord:
     # Who answered: "rdap", "whois" (no RDAP service for the TLD), or for offline providers
     # "sample" (the bundled sample data) or "file" (a records file).
     source: str = "rdap"
+    # The registry's status values in RFC 9083's spelling ("pending delete", "redemption
+    # period"); None when the answer carried no status list (WHOIS, files, a terse server).
+    statuses: tuple[str, ...] | None = None
+    last_changed_at: date | None = None  # the "last changed" event
 
 
 @dataclass(frozen=True)
 class Mark:
-    """A registered trademark, as listed in a marks file (CSV `mark,owner,registry,classes`)."""
+    """A registered trademark, as listed in a marks file (CSV `mark,owner,registry,classes`,
+    and `number`: the registry's application or serial number, which `dominus marks import`
+    writes so a later import replaces or removes the same mark)."""
 
     mark: str
     owner: str = ""
     registry: str = ""
     classes: tuple[str, ...] = ()
+    number: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """RDAP: the registry's own answer to "is this domain registered?" (RFC 9082/9083).
 
 404 from the authoritative server means not registered; 200 means registered, with dates from the
-`events` list. Everything else (timeouts, rate limits, server errors after retries, odd statuses,
-bodies that are not RDAP JSON) is UNKNOWN: a per-domain failure must never stop a whole run, and a
+`events` list (registration, expiration, last changed) and the `status` values
+(`rdap_statuses.py`: RFC 9083's "pending delete" and EPP's "pendingDelete" alike). Everything
+else (timeouts, rate limits, server errors after retries, odd statuses, bodies that are not
+RDAP JSON) is UNKNOWN: a per-domain failure must never stop a whole run, and a
 domain we could not verify must never be reported as available.
 
 What counts, exactly:
@@ -51,6 +53,7 @@ from dominus.providers.errors import ProviderDataError
 from dominus.providers.models import Availability, RdapRecord, StopSignal
 from dominus.providers.names import listed_domain, name_to_look_up
 from dominus.providers.rdap_bootstrap import RdapBootstrap
+from dominus.providers.rdap_statuses import statuses_of
 from dominus.providers.whois import WhoisClient, lookup_backoff
 
 TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -191,7 +194,7 @@ def _registered(domain: str, raw: bytes, where: str) -> RdapRecord:
         return RdapRecord(
             domain, Availability.UNKNOWN, detail=f"HTTP 200 at {where} but not RDAP JSON"
         )
-    registered_at = expires_at = None
+    registered_at = expires_at = last_changed_at = None
     events = body.get("events")
     for event in events if isinstance(events, list) else []:
         if not isinstance(event, dict) or not isinstance(event.get("eventAction"), str):
@@ -202,12 +205,16 @@ def _registered(domain: str, raw: bytes, where: str) -> RdapRecord:
             registered_at = when
         elif action == "expiration" and expires_at is None:
             expires_at = when
+        elif action == "last changed" and last_changed_at is None:
+            last_changed_at = when
     return RdapRecord(
         domain,
         Availability.REGISTERED,
         registered_at=registered_at,
         expires_at=expires_at,
         detail=f"HTTP 200 at {where}",
+        statuses=statuses_of(body.get("status")),
+        last_changed_at=last_changed_at,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dominus.providers.data_sources import DataSources
 from dominus.providers.dns import DnsChecker
 from dominus.providers.models import ComparableSale, KeywordStats
 from dominus.providers.rdap import RdapClient
@@ -19,3 +20,6 @@ class ProviderSet:
     comparable_sales: list[ComparableSale]
     is_sample: bool  # True when any fact comes from the bundled SAMPLE DATA; say so in output
     label: str  # shown in reports, e.g. "offline (SAMPLE DATA)"
+    # What the keyword and sales figures came from (the files' formats and rows); None: the
+    # offline files, described from `is_sample` and the counts.
+    sources: DataSources | None = None

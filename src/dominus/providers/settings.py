@@ -28,8 +28,13 @@ class ProviderSettings(BaseSettings):
     # TLD → WHOIS server, asked (port 43) for TLDs the RDAP bootstrap has no service for. A dated
     # snapshot ships with DOMINUS; this points at another file in its format.
     WHOIS_SERVERS_PATH: str | None = None
-    # CSV `mark,owner,registry,classes`. Unset (real providers): no source, so every candidate is
-    # `unverified` and none is recommended: the gate is never skipped.
+    # CSV `mark,owner,registry,classes[,number]` (`dominus marks import` writes one from the
+    # USPTO's or EUIPO's bulk files). Unset: ./data/trademark_marks.csv when that import wrote
+    # it; else no source, so every candidate is `unverified` and none is recommended.
     TRADEMARK_MARKS_PATH: str | None = None
-    KEYWORD_DATA_PATH: str | None = None  # CSV keyword,monthly_volume,cpc
-    COMPS_DATA_PATH: str | None = None  # CSV domain,price,currency,sale_date,venue
+    # CSV keyword,monthly_volume,cpc, or a Google Ads Keyword Planner download as saved
+    # (docs/data-sources.md).
+    KEYWORD_DATA_PATH: str | None = None
+    # CSV domain,price,currency,sale_date,venue, or a NameBio export / marketplace sold report
+    # as saved (docs/data-sources.md).
+    COMPS_DATA_PATH: str | None = None

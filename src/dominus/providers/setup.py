@@ -9,9 +9,10 @@ from pathlib import Path
 import httpx
 
 from dominus import __version__
-from dominus.providers.comparable_sales import load_comparable_sales
+from dominus.providers.configured_files import configured_comps, configured_keywords
+from dominus.providers.data_sources import DataSources
 from dominus.providers.dns import ResolverDnsChecker
-from dominus.providers.keyword_data import load_keyword_data
+from dominus.providers.marks_import import marks_path
 from dominus.providers.models import Mark
 from dominus.providers.offline import offline_providers
 from dominus.providers.rdap import HttpRdapClient
@@ -72,6 +73,7 @@ def open_providers(settings: ProviderSettings, kind: str | None = None) -> Itera
 
 def _real_providers(settings: ProviderSettings, client: httpx.Client) -> ProviderSet:
     resolvers = [part.strip() for part in settings.DNS_RESOLVERS.split(",") if part.strip()]
+    keywords, comps = configured_keywords(settings), configured_comps(settings)
     return ProviderSet(
         dns=ResolverDnsChecker(resolvers, settings.DNS_TIMEOUT_MS / 1000),
         rdap=HttpRdapClient(
@@ -87,20 +89,11 @@ def _real_providers(settings: ProviderSettings, client: httpx.Client) -> Provide
             ),
         ),
         trademarks=(
-            MarksFileSource(Path(settings.TRADEMARK_MARKS_PATH))
-            if settings.TRADEMARK_MARKS_PATH
-            else NoTrademarkSource()
+            MarksFileSource(marks) if (marks := marks_path(settings)) else NoTrademarkSource()
         ),
-        keyword_data=(
-            load_keyword_data(Path(settings.KEYWORD_DATA_PATH))
-            if settings.KEYWORD_DATA_PATH
-            else {}
-        ),
-        comparable_sales=(
-            load_comparable_sales(Path(settings.COMPS_DATA_PATH))
-            if settings.COMPS_DATA_PATH
-            else []
-        ),
+        keyword_data=keywords.stats,
+        comparable_sales=comps.sales,
         is_sample=False,
         label="real (DNS, RDAP, WHOIS)",
+        sources=DataSources(keywords=keywords.source, comps=comps.source),
     )

@@ -1,8 +1,10 @@
-"""Trademark marks from a local CSV file (`mark,owner,registry,classes`).
+"""Trademark marks from a local CSV file (`mark,owner,registry,classes[,number]`).
 
-There is no free, bulk trademark API, so marks come from a file the operator maintains (or the
-bundled sample). A missing or broken file is reported as "source unavailable" (None) rather than
-as "no marks": the trademark gate must then mark candidates unverified, never cleared.
+There is no free trademark search API to ask per name, so marks come from a file: one the
+operator maintains, one `dominus marks import` writes from the USPTO's or EUIPO's bulk data
+(`number` then names each mark in its registry), or the bundled sample. A missing or broken
+file is reported as "source unavailable" (None) rather than as "no marks": the trademark gate
+must then mark candidates unverified, never cleared.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dominus.providers.models import Mark
 log = logging.getLogger(__name__)
 
 _CLASS_SEPARATORS = re.compile(r"[;\s]+")
+MARK_COLUMNS = ("mark", "owner", "registry", "classes", "number")
 
 
 class TrademarkSource(Protocol):
@@ -30,7 +33,7 @@ class TrademarkSource(Protocol):
 def load_marks(path: Path) -> list[Mark]:
     """Marks in file order; `classes` are Nice classes separated by `;` or spaces ("9;35 42")."""
     marks: list[Mark] = []
-    for line, row in read_rows(path, required=("mark",), optional=("owner", "registry", "classes")):
+    for line, row in read_rows(path, required=("mark",), optional=MARK_COLUMNS[1:]):
         classes = tuple(c for c in _CLASS_SEPARATORS.split(row.get("classes", "")) if c)
         marks.append(
             Mark(
@@ -38,6 +41,7 @@ def load_marks(path: Path) -> list[Mark]:
                 owner=row.get("owner", ""),
                 registry=row.get("registry", ""),
                 classes=classes,
+                number=row.get("number", ""),
             )
         )
     return marks

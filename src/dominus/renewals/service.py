@@ -9,9 +9,11 @@ from datetime import datetime
 from sqlalchemy import Engine
 
 from dominus.notify.model import Notifier
+from dominus.portfolio.renewal_prices import pricing_of
 from dominus.renewals.check import RenewalCheck
 from dominus.renewals.model import Thresholds
 from dominus.renewals.settings import RenewalSettings
+from dominus.scoring.settings import ScoringSettings, scoring_config
 
 
 def thresholds(settings: RenewalSettings) -> Thresholds:
@@ -26,4 +28,9 @@ def renewal_check(
     notifier: Notifier,
     clock: Callable[[], datetime],
 ) -> RenewalCheck:
-    return RenewalCheck(engine, notifier, thresholds(settings), clock)
+    # The full process settings carry the scoring slice (currency, TLD_PRICES_PATH); a bare
+    # RenewalSettings prices renewals with the bundled tables.
+    if not isinstance(settings, ScoringSettings):
+        return RenewalCheck(engine, notifier, thresholds(settings), clock)
+    pricing = pricing_of(scoring_config(settings))
+    return RenewalCheck(engine, notifier, thresholds(settings), clock, pricing)

@@ -27,6 +27,11 @@ def alert_of(row: Any) -> RenewalAlert:
 
 
 UNRESOLVED = renewal_alerts.c.resolved_at.is_(None)
+OPEN = and_(
+    UNRESOLVED,
+    renewal_alerts.c.escalated_at.is_(None),
+    renewal_alerts.c.acknowledged_at.is_(None),
+)
 NEEDS_NOTICE = and_(
     UNRESOLVED,
     renewal_alerts.c.notified_at.is_(None),
@@ -99,14 +104,10 @@ class AlertStore:
         every alert; the most severe first, then the nearest renewal."""
         query = select(renewal_alerts)
         if not include_closed:
-            query = query.where(
-                UNRESOLVED,
-                renewal_alerts.c.escalated_at.is_(None),
-                renewal_alerts.c.acknowledged_at.is_(None),
-            )
+            query = query.where(OPEN)
         with database_errors(), self.engine.connect() as connection:
             alerts = [alert_of(row) for row in connection.execute(query)]
-        return sorted(alerts, key=lambda alert: (-alert.type.rank, alert.days_left, alert.domain))
+        return sorted(alerts, key=_severity_first)
 
     def get(self, alert_id: int) -> RenewalAlert:
         with database_errors(), self.engine.connect() as connection:
@@ -121,6 +122,27 @@ class AlertStore:
                 .values(acknowledged_at=now, updated_at=now)
             )
             return _read(connection, alert_id)
+
+    def acknowledge_all(self, now: datetime) -> list[RenewalAlert]:
+        """Acknowledge every open alert (not acknowledged, escalated or resolved), in one
+        statement; the alerts it acknowledged, as `alerts()` orders them."""
+        with database_errors(), self.engine.begin() as connection:
+            ids = [
+                int(alert_id)
+                for alert_id in connection.execute(
+                    update(renewal_alerts)
+                    .where(OPEN)
+                    .values(acknowledged_at=now, updated_at=now)
+                    .returning(renewal_alerts.c.id)
+                ).scalars()
+            ]
+            rows = connection.execute(select(renewal_alerts).where(renewal_alerts.c.id.in_(ids)))
+            alerts = [alert_of(row) for row in rows]
+        return sorted(alerts, key=_severity_first)
+
+
+def _severity_first(alert: RenewalAlert) -> tuple[int, int, str]:
+    return (-alert.type.rank, alert.days_left, alert.domain)
 
 
 def _current_alerts(

@@ -198,6 +198,10 @@ portfolio_entries = Table(
     Column("renewals_paid", Float, nullable=False, server_default=text("0")),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    # What the registrar's export says; NULL: not known (a blank cell never overwrites).
+    Column("auto_renew", Boolean),
+    # The registrar's word for the name (e.g. `Expired`), never a registry EPP status.
+    Column("registrar_status", String(100)),
     CheckConstraint("status IN ('active', 'sold', 'dropped')", name="status"),
     CheckConstraint("verdict IN ('keep', 'drop', 'reprice')", name="verdict"),
     CheckConstraint("current_score >= 0 AND current_score <= 100", name="current_score"),
@@ -256,6 +260,14 @@ Index("ix_outcomes_date", outcomes.c.date)
 # --- the watchlist and renewal alerts (migration 0007) -----------------------------------------
 WATCH_STATUSES = ("available", "registered", "unknown")
 
+DROP_PHASES = (
+    "none",
+    "auto_renew_period",
+    "redemption_period",
+    "pending_restore",
+    "pending_delete",
+)
+
 watchlist_entries = Table(
     "watchlist_entries",
     metadata,
@@ -271,7 +283,24 @@ watchlist_entries = Table(
     Column("notified", Boolean, nullable=False, server_default=text("false")),
     Column("notified_at", UTCDateTime),
     Column("created_at", UTCDateTime, nullable=False),
+    # The last RDAP answer's status values (RFC 9083 spelling, ", "-joined) and dates. Like
+    # last_status, a lookup without them leaves them as they were; "available" clears them.
+    Column("rdap_statuses", Text),
+    Column("rdap_expires_on", Date),
+    Column("rdap_last_changed_on", Date),
+    # What the statuses say about deletion (watchlist.drops.DropPhase), since when a poll has
+    # seen it, and the drop day its registry's grace periods give (NULL: no estimate, with
+    # the reason in drop_estimate).
+    Column("drop_phase", String(24)),
+    Column("drop_phase_since", UTCDateTime),
+    Column("expected_drop_on", Date),
+    Column("drop_estimate", Text),
+    # The phase last notified: each change of phase is notified once (compare-and-set).
+    Column("drop_notified_phase", String(24)),
+    Column("drop_notified_at", UTCDateTime),
     CheckConstraint("last_status IN ('available', 'registered', 'unknown')", name="last_status"),
+    CheckConstraint(f"drop_phase IN {DROP_PHASES}", name="drop_phase"),
+    CheckConstraint(f"drop_notified_phase IN {DROP_PHASES}", name="drop_notified_phase"),
 )
 Index("ix_watchlist_entries_last_checked_at", watchlist_entries.c.last_checked_at)
 

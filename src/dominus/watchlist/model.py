@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Literal
 
 from dominus.domain_names import normalise_domain
@@ -24,6 +24,21 @@ class WatchEntry:
     notified: bool
     notified_at: datetime | None
     created_at: datetime
+    rdap_statuses: str | None = None
+    rdap_expires_on: date | None = None
+    rdap_last_changed_on: date | None = None
+    drop_phase: str | None = None  # a DropPhase value; None until an RDAP answer had statuses
+    drop_phase_since: datetime | None = None
+    expected_drop_on: date | None = None
+    drop_estimate: str | None = None
+    drop_notified_phase: str | None = None
+    drop_notified_at: datetime | None = None
+    # Not a column: the name is an active entry of the portfolio (read with the row).
+    in_portfolio: bool = False
+
+    @property
+    def statuses(self) -> tuple[str, ...]:
+        return tuple(self.rdap_statuses.split(", ")) if self.rdap_statuses else ()
 
 
 MAX_NOTES_LENGTH = 2000

@@ -1,16 +1,18 @@
 """The watchlist's rows: add, remove, list, the entries due for a poll, a poll's findings and
-the compare-and-set that lets exactly one poller notify an availability."""
+the compare-and-sets that let exactly one poller notify an availability or a change of drop
+phase. Every read also says whether the name is an active entry of the portfolio."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, or_, select, update
+from sqlalchemy import Connection, Engine, Select, delete, exists, or_, select, update
 
 from dominus.db.dialects import dialect_insert
 from dominus.db.errors import database_errors
-from dominus.schema.tables import watchlist_entries
+from dominus.schema.tables import portfolio_entries, watchlist_entries
+from dominus.watchlist.drops import DropPhase, DropRecord
 from dominus.watchlist.model import (
     MAX_NOTES_LENGTH,
     InvalidWatchlistInputError,
@@ -40,8 +42,53 @@ def _encodable(text: str) -> bool:
     return True
 
 
+# Held: the watched name is an active entry of the portfolio (sold or dropped ones are not).
+HELD = (
+    exists()
+    .where(
+        portfolio_entries.c.domain == watchlist_entries.c.domain,
+        portfolio_entries.c.status == "active",
+    )
+    .label("in_portfolio")
+)
+
+# What a conclusive "available" clears: the name has no registry record any more.
+NO_DROP_FACTS: dict[str, Any] = {
+    "rdap_statuses": None,
+    "rdap_expires_on": None,
+    "rdap_last_changed_on": None,
+    "drop_phase": None,
+    "drop_phase_since": None,
+    "expected_drop_on": None,
+    "drop_estimate": None,
+    "drop_notified_phase": None,
+}
+
+
 def entry_of(row: Any) -> WatchEntry:
-    return WatchEntry(**{column.name: row._mapping[column.name] for column in watchlist_entries.c})
+    values = {column.name: row._mapping[column.name] for column in watchlist_entries.c}
+    return WatchEntry(**values, in_portfolio=bool(row._mapping["in_portfolio"]))
+
+
+def _entries() -> Select[Any]:
+    return select(watchlist_entries, HELD)
+
+
+def drop_values(entry: WatchEntry, drop: DropRecord) -> dict[str, Any]:
+    """The columns one RDAP answer's drop facts set. A first answer with no drop status is
+    recorded as already notified: it is where names start, not news."""
+    values: dict[str, Any] = {
+        "rdap_statuses": ", ".join(drop.statuses) or None,
+        "rdap_expires_on": drop.expires_on,
+        "rdap_last_changed_on": drop.last_changed_on,
+        "drop_phase": drop.phase.value,
+        "drop_phase_since": drop.phase_since,
+        "expected_drop_on": drop.estimate.drops_on,
+        "drop_estimate": drop.estimate.basis,
+    }
+    if entry.drop_notified_phase is None and drop.phase is DropPhase.NONE:
+        values["drop_notified_phase"] = DropPhase.NONE.value
+    return values
 
 
 class WatchlistStore:
@@ -80,9 +127,7 @@ class WatchlistStore:
 
     def entries(self) -> list[WatchEntry]:
         with database_errors(), self.engine.connect() as connection:
-            rows = connection.execute(
-                select(watchlist_entries).order_by(watchlist_entries.c.domain)
-            )
+            rows = connection.execute(_entries().order_by(watchlist_entries.c.domain))
             return [entry_of(row) for row in rows]
 
     def due(self, now: datetime, interval: timedelta) -> list[WatchEntry]:
@@ -90,7 +135,7 @@ class WatchlistStore:
         first, then the oldest check first."""
         checked = watchlist_entries.c.last_checked_at
         query = (
-            select(watchlist_entries)
+            _entries()
             .where(or_(checked.is_(None), checked <= now - interval))
             .order_by(checked.is_not(None), checked, watchlist_entries.c.id)
         )
@@ -98,12 +143,23 @@ class WatchlistStore:
             return [entry_of(row) for row in connection.execute(query)]
 
     def record_check(
-        self, entry: WatchEntry, status: WatchStatus, detail: str, now: datetime
+        self,
+        entry: WatchEntry,
+        status: WatchStatus,
+        detail: str,
+        now: datetime,
+        drop: DropRecord | None = None,
     ) -> None:
         """A poll's finding. A conclusive status replaces the last one (stamping the change
-        when it differs); "registered" re-arms the notification. "unknown" (the lookup
-        failed) changes only the check time and detail: the last known status stands."""
+        when it differs); "registered" re-arms the notification, "available" clears the drop
+        facts. "unknown" (the lookup failed) changes only the check time and detail: the last
+        known status stands. Drop facts (`drop`, from an RDAP answer with statuses) replace
+        the last ones; a registered finding without them leaves them as they were."""
         values: dict[str, Any] = {"last_checked_at": now, "last_detail": detail}
+        if status == "available":
+            values.update(NO_DROP_FACTS)
+        elif status == "registered" and drop is not None:
+            values.update(drop_values(entry, drop))
         if status != "unknown":
             values["last_status"] = status
             if status != entry.last_status:
@@ -133,9 +189,23 @@ class WatchlistStore:
             ).rowcount
         return bool(flipped == 1)
 
+    def claim_drop_notice(self, entry_id: int, phase: DropPhase, now: datetime) -> bool:
+        """Mark the entry's present drop phase notified; True only for the caller that moved
+        the mark, so each change of phase is notified once however many polls race."""
+        notified = watchlist_entries.c.drop_notified_phase
+        with database_errors(), self.engine.begin() as connection:
+            moved = connection.execute(
+                update(watchlist_entries)
+                .where(
+                    watchlist_entries.c.id == entry_id,
+                    watchlist_entries.c.drop_phase == phase.value,
+                    or_(notified.is_(None), notified != phase.value),
+                )
+                .values(drop_notified_phase=phase.value, drop_notified_at=now)
+            ).rowcount
+        return bool(moved == 1)
+
 
 def _read(connection: Connection, domain: str) -> WatchEntry | None:
-    row = connection.execute(
-        select(watchlist_entries).where(watchlist_entries.c.domain == domain)
-    ).first()
+    row = connection.execute(_entries().where(watchlist_entries.c.domain == domain)).first()
     return None if row is None else entry_of(row)

@@ -4,8 +4,9 @@ origin, ADR 0008) and the body limit, and outside the routes (ADR 0023).
 - With DOMINUS_API_TOKEN set, a page needs a valid session cookie, of the current session
   generation (read from the database: logging out anywhere ends it here too): a GET without one
   is sent to the login form (303), any other method is a 401.
-- Every POST must carry the CSRF token of its session (form field `csrf_token` or header
-  `X-CSRF-Token`); without it, or with another, it is a 403 and nothing runs.
+- Every POST must carry the CSRF token of its session (form field `csrf_token`, of a
+  url-encoded or a multipart form, or header `X-CSRF-Token`); without it, or with another,
+  it is a 403 and nothing runs.
 
 /api/v1 is not handled here: it keeps its bearer token, and a cookie never authenticates it
 (the dashboard makes no /api/v1 call of its own). Static files are public.
@@ -38,6 +39,7 @@ from dominus.web.sessions import (
     Session,
     SessionKeys,
 )
+from dominus.web.uploads import MULTIPART, media_type, parse_multipart
 
 LOGIN_PATH = "/login"
 STATIC_PREFIX = "/static/"
@@ -153,8 +155,13 @@ def _cookies(header: str) -> dict[str, str]:
 
 
 def _form_field(headers: Headers, body: bytes, name: str) -> str:
-    media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
-    if media_type != FORM_MEDIA_TYPE:
+    """The field of a url-encoded form, or of a multipart one (an upload form without
+    JavaScript has no other way to send the token)."""
+    content_type = headers.get("content-type", "")
+    if media_type(content_type) == MULTIPART:
+        form = parse_multipart(content_type, body)
+        return "" if form is None else form.first(name)
+    if media_type(content_type) != FORM_MEDIA_TYPE:
         return ""
     values = parse_qs(body.decode("utf-8", errors="replace")).get(name, [])
     return values[0] if values else ""

@@ -34,6 +34,8 @@ NAV_ITEMS: list[NavItem] = [
     NavItem("/runs", "Runs"),
     NavItem("/appraise", "Appraise"),
     NavItem("/portfolio", "Portfolio"),
+    NavItem("/outcomes", "Outcomes"),
+    NavItem("/backtest", "Backtest"),
 ]
 
 

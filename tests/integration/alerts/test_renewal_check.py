@@ -25,6 +25,7 @@ pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 ISSUE_THRESHOLDS = Thresholds(critical_days=7, warning_days=30)
 DAY = 86_400
+NOT_SCORED = " (verdict not scored, renewal 12.50 USD)"  # the entries' verdict and cost
 
 
 @pytest.fixture
@@ -70,10 +71,11 @@ def test_an_escalation_at_midnight_utc(
 
     clock.advance(1)  # 2030-03-02T00:00:00Z: a day less for both
     assert check(engine, notifier, clock) == counts(2, escalated=1, sent=1)
-    [escalation] = notifier.sent[2:]
+    [escalation] = notifier.items()[2:]
     assert escalation.event == "renewal.critical"
     assert escalation.subject == (
         "eight.com renews in 7 days, on 2030-03-09: critical; escalated from imminent"
+        " (verdict not scored, renewal 12.50 USD)"
     )
     assert escalation.details["escalated_from"] == "imminent"
     open_alerts = alerts.alerts()
@@ -91,9 +93,9 @@ def test_alerts_are_deduplicated_and_acknowledgement_survives_runs(
     assert check(engine, notifier, clock) == counts(1, created=1, sent=1)
     assert check(engine, notifier, clock) == counts(1)  # same day: nothing new
     [imminent] = alerts.alerts()
-    first = notifier.sent[0]
+    first = notifier.items()[0]
     assert (first.event, first.severity.value) == ("renewal.imminent", "warning")
-    assert first.subject == "kept.com renews in 19 days, on 2030-03-20: imminent"
+    assert first.subject == "kept.com renews in 19 days, on 2030-03-20: imminent" + NOT_SCORED
     assert first.details["alert_id"] == imminent.id
     assert first.details["renewal_cost"] == 12.5
     assert first.details["acknowledge"] == f"dominus alerts ack {imminent.id}"
@@ -108,7 +110,7 @@ def test_alerts_are_deduplicated_and_acknowledgement_survives_runs(
     assert alerts.alerts() == []
     [still] = alerts.alerts(include_closed=True)
     assert (still.id, still.state, still.days_left) == (imminent.id, "acknowledged", 16)
-    assert len(notifier.sent) == 1
+    assert len(notifier.items()) == 1
 
     clock.advance(9 * DAY)  # 7 days left: critical, a new alert that needs its own attention
     assert check(engine, notifier, clock) == counts(1, escalated=1, sent=1)
@@ -122,8 +124,9 @@ def test_alerts_are_deduplicated_and_acknowledgement_survives_runs(
     assert check(engine, notifier, clock) == counts(1, escalated=1, sent=1)
     [past_due] = alerts.alerts()
     assert (past_due.type.value, past_due.days_left) == ("past_due", 0)
-    assert notifier.sent[-1].subject == (
+    assert notifier.items()[-1].subject == (
         "kept.com renewal is due today (2030-03-20): past due; escalated from critical"
+        " (verdict not scored, renewal 12.50 USD)"
     )
     clock.advance(2 * DAY)
     assert check(engine, notifier, clock) == counts(1)
@@ -148,9 +151,10 @@ def test_a_first_look_within_the_critical_days_creates_the_critical_alert_only(
         ("overdue.com", "past_due"),
         ("late.com", "critical"),
     ]
-    assert [notification.subject for notification in notifier.sent] == [
-        "overdue.com renewal is 28 days past due (2030-02-01): past due",  # nearest date first
-        "late.com renews in 3 days, on 2030-03-04: critical",
+    assert [notification.subject for notification in notifier.items()] == [
+        # nearest date first
+        "overdue.com renewal is 28 days past due (2030-02-01): past due" + NOT_SCORED,
+        "late.com renews in 3 days, on 2030-03-04: critical" + NOT_SCORED,
     ]
 
 
@@ -178,7 +182,7 @@ def test_a_renewal_resolves_the_alerts_and_the_next_one_rearms_them(
         None,
     )
     assert again.created_at == clock()
-    assert [n.details["renewal_date"] for n in notifier.sent] == ["2030-03-05", "2031-03-05"]
+    assert [n.details["renewal_date"] for n in notifier.items()] == ["2030-03-05", "2031-03-05"]
 
 
 def test_entries_that_leave_the_portfolio_resolve_their_alerts(

@@ -45,9 +45,10 @@ def test_the_job_checks_notifies_the_webhook_and_stores_its_result(
         diagnostic_jobs=False,
         dependencies=HandlerDependencies(settings, engine, clock, notifier_from_settings(settings)),
     )
-    add_entry(engine, "soon.com", date(2030, 3, 4), clock())  # 3 days: critical with these
-    add_entry(engine, "later.com", date(2030, 3, 11), clock())  # 10 days: imminent
-    add_entry(engine, "calm.com", date(2030, 3, 12), clock())  # 11 days: nothing
+    # 3 days: critical with these thresholds; 10 days: imminent; 11 days: nothing yet.
+    add_entry(engine, "soon.com", date(2030, 3, 4), clock(), verdict="drop", renewal_cost=80.0)
+    add_entry(engine, "later.com", date(2030, 3, 11), clock(), verdict="keep")
+    add_entry(engine, "calm.com", date(2030, 3, 12), clock())
     queue = JobQueue(store, handlers, clock=clock)
     worker = Worker(store, handlers, WorkerConfig(concurrency=1), clock=clock)
     first = queue.enqueue_job("RENEWAL_CHECK").job_id
@@ -61,10 +62,29 @@ def test_the_job_checks_notifies_the_webhook_and_stores_its_result(
         "notifications_sent": 2,
     }
     assert job.progress == {"done": 3, "total": 3, "domain": ""}
-    assert [(body["event"], body["details"]["domain"]) for body in webhook.bodies()] == [
-        ("renewal.critical", "soon.com"),
-        ("renewal.imminent", "later.com"),
+    [digest] = webhook.bodies()  # one webhook call for the run's two alerts
+    assert (digest["event"], digest["severity"], digest["digest"]) == (
+        "renewal.digest",
+        "critical",
+        True,
+    )
+    assert digest["subject"] == "2 renewal alerts: soon.com, later.com"
+    assert digest["details"] == {"count": 2}
+    assert [
+        (
+            item["event"],
+            item["details"]["domain"],
+            item["details"]["verdict"],
+            item["details"]["renewal_cost"],
+        )
+        for item in digest["items"]
+    ] == [
+        ("renewal.critical", "soon.com", "drop", 80.0),
+        ("renewal.imminent", "later.com", "keep", 12.5),
     ]
+    assert digest["items"][0]["subject"] == (
+        "soon.com renews in 3 days, on 2030-03-04: critical (verdict drop, renewal 80.00 USD)"
+    )
 
     clock.advance(1)  # past midnight UTC: later.com has 9 days, calm.com 10
     second = queue.enqueue_job("RENEWAL_CHECK", {}).job_id
@@ -75,7 +95,15 @@ def test_the_job_checks_notifies_the_webhook_and_stores_its_result(
         "alerts_escalated": 0,
         "notifications_sent": 1,
     }
-    assert webhook.bodies()[-1]["details"]["domain"] == "calm.com"
+    assert len(webhook.bodies()) == 2
+    [item] = webhook.bodies()[-1]["items"]
+    assert item["details"]["domain"] == "calm.com"
+
+    clock.advance(3600)  # nothing new: no message at all
+    third = queue.enqueue_job("RENEWAL_CHECK", {}).job_id
+    drain(worker, clock=clock)
+    assert store.get_job(third).result["notifications_sent"] == 0
+    assert len(webhook.bodies()) == 2
 
 
 def test_a_payload_with_anything_in_it_is_refused(

@@ -75,6 +75,7 @@ def test_the_job_polls_and_stores_its_result(
         "checked": 2,
         "available": 1,
         "notified": 1,
+        "drop_changes": 0,
         "errors": [],
         "dry_run": False,
     }
@@ -88,6 +89,7 @@ def test_the_job_polls_and_stores_its_result(
         "checked": 2,
         "available": 1,
         "notified": 0,  # already notified
+        "drop_changes": 0,
         "errors": [],
         "dry_run": True,
     }

@@ -81,6 +81,7 @@ def test_available_is_notified_once_and_rearmed_only_by_registered(
         "checked": 1,
         "available": 0,
         "notified": 0,
+        "drop_changes": 0,
         "errors": [],
         "dry_run": False,
     }
@@ -90,13 +91,14 @@ def test_available_is_notified_once_and_rearmed_only_by_registered(
         False,
         clock(),
     )
-    assert registry.rdap_hits("gone.test") == 0  # DNS showed it registered: RDAP not asked
+    # DNS settled it; RDAP is still asked, for the registry's drop statuses.
+    assert registry.rdap_hits("gone.test") == 1
 
     registry.available("gone.test")
     clock.advance(HOURS_6.total_seconds())
     second = poll(watchlist, registry, notifier, clock)
     assert (second.checked, second.available, second.notified) == (1, 1, 1)
-    [notification] = notifier.sent
+    [notification] = notifier.items()
     assert notification.event == "watchlist.available"
     assert notification.subject == "gone.test is available to register"
     assert notification.details["notes"] == "client wants it"
@@ -110,7 +112,7 @@ def test_available_is_notified_once_and_rearmed_only_by_registered(
     clock.advance(HOURS_6.total_seconds())
     third = poll(watchlist, registry, notifier, clock)
     assert (third.available, third.notified) == (1, 0)  # still available: not notified again
-    assert len(notifier.sent) == 1
+    assert len(notifier.items()) == 1
     assert watchlist.get("gone.test").last_status_change_at == changed_at
 
     registry.registered_in_rdap_only("gone.test")  # taken again (no delegation yet)
@@ -125,7 +127,7 @@ def test_available_is_notified_once_and_rearmed_only_by_registered(
     fifth = poll(watchlist, registry, notifier, clock)
     assert (fifth.available, fifth.notified) == (1, 1)
     assert notifier.events() == ["watchlist.available", "watchlist.available"]
-    assert notifier.sent[1].details["previous_status"] == "registered"
+    assert notifier.items()[1].details["previous_status"] == "registered"
 
 
 def test_entries_checked_within_the_interval_are_skipped(
@@ -160,10 +162,11 @@ def test_a_dry_run_looks_up_and_reports_but_writes_and_sends_nothing(
         "checked": 2,
         "available": 1,
         "notified": 1,
+        "drop_changes": 0,
         "errors": [],
         "dry_run": True,
     }
-    assert notifier.sent == []
+    assert notifier.items() == []
     assert watchlist.entries() == before
     assert registry.rdap_hits("free.test") == 1  # it did look
 
@@ -190,7 +193,7 @@ def test_a_failed_lookup_is_an_error_that_neither_notifies_nor_rearms(
     registry.available("flaky.test")
     clock.advance(HOURS_6.total_seconds())
     assert poll(watchlist, registry, notifier, clock).notified == 0
-    assert len(notifier.sent) == 1
+    assert len(notifier.items()) == 1
 
 
 def test_a_never_checked_entry_whose_lookup_fails_is_unknown(
@@ -232,11 +235,11 @@ def test_rdap_lookups_are_paced_by_the_delay(
     for name in ("a.test", "b.test", "c.test", "d.test"):
         watchlist.add(name, None, clock())
         registry.available(name)
-    registry.registered("c.test")  # DNS decides: no RDAP lookup, no pause
+    registry.registered("c.test")  # DNS decides, RDAP still asked for its statuses
     stop = RecordingStop()
     result = poller(watchlist, registry, notifier, clock, delay=30).run(stop)
     assert result.checked == 4
-    assert len(stop.waits) == 2  # before the 2nd and 3rd RDAP lookups (b and d)
+    assert len(stop.waits) == 3  # before the 2nd, 3rd and 4th RDAP lookups
     assert all(0 < wait <= 30 for wait in stop.waits)
 
 
@@ -261,7 +264,7 @@ def test_an_abort_while_pacing_stops_the_poll_between_lookups(
     assert watchlist.get("a.test").last_status == "available"
     assert watchlist.get("b.test").last_checked_at is None
     assert registry.rdap_hits("b.test") == 0
-    assert len(notifier.sent) == 1
+    assert len(notifier.items()) == 1
 
 
 def test_an_abort_ends_an_rdap_lookup_in_flight(
@@ -285,7 +288,7 @@ def test_an_abort_ends_an_rdap_lookup_in_flight(
         drip.close()
     assert isinstance(outcome, JobAbortedError), outcome
     assert watchlist.get("drip.test").last_checked_at is None
-    assert notifier.sent == []
+    assert notifier.items() == []
 
 
 def test_a_set_stop_signal_stops_before_the_first_entry(

@@ -57,7 +57,7 @@ PRESET_CASES: dict[str, dict[str, dict[str, Any]]] = {
     },
     "dynadot": {
         "example.org": {"renewal_date": date(2030, 11, 24), "notes": "brandable, short",
-                        "registrar": "Dynadot", "renewal_cost": 11.20},
+                        "registrar": "Dynadot", "renewal_cost": None},
         "example.info": {"renewal_date": date(2031, 2, 1), "notes": None},
     },
     "namecheap": {
@@ -72,7 +72,7 @@ PRESET_CASES: dict[str, dict[str, dict[str, Any]]] = {
         "example.io": {"renewal_date": date(2030, 1, 2), "acquired_at": date(2021, 1, 2),
                        "acquisition_cost": 150.0, "list_price": 2500.0, "registrar": "Sav"},
         "example.ai": {"renewal_date": date(2030, 6, 7), "acquisition_cost": None,
-                       "list_price": None, "renewal_cost": 80.0},
+                       "list_price": None, "renewal_cost": None},
     },
     "parkio": {
         "example.io": {"renewal_date": date(2030, 4, 5), "acquired_at": date(2023, 4, 5),
@@ -101,7 +101,8 @@ def test_efty_preset(service: PortfolioService, backend: str) -> None:
     listed(service, "example.com", "example.net")
     report = run(service, fixture("efty"), preset="efty")
     assert report["updated"] == [
-        {"domain": "example.com", "changes": ["acquired_at", "list_price"]}
+        # the file's renewal price is the owner's own: it fills the unset renewal cost
+        {"domain": "example.com", "changes": ["acquired_at", "list_price", "renewal_cost"]}
     ]
     # "0.00" is not set: the stored $30 stays; sold rows are skipped, not errors
     assert report["skipped"] == [
@@ -150,7 +151,7 @@ def test_aliases_without_a_preset(service: PortfolioService, backend: str) -> No
     assert (entry.notes, entry.registrar, entry.renewal_cost) == (
         "first",
         "Example Registrar",
-        10.46,
+        None,  # not in the file: priced when used (ADR 0046), not stored as the owner's
     )
 
 

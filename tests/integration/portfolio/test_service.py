@@ -1,6 +1,7 @@
 """Entries, verdict refreshes (only changes written, each in the history) and the ledger, on
 SQLite and PostgreSQL. Scoring defaults: P(sale in a year) = 0.01 × confidence / 0.8,
-commission 0.20; .com renews at $10.46 in the bundled price table."""
+commission 0.20; an unset .com renewal is priced at $11.08 (the dearest known retail
+renewal in the bundled registrar table, ADR 0046)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,9 @@ def test_add_defaults_the_renewal_cost_and_judges_the_unscored_name(
         "Example.COM", EntryFields(renewal_date=date(2030, 1, 31), acquisition_cost=100.0), NOW
     )
     assert (entry.domain, entry.tld, entry.currency) == ("example.com", "com", "USD")
-    assert entry.renewal_cost == 10.46  # the price table's .com renewal
+    # no renewal cost given: none stored; the lookup prices it (the dearest known .com renewal)
+    assert entry.renewal_cost is None
+    assert service.renewal_price(entry).amount == 11.08
     assert entry.verdict == "reprice" and entry.verdict_reason is not None
     assert "not scored" in entry.verdict_reason
     with pytest.raises(EntryExistsError):
@@ -52,13 +55,14 @@ def test_only_changed_verdicts_are_written_and_each_change_is_history(
     service: PortfolioService, backend: str
 ) -> None:
     service.add("example.com", EntryFields(renewal_date=date(2030, 1, 31)), NOW)
-    # EV 100 × 0.80 × 1 % = $0.80 a year < renewal $10.46, 30 days away: drop
+    # EV 100 × 0.80 × 1 % = $0.80 a year < renewal $11.08, 30 days away: drop
     changes = service.record_score("example.com", score(100.0), NOW)
     assert [(c.old, c.new) for c in changes] == [("reprice", "drop")]
-    assert "renewal $10.46 > expected sale value $0.80 this year" in changes[0].reason
+    assert "renewal $11.08 > expected sale value $0.80 this year" in changes[0].reason
+    assert changes[0].reason.endswith("[renewal price: highest known .com renewal (Porkbun)]")
     # the same facts a day later: the same verdict, nothing written
     assert service.refresh_verdicts(NOW + timedelta(days=1)) == []
-    # EV 2000: $16 > $10.46: keep
+    # EV 2000: $16 > $11.08: keep
     changes = service.record_score("example.com", score(2000.0), NOW + timedelta(days=2))
     assert [(c.old, c.new) for c in changes] == [("drop", "keep")]
     history = PortfolioReader(service.engine).list_history("example.com")
@@ -99,7 +103,7 @@ def test_sold_and_dropped_names_close_with_an_outcome(
     sale = service.sold("sold.com", price=1500.0, fees=225.0, venue="Example Market", now=NOW)
     # 1500 − 225 − 100 − 20.92
     assert sale["realised_profit"] == 1154.08 and sale["cost"] == 120.92
-    dropped = service.drop("dropped.com", on=date(2030, 2, 2), now=NOW)
+    dropped = service.drop("dropped.com", on=date(2029, 12, 30), now=NOW)
     assert dropped["sunk_cost"] == 8.0
     reader = PortfolioReader(service.engine)
     assert [e.domain for e in reader.list_entries()] == []
@@ -110,9 +114,41 @@ def test_sold_and_dropped_names_close_with_an_outcome(
     sold_outcome, dropped_outcome = sorted(reader.list_outcomes(), key=lambda o: o.type)[::-1]
     assert (sold_outcome.type, sold_outcome.sale_price, sold_outcome.fees) == ("sold", 1500, 225)
     assert sold_outcome.date == date(2030, 1, 1) and sold_outcome.cost_basis == 120.92
-    assert (dropped_outcome.type, dropped_outcome.date) == ("dropped", date(2030, 2, 2))
+    assert (dropped_outcome.type, dropped_outcome.date) == ("dropped", date(2029, 12, 30))
     assert [e.kind for e in reader.list_history("sold.com")] == ["verdict", "sold"]
     with pytest.raises(PortfolioInputError, match="already sold"):
         service.drop("sold.com", now=NOW)
     # closed names are no longer judged
     assert service.refresh_verdicts(NOW + timedelta(days=400)) == []
+
+
+def test_a_name_with_no_acquisition_cost_closes_with_its_cost_unknown(
+    service: PortfolioService, backend: str
+) -> None:
+    for name in ("sold.com", "dropped.com"):
+        service.add(name, EntryFields(renewal_date=date(2030, 6, 1), renewals_paid=10.0), NOW)
+    sale = service.sold("sold.com", price=1500.0, fees=225.0, now=NOW)
+    assert (sale["cost"], sale["realised_profit"], sale["cost_unknown"]) == (None, None, True)
+    dropped = service.drop("dropped.com", now=NOW)
+    assert (dropped["sunk_cost"], dropped["realised_profit"]) == (None, None)
+    assert dropped["cost_unknown"] is True
+    reader = PortfolioReader(service.engine)
+    assert [outcome.cost_basis for outcome in reader.list_outcomes()] == [None, None]
+    (_, closed) = reader.list_history("sold.com")
+    assert "cost unknown" in closed.reason and "realised profit" not in closed.reason
+
+
+def test_the_ledger_refuses_a_day_after_today_and_writes_nothing(
+    service: PortfolioService, backend: str
+) -> None:
+    service.add("example.com", EntryFields(renewal_date=date(2030, 6, 1)), NOW)
+    tomorrow = date(2030, 1, 2)
+    with pytest.raises(PortfolioInputError, match="date 2030-01-02 is after today") as refused:
+        service.sold("example.com", price=10.0, on=tomorrow, now=NOW)
+    assert refused.value.code == "invalid_outcome"
+    with pytest.raises(PortfolioInputError, match="date 2030-01-02 is after today"):
+        service.drop("example.com", on=tomorrow, now=NOW)
+    reader = PortfolioReader(service.engine)
+    assert reader.list_outcomes() == [] and service.get("example.com").status == "active"
+    # today itself is accepted
+    assert service.drop("example.com", on=date(2030, 1, 1), now=NOW)["date"] == "2030-01-01"

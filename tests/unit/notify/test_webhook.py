@@ -59,6 +59,7 @@ def test_a_notification_is_posted_as_json(webhook: FakeWebhook) -> None:
         "subject": "cloudnest.com is available",
         "at": "2030-03-01T23:59:30+00:00",
         "details": {"domain": "cloudnest.com"},
+        "digest": False,  # a single notification, not a run's digest
     }
     assert sleeps == []
 

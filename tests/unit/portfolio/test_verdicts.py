@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
+from dominus.portfolio.model import TrademarkRisk, trademark_risk
 from dominus.portfolio.settings import DropMethod
 from dominus.portfolio.verdicts import VerdictFacts, VerdictRules, judge, money_words, npv
 
@@ -187,3 +188,37 @@ def test_npv_method(case: str, entry: VerdictFacts, verdict: str, words: str) ->
 )  # fmt: skip
 def test_money_words(value: float, currency: str, words: str) -> None:
     assert money_words(value, currency) == words
+
+
+# --- trademark risk ------------------------------------------------------------------------
+CHATGPT = TrademarkRisk("chatgpt", "substring")
+TRADEMARK_CASES = [
+    ("expected", facts(30)),  # drop
+    ("expected", facts(200)),  # keep
+    ("threshold", facts(150, list_price=900.0)),  # reprice
+    ("npv", facts(30, current_score=30.0, acquisition_cost=100.0, **POSITIVE)),  # keep
+    ("expected", facts(30, current_score=None, expected_value=None, confidence=None)),
+]
+
+
+@pytest.mark.parametrize(("method", "entry"), TRADEMARK_CASES)
+def test_a_trademark_match_is_said_first_and_leaves_the_verdict(
+    method: DropMethod, entry: VerdictFacts
+) -> None:
+    plain = judge(entry, rules(method), NOW)
+    flagged = judge(replace(entry, trademark=CHATGPT), rules(method), NOW)
+    assert flagged.verdict == plain.verdict
+    assert flagged.reason == f"UDRP risk: matches mark 'chatgpt' (rule: substring) · {plain.reason}"
+
+
+def test_the_risk_is_read_from_the_gate_in_the_score_details() -> None:
+    gate = {"checked": True, "verdict": "blocked", "mark": "ChatGPT", "rule": "exact"}
+    assert trademark_risk({"trademark": gate}) == TrademarkRisk("ChatGPT", "exact")
+    for cleared in ("clear", "unverified"):
+        details = {"trademark": {**gate, "verdict": cleared, "mark": None, "rule": None}}
+        assert trademark_risk(details) is None
+    assert trademark_risk(None) is None
+    assert trademark_risk({"tier": "speculative"}) is None
+    assert trademark_risk({"trademark": {**gate, "rule": None}}) == TrademarkRisk(
+        "ChatGPT", "match"
+    )

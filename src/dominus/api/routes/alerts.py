@@ -6,13 +6,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
 
+from dominus.api.params import WholeNumber
 from dominus.api.routes.jobs import ERRORS, NO_STORE
 from dominus.api.services import Services
 from dominus.renewals.documents import AlertOut
 from dominus.renewals.store import AlertStore
 
 router = APIRouter(tags=["alerts"])
-AlertId = Annotated[int, Path(ge=1, le=2**63 - 1, description="The alert id.")]
+AlertId = Annotated[WholeNumber, Path(ge=1, le=2**63 - 1, description="The alert id.")]
 
 
 @router.get("/alerts", response_model=list[AlertOut], responses=ERRORS)
@@ -27,6 +28,14 @@ def list_alerts(
     """Open renewal alerts, the most severe and the nearest renewal first."""
     response.headers.update(NO_STORE)
     alerts = AlertStore(api.runtime.engine).alerts(include_closed=include_closed)
+    return [AlertOut.of(alert) for alert in alerts]
+
+
+@router.post("/alerts/ack", response_model=list[AlertOut], responses=ERRORS)
+def acknowledge_all(api: Services) -> list[AlertOut]:
+    """Acknowledge every open alert (what `dominus alerts ack --all` does): the alerts it
+    acknowledged, the most severe first; an empty list when none was open."""
+    alerts = AlertStore(api.runtime.engine).acknowledge_all(api.now())
     return [AlertOut.of(alert) for alert in alerts]
 
 

@@ -1,4 +1,5 @@
-"""/api/v1/portfolio: the names held (CRUD), CSV import, and PORTFOLIO_RESCORE."""
+"""/api/v1/portfolio: the names held (CRUD), the ledger (sold, drop), CSV import, and
+PORTFOLIO_RESCORE."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.convertors import StringConvertor, register_url_convertor
 
 from dominus.api.errors import error_response
-from dominus.api.portfolio_schemas import EntryIn, EntryPatchIn, RescoreIn
+from dominus.api.portfolio_schemas import DropIn, EntryIn, EntryPatchIn, RescoreIn, SaleIn
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, with_errors
 from dominus.api.schemas import ErrorBody
 from dominus.api.services import ApiServices, Services
+from dominus.backtest.ledger import ledger_service
 from dominus.handlers.portfolio_rescore import PORTFOLIO_RESCORE
 from dominus.portfolio.csv_import import (
     ImportOptions,
@@ -22,7 +24,13 @@ from dominus.portfolio.csv_import import (
     decode,
     parse_mapping,
 )
-from dominus.portfolio.documents import EntryOut, ImportReportOut, RescoreQueuedOut
+from dominus.portfolio.documents import (
+    DropOut,
+    EntryOut,
+    ImportReportOut,
+    RescoreQueuedOut,
+    SaleOut,
+)
 from dominus.portfolio.model import EntryFields
 from dominus.portfolio.rescore import rescore_dedupe_key
 from dominus.portfolio.service import PortfolioService
@@ -68,6 +76,10 @@ def _service(api: ApiServices) -> PortfolioService:
     return PortfolioService(api.runtime.engine, api.runtime.settings)
 
 
+def _ledger(api: ApiServices) -> PortfolioService:
+    return ledger_service(api.runtime.engine, api.runtime.settings, api.queue)
+
+
 def _fields(body: EntryPatchIn) -> EntryFields:
     return EntryFields(
         renewal_date=body.renewal_date,
@@ -78,6 +90,8 @@ def _fields(body: EntryPatchIn) -> EntryFields:
         list_price=body.list_price,
         renewals_paid=body.renewals_paid,
         notes=body.notes,
+        auto_renew=body.auto_renew,
+        registrar_status=body.registrar_status,
     )
 
 
@@ -93,9 +107,10 @@ def list_entries(
     """The names held, soonest renewal first, with their verdicts and the days until renewal
     (UTC calendar days)."""
     response.headers.update(NO_STORE)
-    entries = _service(api).entries(status=None if status == "all" else status)
+    service = _service(api)
+    entries = service.entries(status=None if status == "all" else status)
     now = api.now()
-    return [EntryOut.of(entry, now) for entry in entries]
+    return [EntryOut.of(entry, now, renewal=service.renewal_price(entry)) for entry in entries]
 
 
 @router.post(
@@ -186,10 +201,13 @@ def _multipart_file(content_type: str, body: bytes) -> bytes | None:
 
 @router.post("/portfolio", status_code=201, response_model=EntryOut, responses=BODY_ERRORS)
 def add(body: EntryIn, api: Services) -> Any:
-    """Add a name (amounts in the scoring currency); its renewal cost defaults from the TLD
-    price table. 409 when it is already in the portfolio."""
+    """Add a name (amounts in the scoring currency); a renewal cost left out is looked up when
+    used (registrar's price, else the dearest known, else at-cost; `renewal_price_source` says
+    which). 409 when it is already in the portfolio."""
     now = api.now()
-    return EntryOut.of(_service(api).add(body.domain, _fields(body), now), now)
+    service = _service(api)
+    entry = service.add(body.domain, _fields(body), now)
+    return EntryOut.of(entry, now, renewal=service.renewal_price(entry))
 
 
 @router.get("/portfolio/{domain:domain}", response_model=EntryOut, responses=ERRORS)
@@ -198,9 +216,10 @@ def get(domain: DomainPath, response: Response, api: Services) -> Any:
     response.headers.update(NO_STORE)
 
     def read() -> EntryOut:
-        entry = _service(api).get(domain)
+        service = _service(api)
+        entry = service.get(domain)
         history = PortfolioReader(api.runtime.engine).list_history(entry.domain)
-        return EntryOut.of(entry, api.now(), history)
+        return EntryOut.of(entry, api.now(), history, service.renewal_price(entry))
 
     return read()
 
@@ -209,7 +228,29 @@ def get(domain: DomainPath, response: Response, api: Services) -> Any:
 def change(domain: DomainPath, body: EntryPatchIn, api: Services) -> Any:
     """Change an entry's fields (those left out keep their values); its verdict is refreshed."""
     now = api.now()
-    return EntryOut.of(_service(api).update(domain, _fields(body), now), now)
+    service = _service(api)
+    entry = service.update(domain, _fields(body), now)
+    return EntryOut.of(entry, now, renewal=service.renewal_price(entry))
+
+
+@router.post("/portfolio/{domain:domain}/sold", response_model=SaleOut, responses=BODY_ERRORS)
+def sold(domain: DomainPath, body: SaleIn, api: Services) -> Any:
+    """Close an entry as sold (the ledger, as `dominus portfolio sold`): the sale is recorded as
+    an outcome and, with a price above 0, enqueues BACKTEST_BUILD (one while one is pending).
+    404 when the name is not held, 409 `conflict` when it is already sold or dropped, 422
+    `invalid_outcome` for a date after today."""
+    result = _ledger(api).sold(
+        domain, price=body.price, fees=body.fees, on=body.date, venue=body.venue, now=api.now()
+    )
+    return SaleOut.model_validate(result)
+
+
+@router.post("/portfolio/{domain:domain}/drop", response_model=DropOut, responses=BODY_ERRORS)
+def drop(domain: DomainPath, api: Services, body: DropIn | None = None) -> Any:
+    """Close an entry as dropped (not renewed; as `dominus portfolio drop`): its sunk cost is
+    recorded as an outcome. The body is optional. 404, 409 and 422 as for `sold`."""
+    on = None if body is None else body.date
+    return DropOut.model_validate(_ledger(api).drop(domain, on=on, now=api.now()))
 
 
 @router.delete(

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Path, Query, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from dominus.api.errors import error_response
+from dominus.api.params import WholeNumber
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, job_out, with_errors
 from dominus.api.run_schemas import RunCreated, RunPage, RunRequest
 from dominus.api.run_streaming import run_stream
@@ -32,7 +33,7 @@ from dominus.pipeline.model import CloseoutDomain, RunInput
 from dominus.pipeline.store import RunRecord
 
 router = APIRouter(tags=["runs"])
-RunId = Annotated[int, Path(description="The run id.")]
+RunId = Annotated[WholeNumber, Path(description="The run id.")]
 API = "/api/v1"
 SPOOL_BYTES = 4 * 1024 * 1024  # a CSV export larger than this waits in a temporary file
 STREAM_BLOCK_BYTES = 64 * 1024
@@ -83,9 +84,9 @@ def create_run(body: RunRequest, api: Services) -> Any:
 def list_runs(
     response: Response,
     api: Services,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    limit: Annotated[WholeNumber, Query(ge=1, le=1000)] = 50,
     cursor: Annotated[
-        int | None, Query(ge=1, description="`next_cursor` of the page before.")
+        WholeNumber | None, Query(ge=1, description="`next_cursor` of the page before.")
     ] = None,
 ) -> RunPage:
     """Runs, newest first, each with the size of its input lists (`input_summary`); the
@@ -137,10 +138,10 @@ class ListingParams:
             ),
         ] = False,
         top: Annotated[
-            int | None,
+            WholeNumber | None,
             Query(ge=1, le=MAX_TOP, description="Only the first `top` of the ranking."),
         ] = None,
-        offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+        offset: Annotated[WholeNumber, Query(ge=0, le=10_000_000)] = 0,
     ) -> None:
         self.recommended = recommended
         self.include_dropped = include_dropped
@@ -170,7 +171,7 @@ def run_candidates(
     response: Response,
     api: Services,
     listing: Listing,
-    limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+    limit: Annotated[WholeNumber, Query(ge=1, le=10_000)] = 100,
 ) -> list[CandidateOut | DroppedCandidateOut]:
     """The run's candidates in ranking order: recommended by expected profit, then speculative,
     then rejected (each tier by expected profit); with `all=true`, then every candidate that
@@ -190,7 +191,8 @@ def run_candidates_csv(
     api: Services,
     listing: Listing,
     limit: Annotated[
-        int | None, Query(ge=1, le=MAX_TOP, description="At most this many rows (default: all).")
+        WholeNumber | None,
+        Query(ge=1, le=MAX_TOP, description="At most this many rows (default: all)."),
     ] = None,
 ) -> StreamingResponse:
     """The listing of `/candidates` (same parameters; every row unless `limit`) as CSV: every

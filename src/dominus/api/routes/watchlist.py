@@ -51,7 +51,8 @@ def list_entries(response: Response, api: Services) -> list[WatchEntryOut]:
     ),
 )
 def add(body: WatchEntryIn, api: Services) -> Any:
-    """Watch a domain: 201 with its `Location`; 409 when it is already watched."""
+    """Watch a domain: 201 with its `Location`; 409 when it is already watched. A name you
+    already hold (an active portfolio entry) is watched too, with `in_portfolio` true."""
     domain, notes = watched_domain(body.domain), checked_notes(body.notes)
     entry = _store(api).add(domain, notes, api.now())
     return JSONResponse(

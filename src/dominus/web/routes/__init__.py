@@ -6,10 +6,13 @@ from fastapi import APIRouter
 from dominus.web.routes import (
     appraise,
     auth,
+    backtest,
     dead_letters,
     jobs,
     overview,
     portfolio,
+    portfolio_entry,
+    portfolio_import,
     runs,
     schedules,
     workers,
@@ -25,4 +28,7 @@ ROUTERS: list[APIRouter] = [
     runs.router,
     appraise.router,
     portfolio.router,
+    portfolio_entry.router,
+    portfolio_import.router,
+    backtest.router,
 ]

@@ -30,6 +30,13 @@ NOTICES = {
     "alert-acknowledged": "The alert was acknowledged.",
     "watch-added": "The domain is on the watchlist: the next poll checks it.",
     "watch-removed": "The domain is no longer watched.",
+    "rescore-queued": "A rescore was enqueued: each name is appraised again, then its verdict "
+    "refreshed.",
+    "rescore-pending": "A rescore was already pending or running: that job does it.",
+    "imported": "The file was imported, and a rescore of the portfolio was enqueued.",
+    "imported-unchanged": "The file was imported: it changed nothing, so no rescore was enqueued.",
+    "sold": "The sale was recorded and the name closed as sold.",
+    "dropped": "The drop was recorded and the name closed as dropped.",
 }
 
 
@@ -57,10 +64,24 @@ def row_id(text: str, what: str) -> int:
     return value
 
 
-def see_other(path: str, notice: str | None = None) -> RedirectResponse:
-    target = path if notice is None else f"{path}?{urlencode({'notice': notice})}"
+def see_other(path: str, notice: str | None = None, job: int | None = None) -> RedirectResponse:
+    """303 to `path`, with a notice code and the job the action enqueued (the page links it)."""
+    query = {} if notice is None else {"notice": notice}
+    if job is not None:
+        query["job"] = str(job)
+    target = f"{path}?{urlencode(query)}" if query else path
     return RedirectResponse(target, status_code=303)
 
 
 def notice_text(request: Request) -> str | None:
     return NOTICES.get(request.query_params.get("notice", ""))
+
+
+def notice_job(request: Request) -> int | None:
+    """The `?job=` an action's notice links to; anything but a row's id is ignored (the
+    address is only a way back to the page, never an input to act on)."""
+    text = request.query_params.get("job", "")
+    if not (text.isascii() and text.isdigit() and len(text) <= len(str(MAX_ID))):
+        return None
+    value = int(text)
+    return value if 0 < value <= MAX_ID else None

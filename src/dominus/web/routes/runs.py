@@ -10,6 +10,7 @@ from fastapi import APIRouter, Path, Query, Request
 from pydantic import ValidationError
 from starlette.responses import Response
 
+from dominus.api.params import WholeNumber
 from dominus.api.routes.runs import ListingParams, run_candidates_csv
 from dominus.api.run_streaming import RunState
 from dominus.api.services import ApiServices, Services
@@ -29,7 +30,7 @@ from dominus.web.live import DashboardStreamResponse, live_fragments
 from dominus.web.routes.forms import first, form_fields, notice_text, see_other
 
 router = APIRouter()
-RunId = Annotated[int, Path(ge=1)]
+RunId = Annotated[WholeNumber, Path(ge=1)]
 LISTED_RUNS = 50
 SHOWN_CANDIDATES = 500
 CLOSEOUT_COLUMNS = ("domain", "age", "backlinks", "wayback", "price")
