@@ -28,6 +28,7 @@ module; "(+Kind)" names the second base.
     │   ├── AppraisalInputError                             dominus.pipeline.appraisal
     │   ├── ProviderError                                   dominus.providers.errors
     │   │   ├── BootstrapError                              dominus.providers.errors
+    │   │   ├── ProviderChoiceError                         dominus.providers.setup
     │   │   └── ProviderDataError                           dominus.providers.errors
     │   ├── ModelFileError                                  dominus.valuation.model
     │   ├── SalesFileError                                  dominus.valuation.sales

@@ -227,7 +227,7 @@ def test_schedule_actions(make_client: Callable[..., TestClient]) -> None:
 
 
 def test_start_a_run_from_the_form(make_client: Callable[..., TestClient]) -> None:
-    client = make_client(DOMINUS_PROVIDERS="offline")
+    client = make_client(DOMINUS_PROVIDERS="sample")
     token = page_token(client, "/runs")
     empty = post(client, "/runs", token, keywords=" \n", brandables="", closeouts="")
     assert empty.status_code == 422
@@ -270,7 +270,7 @@ def test_start_a_run_from_the_form(make_client: Callable[..., TestClient]) -> No
 
 
 def test_appraise_one_domain(make_client: Callable[..., TestClient]) -> None:
-    client = make_client(DOMINUS_PROVIDERS="offline")
+    client = make_client(DOMINUS_PROVIDERS="sample")
     page = client.get("/appraise", params={"domain": "homegym.com"})
     assert page.status_code == 200
     [api] = client.get(f"{API}/score", params={"domain": "homegym.com"}).json()

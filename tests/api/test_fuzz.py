@@ -56,7 +56,7 @@ def fuzzed_client(
     monkeypatch.setattr(streaming, "POLL_SECONDS", 0.05)
     # Offline providers: `GET /score?check_availability=true` asks DNS and RDAP, and tests never
     # touch the internet.
-    client = make_client(DOMINUS_PROVIDERS="offline")
+    client = make_client(DOMINUS_PROVIDERS="sample")
     seed(runtime_of(client))
     return client
 

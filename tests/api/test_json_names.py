@@ -20,7 +20,7 @@ SNAKE_CASE = re.compile(r"^_?[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 
 @pytest.fixture
 def client(make_client: Callable[..., TestClient]) -> TestClient:
-    return make_client(DOMINUS_PROVIDERS="offline")
+    return make_client(DOMINUS_PROVIDERS="sample")
 
 
 def property_names(schema: Any) -> Iterator[str]:

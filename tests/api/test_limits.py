@@ -80,7 +80,7 @@ def test_the_token_is_checked_before_the_body_is_read(
 def test_a_body_over_the_limit_is_a_413_and_creates_nothing(
     make_client: Callable[..., TestClient], backend: str
 ) -> None:
-    client = make_client(DOMINUS_PROVIDERS="offline")
+    client = make_client(DOMINUS_PROVIDERS="sample")
     names = [f"name{index:07d}" for index in range(60_000)]  # 15 bytes each: ~0.9 MB
     accepted = client.post(f"{API}/runs", json={"keywords": names})
     assert accepted.status_code == 202, accepted.text
@@ -187,7 +187,7 @@ def test_a_real_server_refuses_both_kinds_of_big_body(
 def test_run_listings_count_inputs_instead_of_echoing_them(
     make_client: Callable[..., TestClient], backend: str
 ) -> None:
-    client = make_client(DOMINUS_PROVIDERS="offline")
+    client = make_client(DOMINUS_PROVIDERS="sample")
     body = {
         "keywords": [f"keyword{index}" for index in range(3_000)],
         "brandableNames": ["zentrova"],

@@ -37,7 +37,7 @@ NO_SUCH_RUN = 424242
 
 @pytest.fixture
 def client(make_client: Callable[..., TestClient]) -> TestClient:
-    return make_client(DOMINUS_PROVIDERS="offline")
+    return make_client(DOMINUS_PROVIDERS="sample")
 
 
 def create(client: TestClient) -> dict[str, Any]:

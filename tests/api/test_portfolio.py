@@ -24,7 +24,7 @@ FIXTURES = Path(__file__).parents[1] / "fixtures" / "portfolio"
 
 @pytest.fixture
 def client(make_client: Callable[..., TestClient]) -> TestClient:
-    return make_client(DOMINUS_PROVIDERS="offline")
+    return make_client(DOMINUS_PROVIDERS="sample")
 
 
 def test_crud(client: TestClient) -> None:

@@ -19,7 +19,7 @@ FIXTURES = Path(__file__).parents[1] / "fixtures" / "portfolio"
 
 @pytest.fixture
 def client(make_client: Callable[..., TestClient]) -> TestClient:
-    return make_client(DOMINUS_PROVIDERS="offline")
+    return make_client(DOMINUS_PROVIDERS="sample")
 
 
 def test_auto_renew_and_registrar_status_through_the_api(client: TestClient) -> None:

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 @pytest.fixture
 def client(make_client: Callable[..., TestClient]) -> TestClient:
-    return make_client(DOMINUS_PROVIDERS="offline")
+    return make_client(DOMINUS_PROVIDERS="sample")
 
 
 def _add(client: TestClient, domain: str, **fields: object) -> None:
@@ -89,7 +89,7 @@ def test_a_day_after_today_is_refused_as_outcomes_refuse_it(client: TestClient) 
 
 
 def test_the_ledger_actions_need_the_token(make_client: Callable[..., TestClient]) -> None:
-    authed = make_client(DOMINUS_API_TOKEN=TOKEN, DOMINUS_PROVIDERS="offline")
+    authed = make_client(DOMINUS_API_TOKEN=TOKEN, DOMINUS_PROVIDERS="sample")
     bearer = {"Authorization": f"Bearer {TOKEN}"}
     body = {"domain": "example.com", "renewal_date": "2099-01-02"}
     assert authed.post(f"{API}/portfolio", json=body, headers=bearer).status_code == 201

@@ -29,7 +29,7 @@ BODY = {
 
 @pytest.fixture
 def client(make_client: Callable[..., TestClient]) -> TestClient:
-    return make_client(DOMINUS_PROVIDERS="offline")
+    return make_client(DOMINUS_PROVIDERS="sample")
 
 
 def create(client: TestClient, body: dict[str, Any] = BODY) -> dict[str, Any]:
@@ -209,13 +209,13 @@ def test_unknown_runs_are_404(client: TestClient, run_id: str) -> None:
 def test_a_run_made_in_process_has_no_job(client: TestClient) -> None:
     runtime = runtime_of(client)
     run = PipelineStore(runtime.engine).create_run(
-        RunInput(keywords=["x"]), "offline", runtime.clock()
+        RunInput(keywords=["x"]), "sample", runtime.clock()
     )
     assert_error(client.get(f"{API}/runs/{run.id}/job"), 404, "not_found")
 
 
 def test_runs_need_the_token_when_one_is_set(make_client: Callable[..., TestClient]) -> None:
-    client = make_client(DOMINUS_API_TOKEN="t0ken", DOMINUS_PROVIDERS="offline")
+    client = make_client(DOMINUS_API_TOKEN="t0ken", DOMINUS_PROVIDERS="sample")
     assert_error(client.post(f"{API}/runs", json=BODY), 401, "unauthorized")
     assert_error(client.get(f"{API}/runs"), 401, "unauthorized")
     response = client.post(f"{API}/runs", json=BODY, headers={"Authorization": "Bearer t0ken"})

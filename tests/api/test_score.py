@@ -28,7 +28,7 @@ SCORE = f"{API}/score"
 
 @pytest.fixture
 def offline(make_client: Callable[..., TestClient], backend: str) -> TestClient:
-    return make_client(DOMINUS_PROVIDERS="offline")
+    return make_client(DOMINUS_PROVIDERS="sample")
 
 
 def appraisals(client: TestClient, **params: Any) -> list[dict[str, Any]]:
@@ -146,7 +146,7 @@ def test_it_needs_no_requested_by_header_it_changes_nothing(offline: TestClient)
 def test_it_needs_the_token_when_one_is_set(
     make_client: Callable[..., TestClient], backend: str
 ) -> None:
-    authed = make_client(DOMINUS_API_TOKEN=TOKEN, DOMINUS_PROVIDERS="offline")
+    authed = make_client(DOMINUS_API_TOKEN=TOKEN, DOMINUS_PROVIDERS="sample")
     assert_error(authed.get(SCORE, params={"domain": "zentrova.com"}), 401, "unauthorized")
     response = authed.get(
         SCORE, params={"domain": "zentrova.com"}, headers={"Authorization": f"Bearer {TOKEN}"}

@@ -53,7 +53,7 @@ def fuzzed_client(
     # As in test_fuzz: streams end quickly, providers are offline.
     monkeypatch.setattr(streaming, "MAX_STREAM_SECONDS", 0.3)
     monkeypatch.setattr(streaming, "POLL_SECONDS", 0.05)
-    client = make_client(DOMINUS_PROVIDERS="offline")
+    client = make_client(DOMINUS_PROVIDERS="sample")
     seed(runtime_of(client))
     return client
 

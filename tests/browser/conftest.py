@@ -2,7 +2,7 @@
 /usr/bin/chromium (never a downloaded browser), against a real `dominus serve --with-worker`
 subprocess on a free loopback port, as tests/api/test_serve_process.py does.
 
-- `dashboard(**settings)` starts the server (offline providers, diagnostic jobs, quick polls)
+- `dashboard(**settings)` starts the server (sample providers, diagnostic jobs, quick polls)
   and returns it; `browser_page` is a fresh page (a new context: no cookies carried over).
 - `check_page(page, name)` (tests/support/browser.py, with the other helpers) runs axe-core
   in the page (fails on serious or critical violations) and saves a screenshot as a test
@@ -71,7 +71,7 @@ def dashboard(
 ) -> Callable[..., ServeProcess]:
     def start(token: str | None = None, concurrency: int = 2, **settings: str) -> ServeProcess:
         values = {
-            "DOMINUS_PROVIDERS": "offline",
+            "DOMINUS_PROVIDERS": "sample",
             "JOB_QUEUE_POLL_INTERVAL_MS": "100",
             "WORKER_GRACEFUL_SHUTDOWN_TIMEOUT_MS": "300",
             "JOB_RETRY_BASE_MS": "0",

@@ -245,7 +245,7 @@ def test_killed_worker_run_resumes_from_the_dns_checkpoint(
 
 # --- 2. the CLI --------------------------------------------------------------------------------
 
-OFFLINE = {"DOMINUS_PROVIDERS": "offline"}
+OFFLINE = {"DOMINUS_PROVIDERS": "sample"}
 
 
 def test_sample_sync_prints_sample_data_and_recommendations(
@@ -272,7 +272,7 @@ def test_sample_wait_with_a_worker_and_the_runs_commands_agree(
     document = json_of(waited)
     assert document["status"] == "completed", document
     assert document["degraded"] is False, document
-    assert document["sample_data"] is True and document["providers"] == "offline", document
+    assert document["sample_data"] is True and document["providers"] == "sample", document
     recommended = recommended_domains(document)
     assert recommended, document["summary"]
     assert not SAMPLE_BLOCKED & set(recommended), recommended

@@ -985,7 +985,7 @@ def test_run_refuses_bad_input(cli: Cli, args: tuple[str, ...], message: str) ->
 def test_run_recommends_no_invalid_a_label(cli: Cli) -> None:
     """`xn--a` and `xn--ls8h` (an emoji) were recommended as `.com` names."""
     result = cli.ok(
-        "run", "-b", "xn--a,xn--ls8h", "--sync", "--json", env={"DOMINUS_PROVIDERS": "offline"}
+        "run", "-b", "xn--a,xn--ls8h", "--sync", "--json", env={"DOMINUS_PROVIDERS": "sample"}
     )
     document = json.loads(result.stdout)
     assert (document["summary"]["candidates"], document["summary"]["invalid"]) == (0, 2)
@@ -1001,7 +1001,7 @@ def test_run_reads_a_closeout_csv(cli: Cli, tmp_path: Path) -> None:
         str(csv_path),
         "--sync",
         "--json",
-        env={"DOMINUS_PROVIDERS": "offline"},
+        env={"DOMINUS_PROVIDERS": "sample"},
     )
     document = json.loads(result.stdout)
     assert document["input"]["closeout"][0] == {
@@ -1026,7 +1026,7 @@ def test_closeout_names_are_purchases_in_the_candidates_and_the_table(
     data) and still scored, marked as a purchase at its listed price in JSON and the table."""
     csv_path = tmp_path / "closeouts.csv"
     csv_path.write_text("domain,age,price\noldgardentools.com,17.5,1850\nquietkitchen.net,4,\n")
-    offline = {"DOMINUS_PROVIDERS": "offline", "COLUMNS": "200"}
+    offline = {"DOMINUS_PROVIDERS": "sample", "COLUMNS": "200"}
     ran = cli.ok("run", "--closeout-csv", str(csv_path), "--sync", "--json", env=offline).json()
     assert ran["input"]["closeout"][0]["price"] == 1850.0
     assert ran["summary"]["purchase_candidates"] == 2
@@ -1044,7 +1044,7 @@ def test_closeout_names_are_purchases_in_the_candidates_and_the_table(
 def test_runs_list_counts_inputs_and_a_run_takes_at_most_100000_names(
     cli: Cli, tmp_path: Path
 ) -> None:
-    offline = {"DOMINUS_PROVIDERS": "offline"}
+    offline = {"DOMINUS_PROVIDERS": "sample"}
     ran = cli.ok("run", "-k", "home gym,meal prep", "-b", "zentrova", "--json", env=offline)
     [listed] = cli.ok("runs", "list", "--json").json()
     assert listed["run_id"] == ran.json()["run_id"]
@@ -1122,7 +1122,7 @@ def test_enqueue_from_a_file_that_is_not_utf8_names_the_line(
 
 # --- what a run shows: tiers, ranking, --top, --all, --csv ----
 
-OFFLINE_WIDE = {"DOMINUS_PROVIDERS": "offline", "COLUMNS": "200"}
+OFFLINE_WIDE = {"DOMINUS_PROVIDERS": "sample", "COLUMNS": "200"}
 SPECULATIVE_TITLE = (
     "Speculative (name only, no market/keyword/expiry evidence: not recommendations)"
 )

@@ -32,7 +32,7 @@ def cli(tmp_path: Path, database_url: str) -> Iterator[Cli]:
 
 @pytest.fixture
 def api(database_url: str) -> Iterator[TestClient]:
-    app = create_app(api_settings(database_url, DOMINUS_PROVIDERS="offline"))
+    app = create_app(api_settings(database_url, DOMINUS_PROVIDERS="sample"))
     with local_client(app) as client:
         yield client
     app.state.services.runtime.engine.dispose()

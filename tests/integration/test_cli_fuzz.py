@@ -50,7 +50,7 @@ EXAMPLES = 25
 @pytest.fixture
 def cli(database_url: str, tmp_path: Path) -> Cli:
     runner = Cli(tmp_path, database_url)
-    runner.env["DOMINUS_PROVIDERS"] = "offline"
+    runner.env["DOMINUS_PROVIDERS"] = "sample"
     return runner
 
 

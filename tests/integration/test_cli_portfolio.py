@@ -20,7 +20,7 @@ from tests.support.api import api_settings
 from tests.support.cli import Cli, assert_bad_input
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "portfolio"
-OFFLINE = {"DOMINUS_PROVIDERS": "offline"}
+OFFLINE = {"DOMINUS_PROVIDERS": "sample"}
 
 
 @pytest.fixture

@@ -43,7 +43,7 @@ def seed(runtime: Runtime) -> None:
             keywords=["home gym", "solar panels", "a..b"], brandable=["zentrova", "nikeshoes"]
         ),
         threading.Event(),
-        providers="offline",
+        providers="sample",
     )
     queue.enqueue_job("diag.noop")
     queue.enqueue_job("diag.fail", {"fail_times": 9}, max_attempts=1)

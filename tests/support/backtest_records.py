@@ -42,7 +42,7 @@ def add_score(
             .values(
                 status="completed",
                 input={"brandable": [domain]},
-                providers="offline",
+                providers="sample",
                 created_at=scored_at,
                 stages={},
                 degraded=False,

@@ -98,7 +98,7 @@ def add_run(
             job_id=job_id,
             status=status,
             input={},
-            providers="offline",
+            providers="sample",
             created_at=when,
             finished_at=finished,
             stages={},

@@ -22,7 +22,7 @@ from dominus.pipeline.model import RunInput
 from dominus.pipeline.runner import PipelineRunner
 from dominus.pipeline.settings import pipeline_options
 from dominus.pipeline.store import PipelineStore
-from dominus.providers.setup import OFFLINE, open_providers
+from dominus.providers.setup import SAMPLE, open_providers
 from dominus.schema.tables import outcomes
 
 DATA = Path(__file__).parent / "data"
@@ -57,8 +57,8 @@ def score_sample_names(service: BacktestService) -> int:
     """A pipeline run of the sample names with the offline providers, as of SCORED_AT."""
     store = PipelineStore(service.engine)
     run_input = RunInput(closeout=read_closeout_csv(SAMPLE_LISTINGS))
-    run = store.create_run(run_input, OFFLINE, SCORED_AT)
-    with open_providers(service.settings, OFFLINE) as providers:
+    run = store.create_run(run_input, SAMPLE, SCORED_AT)
+    with open_providers(service.settings, SAMPLE) as providers:
         runner = PipelineRunner(
             store,
             providers,

@@ -150,7 +150,7 @@ def print_run(
     recommended = [dumped(candidate) for candidate in recommended_candidates]
     speculative = [dumped(candidate) for candidate in speculative_candidates]
     summary = run.summary or {}
-    if run.providers == "offline":
+    if run.sample_data:
         console.print(f"[bold yellow]{SAMPLE_DATA_NOTICE}[/]")
     console.print(f"run {run.id}: {status.value}" + (" (DEGRADED)" if run.degraded else ""))
     for reason in run.degraded_reasons:

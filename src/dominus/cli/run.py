@@ -26,7 +26,7 @@ from dominus.pipeline.model import CloseoutDomain, RunInput
 from dominus.pipeline.service import PipelineService
 from dominus.pipeline.store import PipelineStore
 from dominus.providers.offline import SAMPLE_INPUT_PATH
-from dominus.providers.setup import OFFLINE
+from dominus.providers.setup import SAMPLE
 
 
 class RunInputError(InvalidInputError):
@@ -46,7 +46,11 @@ def run(
         "these names are bought at their listed price, not registered.",
     ),
     sample: bool = typer.Option(
-        False, "--sample", help="The bundled SAMPLE input with the offline providers."
+        False,
+        "--sample",
+        help="The bundled SAMPLE input with the bundled SAMPLE data (no network); refused "
+        "while one of your data files (TRADEMARK_MARKS_PATH, KEYWORD_DATA_PATH, "
+        "COMPS_DATA_PATH) is set.",
     ),
     sync: bool = typer.Option(False, "--sync", help="Run here and now, without a worker."),
     wait: bool = typer.Option(False, "--wait", help="Enqueue, then follow it until it ends."),
@@ -70,7 +74,7 @@ def run(
     service = PipelineService(
         runtime.settings, PipelineStore(runtime.engine), runtime.queue(), runtime.clock
     )
-    providers = OFFLINE if sample else None
+    providers = SAMPLE if sample else None
     if sync:
         stop = threading.Event()
         _stop_on_signals(stop)

@@ -18,7 +18,7 @@ from dominus.pipeline.appraisal import (
     validate_requests,
 )
 from dominus.pipeline.store import PipelineStore
-from dominus.providers.setup import OFFLINE
+from dominus.providers.setup import SAMPLE
 
 
 def score(
@@ -43,7 +43,7 @@ def score(
         "registered; without it availability is not checked.",
     ),
     sample: bool = typer.Option(
-        False, "--sample", help="The offline providers and the bundled SAMPLE data."
+        False, "--sample", help="The bundled SAMPLE data (no network) for every fact."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list, one per domain."),
 ) -> None:
@@ -68,7 +68,7 @@ def score(
         PipelineStore(runtime.engine),
         names,
         runtime.clock().date(),
-        providers=OFFLINE if sample else None,
+        providers=SAMPLE if sample else None,
         check_availability=check_availability,
         stop=threading.Event(),
     )

@@ -52,7 +52,7 @@ from dominus.pipeline.valuing import Valuer
 from dominus.providers.data_sources import DataSource, DataSources
 from dominus.providers.models import Availability, KeywordStats, Mark, StopSignal
 from dominus.providers.sets import ProviderSet
-from dominus.providers.setup import open_providers
+from dominus.providers.setup import check_provider_choice, open_providers
 from dominus.providers.trademarks import MarksFileSource
 from dominus.scoring import ComparablesIndex, Weights, score_domain
 from dominus.valuation import Appraisal as ValuedAppraisal
@@ -313,8 +313,10 @@ def appraiser(
     check_availability: bool = False,
     stop: StopSignal | None = None,
 ) -> Iterator[Appraiser]:
-    """An Appraiser on the settings' providers (`providers`: "real" or "offline" instead), the
-    active weight set and the scoring settings; its network clients closed on exit."""
+    """An Appraiser on the settings' providers (`providers`: "real", "offline" or "sample"
+    instead), the active weight set and the scoring settings; its network clients closed on
+    exit. The sample beside the user's data files is refused first (ProviderChoiceError)."""
+    check_provider_choice(settings, providers)
     options = pipeline_options(settings)
     options = dataclasses.replace(
         options, scoring=with_active_thresholds(store.engine, options.scoring)

@@ -105,7 +105,7 @@ class RunSummaryOut(BaseModel):
             "degraded": run.degraded,
             "degraded_reasons": run.degraded_reasons,
             "providers": run.providers,
-            "sample_data": run.providers == "offline",
+            "sample_data": run.sample_data,
             "created_at": run.created_at.isoformat(),
             "started_at": _time(run.started_at),
             "finished_at": _time(run.finished_at),

@@ -12,7 +12,12 @@ from dominus.pipeline.runner import PipelineRunner, ProgressCallback
 from dominus.pipeline.settings import PipelineSettings, pipeline_options
 from dominus.pipeline.store import PipelineStore, RunRecord
 from dominus.providers.models import StopSignal
-from dominus.providers.setup import open_providers
+from dominus.providers.setup import (
+    OFFLINE,
+    ProviderChoiceError,
+    check_provider_choice,
+    open_providers,
+)
 
 
 class PipelineService:
@@ -35,7 +40,7 @@ class PipelineService:
             )
             return result.job_id
 
-        kind = providers or self.settings.DOMINUS_PROVIDERS
+        kind = self.providers_for(run_input, providers)
         return self.store.create_run(run_input, kind, self.clock(), enqueue)
 
     def run_now(
@@ -47,7 +52,7 @@ class PipelineService:
         providers: str | None = None,
     ) -> RunRecord:
         """Run in this process, without a job (the run has no job id)."""
-        kind = providers or self.settings.DOMINUS_PROVIDERS
+        kind = self.providers_for(run_input, providers)
         run = self.store.create_run(run_input, kind, self.clock())
         with open_providers(self.settings, kind) as provider_set:
             runner = PipelineRunner(
@@ -59,3 +64,18 @@ class PipelineService:
                 on_progress=on_progress,
             )
             return runner.run(run.id)
+
+    def providers_for(self, run_input: RunInput, providers: str | None = None) -> str:
+        """The kind of providers the run will use (`providers`, else DOMINUS_PROVIDERS), or
+        ProviderChoiceError, before anything is written, when they cannot serve it (ADR 0044)."""
+        kind = providers or self.settings.DOMINUS_PROVIDERS
+        check_provider_choice(self.settings, kind)
+        if kind == OFFLINE and (run_input.keywords or run_input.brandable):
+            # Without the network every name to register would be "availability unknown",
+            # dropped before scoring: the run could only look like a result.
+            raise ProviderChoiceError(
+                "offline providers cannot check availability, so keyword and brandable names "
+                "cannot be assessed: give closeout names only, use the bundled sample "
+                "(--sample), or DOMINUS_PROVIDERS=real"
+            )
+        return kind

@@ -34,6 +34,7 @@ from dominus.db.dialects import JsonArrayLength, dialect_insert
 from dominus.db.errors import database_errors
 from dominus.errors import NotFoundError
 from dominus.pipeline.model import RunInput, RunStatus, Stage
+from dominus.providers.setup import SAMPLE
 from dominus.schema.tables import (
     MAX_ID,
     candidates,
@@ -71,6 +72,12 @@ class RunRecord:
     error: str | None
     weight_set_id: int | None
     weights: dict[str, Any] | None
+
+    @property
+    def sample_data(self) -> bool:
+        """Built from the bundled SAMPLE DATA: the `sample` providers, or a run finished before
+        they had that name (it said so in its summary)."""
+        return self.providers == SAMPLE or bool((self.summary or {}).get("sample_data"))
 
     @property
     def run_input(self) -> RunInput:

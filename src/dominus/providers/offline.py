@@ -1,7 +1,10 @@
-"""The offline provider set: every fact from local files, by default the bundled SAMPLE DATA.
+"""Providers without the network. `offline_providers`: every fact from the five files of a
+directory, by default the bundled SAMPLE DATA (the `sample` providers: demos and tests).
+`NoNetworkAvailability`: what DNS and RDAP say when there is no network and no file to ask
+(the `offline` providers, which read the user's own data files: ADR 0044).
 
-Used for demos, tests and runs without network access. Nothing in `sample_data/` is real market
-data; reports built from it must say so (ProviderSet.is_sample).
+Nothing in `sample_data/` is real market data; reports built from it must say so
+(ProviderSet.is_sample).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from pathlib import Path
 from dominus.providers.comparable_sales import load_comparable_sales
 from dominus.providers.dns import RegisteredNamesDns
 from dominus.providers.keyword_data import load_keyword_data
+from dominus.providers.models import Availability, DnsVerdict, RdapRecord, StopSignal
+from dominus.providers.names import name_to_look_up
 from dominus.providers.rdap import RecordsRdap
 from dominus.providers.sets import ProviderSet
 from dominus.providers.trademarks import MarksFileSource
@@ -55,3 +60,25 @@ def _labelled_sample(directory: Path) -> bool:
         except OSError:
             continue
     return False
+
+
+# Who answered an offline availability question, in an RDAP record's `source`.
+NO_NETWORK_SOURCE = "offline"
+NO_NETWORK_DETAIL = "not checked: offline providers have no network and no availability file"
+
+
+class NoNetworkAvailability:
+    """DNS and RDAP for the `offline` providers: with no network and no file listing the names,
+    nothing can say whether a name is free, so every answer is UNKNOWN (never "available",
+    which would let a name through to be registered; never "registered" either)."""
+
+    def check(self, domain: str, stop: StopSignal | None = None) -> DnsVerdict:
+        return DnsVerdict(name_to_look_up(domain).domain, Availability.UNKNOWN, NO_NETWORK_DETAIL)
+
+    def lookup(self, domain: str, stop: StopSignal | None = None) -> RdapRecord:
+        return RdapRecord(
+            name_to_look_up(domain).domain,
+            Availability.UNKNOWN,
+            detail=NO_NETWORK_DETAIL,
+            source=NO_NETWORK_SOURCE,
+        )

@@ -12,9 +12,10 @@ from pydantic_settings import BaseSettings
 
 
 class ProviderSettings(BaseSettings):
-    # `offline`: the bundled sample data and file-backed providers, no network (labelled as
-    # sample data in every output). `real`: DNS resolvers and RDAP over the network.
-    DOMINUS_PROVIDERS: Literal["real", "offline"] = "real"
+    # `real`: DNS resolvers and RDAP over the network, and the data files below. `offline`: no
+    # network: the data files below, availability unknown. `sample`: the bundled SAMPLE DATA
+    # only (refused while a data file below is set: the two never mix). ADR 0044.
+    DOMINUS_PROVIDERS: Literal["real", "offline", "sample"] = "real"
     # Comma-separated resolver addresses (`IP` or `IP:port`); two or more confirm "available".
     DNS_RESOLVERS: str = Field(default="1.1.1.1,8.8.8.8", min_length=1)
     DNS_TIMEOUT_MS: int = Field(default=2000, ge=50, le=60_000)
@@ -30,7 +31,8 @@ class ProviderSettings(BaseSettings):
     WHOIS_SERVERS_PATH: str | None = None
     # CSV `mark,owner,registry,classes[,number]` (`dominus marks import` writes one from the
     # USPTO's or EUIPO's bulk files). Unset: ./data/trademark_marks.csv when that import wrote
-    # it; else no source, so every candidate is `unverified` and none is recommended.
+    # it; else no source, so every candidate is `unverified` and none is recommended (real and
+    # offline providers alike; the sample has its own marks).
     TRADEMARK_MARKS_PATH: str | None = None
     # CSV keyword,monthly_volume,cpc, or a Google Ads Keyword Planner download as saved
     # (docs/data-sources.md).

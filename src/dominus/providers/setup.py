@@ -1,4 +1,9 @@
-"""From the settings to the providers a run, a poll or an appraisal uses."""
+"""From the settings to the providers a run, a poll or an appraisal uses.
+
+Three kinds (ADR 0044). `real`: DNS, RDAP and WHOIS over the network, and the user's data files
+(TRADEMARK_MARKS_PATH, KEYWORD_DATA_PATH, COMPS_DATA_PATH). `offline`: no network: the same
+user's files, availability unknown. `sample`: the bundled SAMPLE DATA for everything, never
+beside the user's files (`check_provider_choice` refuses the mix)."""
 
 from __future__ import annotations
 
@@ -12,14 +17,15 @@ from dominus import __version__
 from dominus.providers.configured_files import configured_comps, configured_keywords
 from dominus.providers.data_sources import DataSources
 from dominus.providers.dns import ResolverDnsChecker
+from dominus.providers.errors import ProviderError
 from dominus.providers.marks_import import marks_path
 from dominus.providers.models import Mark
-from dominus.providers.offline import offline_providers
+from dominus.providers.offline import NoNetworkAvailability, offline_providers
 from dominus.providers.rdap import HttpRdapClient
 from dominus.providers.rdap_bootstrap import BUNDLED_BOOTSTRAP_PATH, RdapBootstrap
 from dominus.providers.sets import ProviderSet
 from dominus.providers.settings import ProviderSettings
-from dominus.providers.trademarks import MarksFileSource
+from dominus.providers.trademarks import MarksFileSource, TrademarkSource
 from dominus.providers.whois import WhoisClient
 from dominus.providers.whois_servers import BUNDLED_WHOIS_SERVERS_PATH, WhoisServers
 
@@ -51,15 +57,41 @@ def whois_servers_path(settings: ProviderSettings) -> Path:
 
 OFFLINE = "offline"
 REAL = "real"
+SAMPLE = "sample"
+# The settings naming the user's own data files, which the sample never stands in for.
+USER_FILE_SETTINGS = ("TRADEMARK_MARKS_PATH", "KEYWORD_DATA_PATH", "COMPS_DATA_PATH")
+
+
+class ProviderChoiceError(ProviderError):
+    """These providers cannot serve what was asked of them."""
+
+
+def check_provider_choice(settings: ProviderSettings, kind: str | None = None) -> None:
+    """Refuses the bundled sample while a user's data file is set: a report from the two mixed
+    would be neither sample nor the user's, and using one silently drops the other."""
+    if (kind or settings.DOMINUS_PROVIDERS) != SAMPLE:
+        return
+    named = [name for name in USER_FILE_SETTINGS if getattr(settings, name)]
+    if named:
+        raise ProviderChoiceError(
+            "the bundled sample data never mixes with your files: "
+            f"{' and '.join(named)} {'is' if len(named) == 1 else 'are'} set; unset "
+            f"{'it' if len(named) == 1 else 'them'} to use the sample, or use "
+            "DOMINUS_PROVIDERS=offline (your files, no network) without --sample"
+        )
 
 
 @contextmanager
 def open_providers(settings: ProviderSettings, kind: str | None = None) -> Iterator[ProviderSet]:
-    """The providers of `kind` ("real" or "offline"; default DOMINUS_PROVIDERS), for one run: a
-    run records its kind when it is created, so whichever worker picks it up uses the same
-    providers. Their network clients are closed when the run is over."""
-    if (kind or settings.DOMINUS_PROVIDERS) == OFFLINE:
+    """The providers of `kind` ("real", "offline" or "sample"; default DOMINUS_PROVIDERS), for
+    one run: a run records its kind when it is created, so whichever worker picks it up uses
+    the same providers. Their network clients are closed when the run is over."""
+    chosen = kind or settings.DOMINUS_PROVIDERS
+    if chosen == SAMPLE:
         yield offline_providers()
+        return
+    if chosen == OFFLINE:
+        yield _no_network_providers(settings)
         return
     # Redirects are followed by the RDAP client itself, under bounded_http's rule (never to
     # another scheme or inwards); each exchange's timeouts come from its own deadline.
@@ -88,12 +120,30 @@ def _real_providers(settings: ProviderSettings, client: httpx.Client) -> Provide
                 max_attempts=settings.RDAP_MAX_ATTEMPTS,
             ),
         ),
-        trademarks=(
-            MarksFileSource(marks) if (marks := marks_path(settings)) else NoTrademarkSource()
-        ),
+        trademarks=trademark_source(settings),
         keyword_data=keywords.stats,
         comparable_sales=comps.sales,
         is_sample=False,
         label="real (DNS, RDAP, WHOIS)",
         sources=DataSources(keywords=keywords.source, comps=comps.source),
     )
+
+
+def _no_network_providers(settings: ProviderSettings) -> ProviderSet:
+    availability = NoNetworkAvailability()
+    keywords, comps = configured_keywords(settings), configured_comps(settings)
+    return ProviderSet(
+        dns=availability,
+        rdap=availability,
+        trademarks=trademark_source(settings),
+        keyword_data=keywords.stats,
+        comparable_sales=comps.sales,
+        is_sample=False,
+        label="offline (your data files, availability unknown)",
+        sources=DataSources(keywords=keywords.source, comps=comps.source),
+    )
+
+
+def trademark_source(settings: ProviderSettings) -> TrademarkSource:
+    marks = marks_path(settings)
+    return MarksFileSource(marks) if marks is not None else NoTrademarkSource()

@@ -11,4 +11,4 @@ from dominus.config import load_settings
 
 @pytest.fixture
 def settings(database_url: str) -> Any:
-    return load_settings(_env_file=None, DATABASE_URL=database_url, DOMINUS_PROVIDERS="offline")
+    return load_settings(_env_file=None, DATABASE_URL=database_url, DOMINUS_PROVIDERS="sample")

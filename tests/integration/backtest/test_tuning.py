@@ -130,7 +130,7 @@ def test_an_applied_tune_is_used_by_the_next_run_without_a_restart(
         stop=threading.Event(),
     )
     run_input = RunInput(brandable=["zentrova", "cloudnest"])
-    before = runner.run(runs.create_run(run_input, "offline", NOW).id)
+    before = runner.run(runs.create_run(run_input, "sample", NOW).id)
     assert before.weights == Weights().to_dict()
     seed_signals(engine)
     backtest = service(settings, engine)
@@ -145,7 +145,7 @@ def test_an_applied_tune_is_used_by_the_next_run_without_a_restart(
     after = tuned.suggestion.after.to_dict()
     assert after["expiry"] == pytest.approx(0.12 / 1.02)
     # the same runner, no restart: its next run scores with the tuned set
-    next_run = runner.run(runs.create_run(run_input, "offline", NOW).id)
+    next_run = runner.run(runs.create_run(run_input, "sample", NOW).id)
     assert next_run.weight_set_id == tuned.weight_set_id
     assert next_run.weights == after
     with engine.connect() as connection:
@@ -194,7 +194,7 @@ def test_calibrated_thresholds_override_the_settings_until_rolled_back(
     runner = PipelineRunner(
         runs, offline_providers(), PipelineOptions(), clock=lambda: NOW, stop=threading.Event()
     )
-    runner.run(runs.create_run(RunInput(brandable=["zentrova"]), "offline", NOW).id)
+    runner.run(runs.create_run(RunInput(brandable=["zentrova"]), "sample", NOW).id)
     [score] = runs.run_scores(1)
     ratio = score["details"]["coverage_ratio"]
     assert score["details"]["score_threshold"] == pytest.approx(0.35 + 0.20 * ratio)

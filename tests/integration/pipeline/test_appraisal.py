@@ -60,7 +60,7 @@ def run_state(runs: PipelineStore, providers: ProviderSet, options: PipelineOpti
 
 
 def finished_run(runs: PipelineStore, providers: ProviderSet, options: PipelineOptions) -> int:
-    record = runs.create_run(sample_input(), "offline", NOW)
+    record = runs.create_run(sample_input(), "sample", NOW)
     done = PipelineRunner(runs, providers, options, clock=lambda: NOW, stop=threading.Event()).run(
         record.id
     )

@@ -59,7 +59,7 @@ def servers() -> Iterator[tuple[FakeRdap, FakeWhois]]:
 
 
 def run(runs: PipelineStore, providers: ProviderSet, run_input: RunInput) -> int:
-    record = runs.create_run(run_input, "offline", utc_now())
+    record = runs.create_run(run_input, "sample", utc_now())
     done = PipelineRunner(
         runs, providers, PipelineOptions(), clock=utc_now, stop=threading.Event()
     ).run(record.id)

@@ -76,7 +76,7 @@ def rdap() -> Iterator[HttpRdapClient]:
 
 
 def rdap_results(runs: PipelineStore, providers: ProviderSet) -> dict[str, dict[str, Any]]:
-    record = runs.create_run(RunInput(brandable=NAMES), "offline", utc_now())
+    record = runs.create_run(RunInput(brandable=NAMES), "sample", utc_now())
     done = PipelineRunner(
         runs, providers, PipelineOptions(), clock=utc_now, stop=threading.Event()
     ).run(record.id)

@@ -50,7 +50,7 @@ def test_a_run_resumes_from_old_format_checkpoints(
 ) -> None:
     old: dict[str, Any] = json.loads(FIXTURE.read_text(encoding="utf-8"))
     runs = PipelineStore(engine)
-    run = runs.create_run(FIXTURE_INPUT, "offline", utc_now())
+    run = runs.create_run(FIXTURE_INPUT, "sample", utc_now())
     for stage in STAGES[:finished]:
         report = {"status": "completed"}
         runs.complete_stage(run.id, stage, old[stage.value], report, None, utc_now())

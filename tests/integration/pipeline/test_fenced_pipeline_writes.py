@@ -82,7 +82,7 @@ def test_a_reclaimed_attempts_late_checkpoint_is_refused(engine: Engine, backend
         job = NewJob(PIPELINE_RUN, {"run_id": run_id}, 0, 3, clock())
         return jobs.enqueue([job], clock(), connection=connection)[0].job_id
 
-    run = PipelineStore(engine).create_run(INPUT, "offline", clock(), enqueue=enqueue)
+    run = PipelineStore(engine).create_run(INPUT, "sample", clock(), enqueue=enqueue)
     [first] = jobs.claim("w1", [PIPELINE_RUN], 1, clock())
     attempt_1 = context_for(jobs, first, clock)
     replaced: dict[str, Any] = {}
@@ -131,7 +131,7 @@ def test_the_generate_checkpoint_of_the_lost_attempt_was_written_while_it_held_t
     jobs = SqlJobStore(engine)
     run = PipelineStore(engine).create_run(
         INPUT,
-        "offline",
+        "sample",
         clock(),
         enqueue=lambda connection, run_id: (
             jobs.enqueue(

@@ -87,7 +87,7 @@ def scored_inputs(monkeypatch: pytest.MonkeyPatch) -> dict[str, ScoringInput]:
 
 
 def run(runs: PipelineStore, providers: ProviderSet, run_input: RunInput = INPUT) -> RunRecord:
-    record = runs.create_run(run_input, "offline", utc_now())
+    record = runs.create_run(run_input, "sample", utc_now())
     return PipelineRunner(
         runs, providers, PipelineOptions(), clock=utc_now, stop=threading.Event()
     ).run(record.id)

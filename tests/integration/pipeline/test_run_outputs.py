@@ -83,7 +83,7 @@ def run(
     run_input: RunInput,
     options: PipelineOptions | None = None,
 ) -> RunRecord:
-    record = runs.create_run(run_input, "offline", utc_now())
+    record = runs.create_run(run_input, "sample", utc_now())
     return PipelineRunner(
         runs, provider_set, options or PipelineOptions(), clock=utc_now, stop=threading.Event()
     ).run(record.id)

@@ -40,7 +40,7 @@ def runs(engine: Engine, backend: str) -> PipelineStore:
 
 
 def start(runs: PipelineStore, run_input: RunInput = INPUT) -> RunRecord:
-    return runs.create_run(run_input, "offline", utc_now())
+    return runs.create_run(run_input, "sample", utc_now())
 
 
 def runner(

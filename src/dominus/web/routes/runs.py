@@ -25,6 +25,7 @@ from dominus.pipeline.documents import (
 from dominus.pipeline.listing import ListingQuery, listing_documents
 from dominus.pipeline.model import STAGES, CloseoutDomain, RunInput
 from dominus.pipeline.store import RunNotFoundError
+from dominus.providers.setup import ProviderChoiceError
 from dominus.web.context import Dashboard, Web
 from dominus.web.live import DashboardStreamResponse, live_fragments
 from dominus.web.routes.forms import first, form_fields, notice_text, see_other
@@ -136,7 +137,10 @@ async def start_run(request: Request, api: Services, web: Web) -> Response:
             else [str(error)]
         )
         return _runs_page(request, api, web, form=form, errors=messages, status_code=422)
-    run = api.pipeline.submit(run_input)
+    try:
+        run = api.pipeline.submit(run_input)
+    except ProviderChoiceError as error:  # e.g. names to register with the offline providers
+        return _runs_page(request, api, web, form=form, errors=[str(error)], status_code=422)
     return see_other(f"/runs/{run.id}", "run-started")
 
 
