@@ -178,6 +178,9 @@ def print_run(
                 f"  the best {len(recommended)} of {total}; all of them: "
                 f"dominus runs candidates {run.id} --recommended --limit {total}"
             )
+    elif status is RunStatus.COMPLETED and run.degraded:
+        # Not a finding: what was not checked (see "degraded" above) could not be recommended.
+        console.print("  nothing recommended, but the run is degraded: see why above")
     elif status is RunStatus.COMPLETED:
         console.print("  nothing to recommend: conservative by design")
     if speculative:

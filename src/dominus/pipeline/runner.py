@@ -31,6 +31,7 @@ from dominus.pipeline.stages import (
     StageEnvironment,
     StageIncompleteError,
     TrademarkPartial,
+    availability_doubt,
     dns_prefilter,
     rdap_confirm,
     score_candidates,
@@ -83,6 +84,8 @@ class StageTask:
 
     work: Callable[[], object]
     result: Callable[[], StageResult]
+    # Why what it did cannot be taken as a result although it ran (availability unchecked).
+    doubt: Callable[[], str | None] = lambda: None
 
 
 class PipelineRunner:
@@ -144,7 +147,7 @@ class PipelineRunner:
             rdap_concurrency=self.options.rdap_concurrency,
         )
         task = self._stage_task(run, stage, state, env)
-        reason = self._attempt_stage(run, stage, task, env, budget)
+        reason = _joined(self._attempt_stage(run, stage, task, env, budget), task, stage)
         if reason is None and not self.stop.is_set():
             self.on_progress(stage, number, total, total)
         report |= {
@@ -196,12 +199,20 @@ class PipelineRunner:
             return StageTask(generate, lambda: generated[-1] if generated else GenerateResult())
         if stage is Stage.DNS:
             dns = DnsPartial()
+            registrations = state.generate.registrations()
             return StageTask(
-                lambda: dns_prefilter(state.generate.registrations(), env, dns), dns.result
+                lambda: dns_prefilter(registrations, env, dns),
+                dns.result,
+                lambda: availability_doubt(dns.results, registrations, bool(dns.canary_failed)),
             )
         if stage is Stage.RDAP:
             rdap = RdapPartial()
-            return StageTask(lambda: rdap_confirm(_rdap_input(state), env, rdap), rdap.result)
+            # Only the names to register count: a listed name's answer decides nothing.
+            return StageTask(
+                lambda: rdap_confirm(_rdap_input(state), env, rdap),
+                rdap.result,
+                lambda: availability_doubt(rdap.results, _dns_passed(state), False),
+            )
         if stage is Stage.SCORE:
             scoring = ScorePartial()
 
@@ -247,6 +258,13 @@ class PipelineRunner:
     def _raise_if_stopped(self) -> None:
         if self.stop.is_set():
             raise JobAbortedError("pipeline run stopped")
+
+
+def _joined(reason: str | None, task: StageTask, stage: Stage) -> str | None:
+    """The stage's degradation reason: its failure or overrun, and its doubt, if any."""
+    doubt = task.doubt()
+    reasons = [reason, f"{stage.value}: {doubt}" if doubt else None]
+    return "; ".join(part for part in reasons if part) or None
 
 
 # Hand-registrations must pass both availability stages. Purchase candidates (closeout and

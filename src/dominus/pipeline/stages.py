@@ -11,7 +11,7 @@ the stage) and a stop or a lost claim.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TypeVar
@@ -78,6 +78,9 @@ class StageIncompleteError(Exception):
 @dataclass
 class DnsPartial:
     results: dict[str, DnsAnswer] = field(default_factory=dict)
+    # Names no resolver could be believed about (canaries not found): not kept in the
+    # checkpoint, the stage's degradation reason says it once the stage is done.
+    canary_failed: set[str] = field(default_factory=set)
 
     def result(self) -> DnsResult:
         return DnsResult(dict(self.results))
@@ -115,6 +118,8 @@ def dns_prefilter(candidates: list[str], env: StageEnvironment, partial: DnsPart
 
     def lookup(domain: str) -> DnsAnswer:
         verdict = env.providers.dns.check(domain, env.stop)
+        if verdict.canary_failed:
+            partial.canary_failed.add(domain)
         return DnsAnswer(verdict.availability, verdict.detail)
 
     def failed(detail: str) -> DnsAnswer:
@@ -182,6 +187,20 @@ def _look_up_all(
     )
     if not lookups.complete and not env.stop.is_set():
         raise StageIncompleteError(f"{len(results)} of {len(candidates)} names {verb}")
+
+
+def availability_doubt(
+    results: Mapping[str, DnsAnswer | RdapAnswer], asked: Sequence[str], canary_failed: bool
+) -> str | None:
+    """Why an availability stage's answers cannot be taken as a result, or None. No network
+    (or a resolver denying everything) must not read as "nothing is free": when a resolver
+    failed its canaries, or more than half of the names to register that were asked came back
+    unknown, the run is degraded with this reason (ADR 0044)."""
+    answered = [results[domain] for domain in asked if domain in results]
+    unknown = sum(1 for answer in answered if answer.availability is Availability.UNKNOWN)
+    if not answered or not (canary_failed or 2 * unknown > len(answered)):
+        return None
+    return f"availability could not be checked for {unknown} of {len(answered)} names (no network?)"
 
 
 # --- stage 4 ---------------------------------------------------------------------------------

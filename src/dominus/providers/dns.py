@@ -7,6 +7,13 @@ One resolver's word is not enough to call a name available when several are conf
 resolver can be stale, filtered or lying, so "available" needs two resolvers to agree while a
 single "registered" answer is enough to drop the name (the cheap, safe direction).
 
+A resolver's NXDOMAIN is believed only once it has shown it can find names that surely exist
+(the canaries: `iana.org` and the TLD's registry name, see `canaries_for`), asked once per
+resolver and canary for the checker's life (one run). Without a network behind it, a resolver
+may answer NXDOMAIN, SERVFAIL or nothing for every name; its answers for that TLD are then not
+asked for at all, and a name no resolver can be believed about is UNKNOWN with `canary_failed`
+set: the run says availability could not be checked (ADR 0044), never that the name is free.
+
 Bounds: each query (NS, then SOA when NS says nothing; a truncated UDP answer asked again over
 TCP) is one dnspython exchange whose `timeout` is a single expiration for the whole of it
 (sending and every read), DNS_TIMEOUT_MS; a DNS message is at most 64 KiB by its format. The
@@ -16,6 +23,7 @@ goes out and the name is UNKNOWN ("stopped").
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +40,18 @@ import dns.rdatatype
 from dominus.providers.csvfiles import data_lines, read_text
 from dominus.providers.models import Availability, DnsVerdict, StopSignal
 from dominus.providers.names import listed_domain, name_to_look_up
+
+# A name every working resolver finds, whatever the TLD asked about.
+ALWAYS_THERE = "iana.org"
+# The registry's own name for the TLDs whose registry does not answer at nic.<tld>.
+REGISTRY_NAMES = {"com": "verisign.com", "net": "gtld-servers.net", "org": "pir.org"}
+
+
+def canaries_for(tld: str) -> tuple[str, ...]:
+    """The names a resolver must find before its answers about `tld`'s names are believed:
+    `iana.org`, and the registry's name (ICANN's registry agreements reserve nic.<tld> for it)."""
+    tld = tld.strip().lower().rstrip(".")
+    return (ALWAYS_THERE, REGISTRY_NAMES.get(tld, f"nic.{tld}"))
 
 
 class DnsChecker(Protocol):
@@ -85,6 +105,9 @@ class ResolverDnsChecker:
             raise ValueError("timeout_seconds must be positive")
         self.resolvers = [parse_resolver(r) for r in resolvers]
         self.timeout_seconds = timeout_seconds
+        # (resolver, canary) -> None when found, else why not; asked once, by one thread.
+        self._canaries: dict[tuple[Resolver, str], str | None] = {}
+        self._canaries_lock = threading.Lock()
 
     def check(self, domain: str, stop: StopSignal | None = None) -> DnsVerdict:
         wanted = name_to_look_up(domain)
@@ -95,9 +118,16 @@ class ResolverDnsChecker:
             name = dns.name.from_text(domain)
         except dns.exception.DNSException as exc:
             return DnsVerdict(domain, Availability.UNKNOWN, f"not a valid domain name: {exc}")
+        tld = domain.rsplit(".", 1)[-1]
         answers: list[tuple[Resolver, _Answer]] = []
+        doubts: list[str] = []
         for resolver in self.resolvers:
             try:
+                doubt = self._doubt(resolver, tld, stop)
+                if doubt is not None:
+                    doubts.append(doubt)
+                    answers.append((resolver, _Answer(Availability.UNKNOWN, doubt)))
+                    continue
                 answer = self._ask(resolver, name, stop)
             except _StoppedError:
                 return DnsVerdict(domain, Availability.UNKNOWN, "stopped")
@@ -107,7 +137,38 @@ class ResolverDnsChecker:
                     domain, Availability.REGISTERED, f"{answer.reason} at {resolver.label}"
                 )
             answers.append((resolver, answer))
+        if len(doubts) == len(self.resolvers):
+            detail = f"not checked: {'; '.join(doubts)} (no network?)"
+            return DnsVerdict(domain, Availability.UNKNOWN, detail, canary_failed=True)
         return DnsVerdict(domain, *self._combine(answers))
+
+    def _doubt(self, resolver: Resolver, tld: str, stop: StopSignal | None) -> str | None:
+        """Why `resolver` is not believed about `tld`'s names (a canary it did not find), or
+        None. Each canary is asked once; the lock makes the threads of a stage wait for it
+        rather than all ask it at once."""
+        with self._canaries_lock:
+            for canary in canaries_for(tld):
+                key = (resolver, canary)
+                if key not in self._canaries:
+                    self._canaries[key] = self._canary_missing(resolver, canary, stop)
+                missing = self._canaries[key]
+                if missing is not None:
+                    return f"canary {canary} not found ({missing} at {resolver.label})"
+        return None
+
+    def _canary_missing(
+        self, resolver: Resolver, canary: str, stop: StopSignal | None
+    ) -> str | None:
+        """None when the resolver finds `canary` (any NOERROR answer: the name exists, as a
+        zone or inside one), else what it said instead."""
+        try:
+            response = self._query(resolver, dns.name.from_text(canary), dns.rdatatype.NS, stop)
+        except dns.exception.Timeout:
+            return f"timeout after {self.timeout_seconds:g} s"
+        except (dns.exception.DNSException, OSError, ValueError) as exc:
+            return f"error ({type(exc).__name__}: {exc})"
+        rcode = response.rcode()
+        return None if rcode == dns.rcode.NOERROR else dns.rcode.to_text(rcode)
 
     def _combine(self, answers: list[tuple[Resolver, _Answer]]) -> tuple[Availability, str]:
         available = [(r, a) for r, a in answers if a.availability is Availability.AVAILABLE]

@@ -19,6 +19,9 @@ class DnsVerdict:
     domain: str
     availability: Availability
     detail: str = ""  # e.g. "NS present at 127.0.0.1", "NXDOMAIN", "timeout"
+    # No resolver could be believed about the name's TLD (it did not find names that surely
+    # exist): the network, not the name, is in question.
+    canary_failed: bool = False
 
 
 @dataclass(frozen=True)

@@ -289,9 +289,28 @@ def test_unknown_availability_does_not_pass(runs: PipelineStore) -> None:
     providers = dataclasses.replace(offline_providers(), dns=Unknown())
     run = start(runs)
     done = runner(runs, providers).run(run.id)
-    assert not done.degraded
     assert done.summary and done.summary["dns"]["unknown"] == 5
     assert [row["domain"] for row in runs.run_scores(run.id)] == ["oldgardentools.com"]
+    # Not one name to register could be checked: no network, not "nothing is free".
+    assert done.degraded_reasons == [
+        "dns: availability could not be checked for 5 of 5 names (no network?)"
+    ]
+
+
+def test_a_few_unknown_names_do_not_degrade_the_run(runs: PipelineStore) -> None:
+    sample = offline_providers()
+    unknown = {"homegym.com", "zentrova.com"}  # 2 of the 5 names to register
+
+    class SomeUnknown:
+        def check(self, domain: str, stop: StopSignal | None = None) -> DnsVerdict:
+            if domain in unknown:
+                return DnsVerdict(domain, Availability.UNKNOWN, "timeout")
+            return sample.dns.check(domain, stop)
+
+    providers = dataclasses.replace(sample, dns=SomeUnknown())
+    done = runner(runs, providers).run(start(runs).id)
+    assert done.summary and done.summary["dns"]["unknown"] == 2
+    assert not done.degraded, done.degraded_reasons
 
 
 @pytest.mark.parametrize("size", [0, 1])

@@ -124,3 +124,51 @@ def test_registered_names_file(tmp_path: Path) -> None:
     assert dns_file.check("example.com.").availability is Availability.REGISTERED
     assert dns_file.check("FOO.io").availability is Availability.REGISTERED
     assert dns_file.check("bar.io").availability is Availability.AVAILABLE
+
+
+# --- canaries: a resolver that cannot find names that surely exist is not believed ----------
+
+
+def test_a_resolver_denying_everything_makes_no_name_available() -> None:
+    """No internet behind a resolver that answers NXDOMAIN for every name: the canaries
+    (iana.org, the registry's own name) are not found, so NXDOMAIN says nothing."""
+    denying = FakeDnsServer({}, default="nxdomain", canaries=False)
+    try:
+        verdict = ResolverDnsChecker([denying.address], timeout_seconds=0.3).check("free.com")
+    finally:
+        denying.close()
+    assert verdict.availability is Availability.UNKNOWN
+    assert verdict.canary_failed
+    assert "iana.org" in verdict.detail and "no network?" in verdict.detail
+    assert denying.queries == []  # the name itself was never asked: no answer would count
+
+
+def test_canaries_are_asked_once_per_tld_and_resolver(servers: list[FakeDnsServer]) -> None:
+    both = checker(*servers)
+    for name in ("free.com", "taken.com", "other.com", "free.net"):
+        both.check(name)
+    for server in servers:
+        assert sorted(server.canary_queries) == [
+            ("gtld-servers.net", "NS"),
+            ("iana.org", "NS"),
+            ("verisign.com", "NS"),
+        ]
+    assert not both.check("free.com").canary_failed
+
+
+def test_one_resolver_failing_its_canaries_leaves_the_other_unconfirmed(
+    servers: list[FakeDnsServer],
+) -> None:
+    """The second resolver is not believed for .com: the first's NXDOMAIN stays unconfirmed."""
+    servers[1].canaries = False
+    verdict = checker(*servers).check("free.com")
+    assert verdict.availability is Availability.UNKNOWN
+    assert "unconfirmed" in verdict.detail and "canary" in verdict.detail
+    assert not verdict.canary_failed  # one resolver was still believed
+
+
+def test_a_tld_without_its_canary_is_not_believed(servers: list[FakeDnsServer]) -> None:
+    servers[0].zones["nic.zz"] = "nxdomain"
+    verdict = checker(servers[0]).check("free.zz")
+    assert (verdict.availability, verdict.canary_failed) == (Availability.UNKNOWN, True)
+    assert "nic.zz" in verdict.detail

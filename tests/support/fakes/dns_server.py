@@ -10,16 +10,26 @@ import dns.rcode
 import dns.rdatatype
 import dns.rrset
 
+from dominus.providers.dns import canaries_for
+
 # What a fake server does for a name: answer NS, answer SOA (for SOA queries only), NXDOMAIN,
 # NOERROR with an empty answer, SERVFAIL, or drop the query (forces a client timeout).
 Behaviour = str
 
 
 class FakeDnsServer:
-    def __init__(self, zones: dict[str, Behaviour], default: Behaviour = "nxdomain") -> None:
+    """`canaries`: answer the names a resolver checker asks first to trust a resolver (iana.org,
+    the TLD's registry name) as a resolver on a working network does; False stands for one that
+    denies everything (no internet behind it). A canary named in `zones` follows its zone."""
+
+    def __init__(
+        self, zones: dict[str, Behaviour], default: Behaviour = "nxdomain", *, canaries: bool = True
+    ) -> None:
         self.zones = zones
         self.default = default
+        self.canaries = canaries
         self.queries: list[tuple[str, str]] = []  # (name, query type), in arrival order
+        self.canary_queries: list[tuple[str, str]] = []  # the canaries', apart
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.settimeout(0.05)
@@ -47,8 +57,9 @@ class FakeDnsServer:
         question = query.question[0]
         name = question.name.to_text(omit_final_dot=True)
         qtype = dns.rdatatype.to_text(question.rdtype)
-        self.queries.append((name, qtype))
-        behaviour = self.zones.get(name, self.default)
+        canary = name in canaries_for(name.rsplit(".", 1)[-1])
+        (self.canary_queries if canary else self.queries).append((name, qtype))
+        behaviour = self.zones.get(name, "ns" if canary and self.canaries else self.default)
         if behaviour == "drop":
             return None
         response = dns.message.make_response(query)
