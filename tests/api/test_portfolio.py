@@ -35,9 +35,9 @@ def test_crud(client: TestClient) -> None:
     assert created.status_code == 201, created.text
     entry = created.json()
     assert (entry["domain"], entry["renewal_cost"], entry["verdict"]) == (
-        "example.com", 11.08, "reprice",
+        "example.com", 18.48, "reprice",
     )  # fmt: skip
-    assert entry["renewal_price_source"].startswith("highest known retail price: Porkbun renewal")
+    assert entry["renewal_price_source"].startswith("highest known retail price: Namecheap renewal")
     assert_error(
         client.post(
             f"{API}/portfolio", json={"domain": "example.com", "renewal_date": "2031-01-02"}

@@ -36,9 +36,9 @@ def test_add_list_show_and_verdicts(cli: Cli) -> None:
         "--acquisition-cost", "120", "--registrar", "Example Registrar", "--json",
     ).json()  # fmt: skip
     assert (added["domain"], added["renewal_cost"], added["verdict"]) == (
-        "example.com", 11.08, "reprice",
+        "example.com", 18.48, "reprice",
     )  # fmt: skip
-    assert added["renewal_price_source"].startswith("highest known retail price: Porkbun")
+    assert added["renewal_price_source"].startswith("highest known retail price: Namecheap")
     listing = cli.ok("portfolio", "list", "--json").json()
     assert [entry["domain"] for entry in listing] == ["example.com"]
     assert "example.com" in cli.ok("portfolio", "list").stdout

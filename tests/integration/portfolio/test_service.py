@@ -1,6 +1,6 @@
 """Entries, verdict refreshes (only changes written, each in the history) and the ledger, on
 SQLite and PostgreSQL. Scoring defaults: P(sale in a year) = 0.01 × confidence / 0.8,
-commission 0.20; an unset .com renewal is priced at $11.08 (the dearest known retail
+commission 0.20; an unset .com renewal is priced at $18.48 (the dearest known retail
 renewal in the bundled registrar table, ADR 0046)."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_add_defaults_the_renewal_cost_and_judges_the_unscored_name(
     assert (entry.domain, entry.tld, entry.currency) == ("example.com", "com", "USD")
     # no renewal cost given: none stored; the lookup prices it (the dearest known .com renewal)
     assert entry.renewal_cost is None
-    assert service.renewal_price(entry).amount == 11.08
+    assert service.renewal_price(entry).amount == 18.48
     assert entry.verdict == "reprice" and entry.verdict_reason is not None
     assert "not scored" in entry.verdict_reason
     with pytest.raises(EntryExistsError):
@@ -55,15 +55,15 @@ def test_only_changed_verdicts_are_written_and_each_change_is_history(
     service: PortfolioService, backend: str
 ) -> None:
     service.add("example.com", EntryFields(renewal_date=date(2030, 1, 31)), NOW)
-    # EV 100 × 0.80 × 1 % = $0.80 a year < renewal $11.08, 30 days away: drop
+    # EV 100 × 0.80 × 1 % = $0.80 a year < renewal $18.48, 30 days away: drop
     changes = service.record_score("example.com", score(100.0), NOW)
     assert [(c.old, c.new) for c in changes] == [("reprice", "drop")]
-    assert "renewal $11.08 > expected sale value $0.80 this year" in changes[0].reason
-    assert changes[0].reason.endswith("[renewal price: highest known .com renewal (Porkbun)]")
+    assert "renewal $18.48 > expected sale value $0.80 this year" in changes[0].reason
+    assert changes[0].reason.endswith("[renewal price: highest known .com renewal (Namecheap)]")
     # the same facts a day later: the same verdict, nothing written
     assert service.refresh_verdicts(NOW + timedelta(days=1)) == []
-    # EV 2000: $16 > $11.08: keep
-    changes = service.record_score("example.com", score(2000.0), NOW + timedelta(days=2))
+    # EV 3000: $24 > $18.48: keep
+    changes = service.record_score("example.com", score(3000.0), NOW + timedelta(days=2))
     assert [(c.old, c.new) for c in changes] == [("drop", "keep")]
     history = PortfolioReader(service.engine).list_history("example.com")
     assert [(e.old_verdict, e.new_verdict, e.method) for e in history] == [
@@ -73,7 +73,7 @@ def test_only_changed_verdicts_are_written_and_each_change_is_history(
     ]
     entry = service.get("example.com")
     assert entry.verdict == "keep" and entry.verdict_at == NOW + timedelta(days=2)
-    assert entry.current_score == 50.0 and entry.suggested_list_price == 3000.0
+    assert entry.current_score == 50.0 and entry.suggested_list_price == 4500.0
 
 
 def test_a_blank_value_never_overwrites(service: PortfolioService, backend: str) -> None:

@@ -28,8 +28,8 @@ def test_report_figures() -> None:
         replace(BASE, id=2, domain="example.net", renewal_date=date(2030, 11, 2), verdict="drop",
                 renewal_cost=12.0, acquisition_cost=8.0, renewals_paid=0.0, expected_value=None,
                 suggested_list_price=None, acquired_at=None),
-        # eleven months on, unknown renewal cost (no price known for .fr), drop
-        replace(BASE, id=3, domain="example.fr", tld="fr", renewal_date=date(2031, 10, 31),
+        # eleven months on, unknown renewal cost (no price known for .ru), drop
+        replace(BASE, id=3, domain="example.ru", tld="ru", renewal_date=date(2031, 10, 31),
                 verdict="drop", renewal_cost=None, acquired_at=date(2030, 1, 1)),
         # beyond the 12 months
         replace(BASE, id=4, domain="example.io", renewal_date=date(2031, 11, 1), verdict=None),
@@ -64,7 +64,7 @@ def test_report_figures() -> None:
          "proceeds": 1275.0, "cost": 128.0, "profit": 1147.0, "roi": round(1147 / 128, 4)},
     ]  # fmt: skip
     # scored active names: example.com and example.io acquired 2029 (EV 300, cost 120 each),
-    # example.fr acquired 2030 (EV 300, cost 120)
+    # example.ru acquired 2030 (EV 300, cost 120)
     assert report["unrealised"] == [
         {"year": "2029", "names": 2, "counted": 2, "cost_unknown": 0, "expected_value": 600.0,
          "cost": 240.0, "profit": 360.0, "roi": 1.5},
