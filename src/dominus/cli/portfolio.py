@@ -30,11 +30,11 @@ from dominus.portfolio.csv_import import (
     parse_mapping,
 )
 from dominus.portfolio.documents import (
-    DropOut,
+    LedgerDropOut,
     EntryOut,
     ImportReportOut,
     RescoreQueuedOut,
-    SaleOut,
+    LedgerSaleOut,
 )
 from dominus.portfolio.model import (
     EntryFields,
@@ -430,7 +430,7 @@ def sold(
         now=runtime.clock(),
     )
     if as_json:
-        print_model(SaleOut.model_validate(result))
+        print_model(LedgerSaleOut.model_validate(result))
         return
     currency = result["currency"]
     profit = result["realised_profit"]
@@ -461,7 +461,7 @@ def drop(
     service = ledger_service(runtime.engine, runtime.settings, runtime.queue())
     result = service.drop(domain, on=_date("--date", on), now=runtime.clock())
     if as_json:
-        print_model(DropOut.model_validate(result))
+        print_model(LedgerDropOut.model_validate(result))
         return
     cost = result["sunk_cost"]
     sunk = "unknown (cost unknown)" if cost is None else money_words(cost, result["currency"])

@@ -209,7 +209,7 @@ class RescoreQueuedOut(BaseModel):
     created: bool
 
 
-class SaleOut(BaseModel):
+class LedgerSaleOut(BaseModel):
     """An entry closed as sold (`POST /portfolio/{domain}/sold`, `portfolio sold --json`):
     realised profit = price − fees − cost (acquisition + renewals paid); `build_job_id` is the
     BACKTEST_BUILD that will read the sale (`build_created` false: one was already pending)."""
@@ -231,7 +231,7 @@ class SaleOut(BaseModel):
     build_created: bool
 
 
-class DropOut(BaseModel):
+class LedgerDropOut(BaseModel):
     """An entry closed as dropped (`POST /portfolio/{domain}/drop`, `portfolio drop --json`):
     what was sunk into it is lost."""
 

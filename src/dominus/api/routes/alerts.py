@@ -6,14 +6,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
 
-from dominus.api.params import WholeNumber
+from dominus.api.params import DIGITS_ONLY
 from dominus.api.routes.jobs import ERRORS, NO_STORE
 from dominus.api.services import Services
 from dominus.renewals.documents import AlertOut
 from dominus.renewals.store import AlertStore
 
 router = APIRouter(tags=["alerts"])
-AlertId = Annotated[WholeNumber, Path(ge=1, le=2**63 - 1, description="The alert id.")]
+AlertId = Annotated[int, Path(ge=1, le=2**63 - 1, description="The alert id."), DIGITS_ONLY]
 
 
 @router.get("/alerts", response_model=list[AlertOut], responses=ERRORS)

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 
-from dominus.api.params import WholeNumber
+from dominus.api.params import DIGITS_ONLY
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, with_errors
 from dominus.api.schemas import ErrorBody
 from dominus.api.services import ApiServices, Services
@@ -51,8 +51,8 @@ def list_outcomes(
     outcome_type: Annotated[
         Literal["sold", "dropped", "expired"] | None, Query(alias="type")
     ] = None,
-    limit: Annotated[WholeNumber, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[WholeNumber, Query(ge=0, le=1_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000), DIGITS_ONLY] = 100,
+    offset: Annotated[int, Query(ge=0, le=1_000_000), DIGITS_ONLY] = 0,
 ) -> list[OutcomeOut]:
     """Outcomes, newest first."""
     response.headers.update(NO_STORE)
@@ -64,7 +64,7 @@ def list_outcomes(
 def report(
     response: Response,
     api: Services,
-    folds: Annotated[WholeNumber, Query(ge=1, le=50, description="Walk-forward folds.")] = 3,
+    folds: Annotated[int, Query(ge=1, le=50, description="Walk-forward folds."), DIGITS_ONLY] = 3,
 ) -> dict[str, Any]:
     """The backtest report of the snapshot as `dominus backtest report --json` prints it (the
     snapshot is built by BACKTEST_BUILD; this reads it and writes nothing)."""

@@ -7,14 +7,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from dominus.api.params import WholeNumber
+from dominus.api.params import DIGITS_ONLY
 from dominus.api.routes.jobs import ERRORS, job_out
 from dominus.api.services import Services
 from dominus.jobs.documents import DeadLetterOut, JobOut, PurgeOut
 from dominus.jobs.model import DeadLetterEntry
 
 router = APIRouter(tags=["dead-letter queue"])
-EntryId = Annotated[WholeNumber, Path(description="The dead-letter entry id.")]
+EntryId = Annotated[int, Path(description="The dead-letter entry id."), DIGITS_ONLY]
 
 
 def entry_out(entry: DeadLetterEntry) -> DeadLetterOut:
@@ -25,7 +25,7 @@ def entry_out(entry: DeadLetterEntry) -> DeadLetterOut:
 def list_entries(
     api: Services,
     include_requeued: bool = False,
-    limit: Annotated[WholeNumber, Query(ge=1, le=1000)] = 100,
+    limit: Annotated[int, Query(ge=1, le=1000), DIGITS_ONLY] = 100,
 ) -> list[DeadLetterOut]:
     """Dead-letter entries, newest first (requeued ones only with `include_requeued`)."""
     entries = api.store.list_dead_letters(include_requeued=include_requeued, limit=limit)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 
-from dominus.api.params import WholeNumber
+from dominus.api.params import DIGITS_ONLY
 from dominus.api.schemas import EnqueueBody, ErrorBody, IsoDateTime, JobPage
 from dominus.api.services import Services
 from dominus.api.stream_limits import EventStreamResponse
@@ -18,7 +18,7 @@ from dominus.jobs.documents import EventOut, JobOut, JobSummaryOut
 from dominus.jobs.model import Job, JobStatus
 
 router = APIRouter(tags=["jobs"])
-JobId = Annotated[WholeNumber, Path(description="The job id.")]
+JobId = Annotated[int, Path(description="The job id."), DIGITS_ONLY]
 NO_STORE = {"Cache-Control": "no-store"}
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (401, 404, 409, 422, 429, 503)
@@ -77,9 +77,11 @@ def list_jobs(
     type: Annotated[str | None, Query(max_length=200)] = None,
     created_after: IsoDateTime | None = None,
     created_before: IsoDateTime | None = None,
-    limit: Annotated[WholeNumber, Query(ge=1, le=1000)] = 50,
+    limit: Annotated[int, Query(ge=1, le=1000), DIGITS_ONLY] = 50,
     cursor: Annotated[
-        WholeNumber | None, Query(ge=1, description="`next_cursor` of the page before.")
+        int | None,
+        Query(ge=1, description="`next_cursor` of the page before."),
+        DIGITS_ONLY,
     ] = None,
 ) -> JobPage:
     """Jobs, newest first, a page at a time: each without its payload and result, which

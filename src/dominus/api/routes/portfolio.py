@@ -25,11 +25,11 @@ from dominus.portfolio.csv_import import (
     parse_mapping,
 )
 from dominus.portfolio.documents import (
-    DropOut,
+    LedgerDropOut,
     EntryOut,
     ImportReportOut,
     RescoreQueuedOut,
-    SaleOut,
+    LedgerSaleOut,
 )
 from dominus.portfolio.model import EntryFields
 from dominus.portfolio.rescore import rescore_dedupe_key
@@ -233,7 +233,7 @@ def change(domain: DomainPath, body: EntryPatchIn, api: Services) -> Any:
     return EntryOut.of(entry, now, renewal=service.renewal_price(entry))
 
 
-@router.post("/portfolio/{domain:domain}/sold", response_model=SaleOut, responses=BODY_ERRORS)
+@router.post("/portfolio/{domain:domain}/sold", response_model=LedgerSaleOut, responses=BODY_ERRORS)
 def sold(domain: DomainPath, body: SaleIn, api: Services) -> Any:
     """Close an entry as sold (the ledger, as `dominus portfolio sold`): the sale is recorded as
     an outcome and, with a price above 0, enqueues BACKTEST_BUILD (one while one is pending).
@@ -242,15 +242,15 @@ def sold(domain: DomainPath, body: SaleIn, api: Services) -> Any:
     result = _ledger(api).sold(
         domain, price=body.price, fees=body.fees, on=body.date, venue=body.venue, now=api.now()
     )
-    return SaleOut.model_validate(result)
+    return LedgerSaleOut.model_validate(result)
 
 
-@router.post("/portfolio/{domain:domain}/drop", response_model=DropOut, responses=BODY_ERRORS)
+@router.post("/portfolio/{domain:domain}/drop", response_model=LedgerDropOut, responses=BODY_ERRORS)
 def drop(domain: DomainPath, api: Services, body: DropIn | None = None) -> Any:
     """Close an entry as dropped (not renewed; as `dominus portfolio drop`): its sunk cost is
     recorded as an outcome. The body is optional. 404, 409 and 422 as for `sold`."""
     on = None if body is None else body.date
-    return DropOut.model_validate(_ledger(api).drop(domain, on=on, now=api.now()))
+    return LedgerDropOut.model_validate(_ledger(api).drop(domain, on=on, now=api.now()))
 
 
 @router.delete(

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Path, Query, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from dominus.api.errors import error_response
-from dominus.api.params import WholeNumber
+from dominus.api.params import DIGITS_ONLY
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, job_out, with_errors
 from dominus.api.run_schemas import RunCreated, RunPage, RunRequest
 from dominus.api.run_streaming import run_stream
@@ -33,7 +33,7 @@ from dominus.pipeline.model import CloseoutDomain, RunInput
 from dominus.pipeline.store import RunRecord
 
 router = APIRouter(tags=["runs"])
-RunId = Annotated[WholeNumber, Path(description="The run id.")]
+RunId = Annotated[int, Path(description="The run id."), DIGITS_ONLY]
 API = "/api/v1"
 SPOOL_BYTES = 4 * 1024 * 1024  # a CSV export larger than this waits in a temporary file
 STREAM_BLOCK_BYTES = 64 * 1024
@@ -84,9 +84,11 @@ def create_run(body: RunRequest, api: Services) -> Any:
 def list_runs(
     response: Response,
     api: Services,
-    limit: Annotated[WholeNumber, Query(ge=1, le=1000)] = 50,
+    limit: Annotated[int, Query(ge=1, le=1000), DIGITS_ONLY] = 50,
     cursor: Annotated[
-        WholeNumber | None, Query(ge=1, description="`next_cursor` of the page before.")
+        int | None,
+        Query(ge=1, description="`next_cursor` of the page before."),
+        DIGITS_ONLY,
     ] = None,
 ) -> RunPage:
     """Runs, newest first, each with the size of its input lists (`input_summary`); the
@@ -138,10 +140,11 @@ class ListingParams:
             ),
         ] = False,
         top: Annotated[
-            WholeNumber | None,
+            int | None,
             Query(ge=1, le=MAX_TOP, description="Only the first `top` of the ranking."),
+            DIGITS_ONLY,
         ] = None,
-        offset: Annotated[WholeNumber, Query(ge=0, le=10_000_000)] = 0,
+        offset: Annotated[int, Query(ge=0, le=10_000_000), DIGITS_ONLY] = 0,
     ) -> None:
         self.recommended = recommended
         self.include_dropped = include_dropped
@@ -171,7 +174,7 @@ def run_candidates(
     response: Response,
     api: Services,
     listing: Listing,
-    limit: Annotated[WholeNumber, Query(ge=1, le=10_000)] = 100,
+    limit: Annotated[int, Query(ge=1, le=10_000), DIGITS_ONLY] = 100,
 ) -> list[CandidateOut | DroppedCandidateOut]:
     """The run's candidates in ranking order: recommended by expected profit, then speculative,
     then rejected (each tier by expected profit); with `all=true`, then every candidate that
@@ -191,8 +194,9 @@ def run_candidates_csv(
     api: Services,
     listing: Listing,
     limit: Annotated[
-        WholeNumber | None,
+        int | None,
         Query(ge=1, le=MAX_TOP, description="At most this many rows (default: all)."),
+        DIGITS_ONLY,
     ] = None,
 ) -> StreamingResponse:
     """The listing of `/candidates` (same parameters; every row unless `limit`) as CSV: every

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 from pydantic import StringConstraints
 
-from dominus.api.params import WholeNumber
+from dominus.api.params import DIGITS_ONLY
 from dominus.api.routes.jobs import ERRORS, NO_STORE
 from dominus.api.services import Services
 from dominus.pipeline.appraisal import (
@@ -55,9 +55,11 @@ def score(
         float | None,
         Query(ge=0, le=MAX_AGE_YEARS, allow_inf_nan=False, description="Age in years."),
     ] = None,
-    backlinks: Annotated[WholeNumber | None, Query(ge=0, le=MAX_COUNT)] = None,
+    backlinks: Annotated[int | None, Query(ge=0, le=MAX_COUNT), DIGITS_ONLY] = None,
     wayback: Annotated[
-        WholeNumber | None, Query(ge=0, le=MAX_COUNT, description="Archive snapshots.")
+        int | None,
+        Query(ge=0, le=MAX_COUNT, description="Archive snapshots."),
+        DIGITS_ONLY,
     ] = None,
     check_availability: Annotated[
         bool,

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
-from dominus.api.params import WholeNumber
+from dominus.api.params import DIGITS_ONLY
 from dominus.api.services import Services
 from dominus.errors import InvalidTransitionError
 from dominus.jobs.documents import DeadLetterOut, dumped
@@ -17,7 +17,7 @@ from dominus.web.routes.forms import first, form_fields, notice_text, row_id, se
 
 router = APIRouter()
 LISTED = 200
-EntryId = Annotated[WholeNumber, Path(ge=1)]
+EntryId = Annotated[int, Path(ge=1), DIGITS_ONLY]
 MAX_PURGE_DAYS = 36_500
 
 

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Path, Query, Request
 from starlette.responses import Response
 
-from dominus.api.params import WholeNumber
+from dominus.api.params import DIGITS_ONLY
 from dominus.api.services import Services
 from dominus.errors import JobNotFoundError
 from dominus.jobs.documents import EventOut, JobOut, JobSummaryOut, dumped
@@ -21,7 +21,7 @@ from dominus.web.routes.forms import notice_text, see_other
 
 router = APIRouter()
 PAGE_SIZE = 50
-JobId = Annotated[WholeNumber, Path(ge=1)]
+JobId = Annotated[int, Path(ge=1), DIGITS_ONLY]
 # The `since` filter's choices: label and hours.
 SINCE_CHOICES = {"1h": 1, "24h": 24, "7d": 24 * 7, "30d": 24 * 30}
 
@@ -34,7 +34,7 @@ def jobs(
     status: JobStatus | None = None,
     type: Annotated[str | None, Query(max_length=200)] = None,
     since: Annotated[str | None, Query(max_length=10)] = None,
-    before: Annotated[WholeNumber | None, Query(ge=1)] = None,
+    before: Annotated[int | None, Query(ge=1), DIGITS_ONLY] = None,
 ) -> Response:
     job_type = (type or "").strip() or None
     hours = SINCE_CHOICES.get(since or "")

@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
-from dominus.api.params import WholeNumber
+from dominus.api.params import DIGITS_ONLY
 from dominus.api.services import ApiServices, Services
 from dominus.handlers.portfolio_rescore import PORTFOLIO_RESCORE
 from dominus.jobs.documents import dumped
@@ -49,7 +49,7 @@ from dominus.web.routes.portfolio_filters import (
 )
 
 router = APIRouter()
-AlertId = Annotated[WholeNumber, Path(ge=1, le=2**63 - 1)]
+AlertId = Annotated[int, Path(ge=1, le=2**63 - 1), DIGITS_ONLY]
 WatchedName = Annotated[str, Path(max_length=300)]
 EMPTY_FORM = {"domain": "", "notes": ""}
 

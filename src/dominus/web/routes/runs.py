@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path, Query, Request
 from pydantic import ValidationError
 from starlette.responses import Response
 
-from dominus.api.params import WholeNumber
+from dominus.api.params import DIGITS_ONLY
 from dominus.api.routes.runs import ListingParams, run_candidates_csv
 from dominus.api.run_streaming import RunState
 from dominus.api.services import ApiServices, Services
@@ -31,7 +31,7 @@ from dominus.web.live import DashboardStreamResponse, live_fragments
 from dominus.web.routes.forms import first, form_fields, notice_text, see_other
 
 router = APIRouter()
-RunId = Annotated[WholeNumber, Path(ge=1)]
+RunId = Annotated[int, Path(ge=1), DIGITS_ONLY]
 LISTED_RUNS = 50
 SHOWN_CANDIDATES = 500
 CLOSEOUT_COLUMNS = ("domain", "age", "backlinks", "wayback", "price")
