@@ -25,11 +25,11 @@ from dominus.portfolio.csv_import import (
     parse_mapping,
 )
 from dominus.portfolio.documents import (
-    LedgerDropOut,
     EntryOut,
     ImportReportOut,
-    RescoreQueuedOut,
+    LedgerDropOut,
     LedgerSaleOut,
+    RescoreQueuedOut,
 )
 from dominus.portfolio.model import EntryFields
 from dominus.portfolio.rescore import rescore_dedupe_key
