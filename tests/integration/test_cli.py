@@ -1242,7 +1242,9 @@ def test_runs_candidates_csv_writes_every_column(cli: Cli, tmp_path: Path) -> No
                 assert value == cell(flat[column]), (column, value)
             else:  # a field this row does not have, or an object null in this row
                 assert value == "", (column, value)
-    assert any(row["expected_profit"].startswith("'-") for row in rows)  # guarded negatives
+    # A loss is a plain negative number a spreadsheet sums, not the text `'-…`.
+    losses = [row["expected_profit"] for row in rows if row["expected_profit"].startswith("-")]
+    assert losses and all(float(loss) < 0 for loss in losses)
     # Only the first K, all of them recommended: --top and --recommended combine with --csv.
     best = tmp_path / "best.csv"
     cli.ok("runs", "candidates", "1", "--recommended", "--top", "2", "--csv", str(best))
