@@ -38,6 +38,7 @@ from dominus.jobs import (
     utc_now,
 )
 from dominus.pipeline.csv_export import cell, flatten
+from dominus.pipeline.run_export import READABLE_COLUMNS
 from dominus.schema.migrate import head_revision
 from tests.support.cli import Cli, CliResult, assert_bad_input
 from tests.support.fakes.rdap_server import FakeRdap, bootstrap_doc
@@ -1228,7 +1229,7 @@ def test_runs_candidates_csv_writes_every_column(cli: Cli, tmp_path: Path) -> No
     cli.ok("run", "--sample", "--sync", env=OFFLINE_WIDE)
     listed = cli.ok("runs", "candidates", "1", "--all", "--json").json()
     target = tmp_path / "run-1.csv"
-    wrote = cli.ok("runs", "candidates", "1", "--all", "--csv", str(target))
+    wrote = cli.ok("runs", "candidates", "1", "--all", "--csv", str(target), "--all-columns")
     assert wrote.stdout.strip() == f"wrote {len(listed)} candidates to {target}"
     data = target.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf")
@@ -1250,6 +1251,12 @@ def test_runs_candidates_csv_writes_every_column(cli: Cli, tmp_path: Path) -> No
     cli.ok("runs", "candidates", "1", "--recommended", "--top", "2", "--csv", str(best))
     best_rows = list(csv.DictReader(io.StringIO(best.read_text("utf-8-sig"), newline="")))
     assert [row["domain"] for row in best_rows] == [item["domain"] for item in listed[:2]]
+    # Without --all-columns: the readable columns, money in cents.
+    assert list(best_rows[0]) == list(READABLE_COLUMNS)
+    assert best_rows[0]["expected_value"] == f"{listed[0]['expected_value']:.2f}"
+    assert_bad_input(
+        cli.run("runs", "candidates", "1", "--all-columns"), "--all-columns goes with --csv"
+    )
 
 
 def test_runs_candidates_csv_refuses_what_it_should(cli: Cli, tmp_path: Path) -> None:

@@ -1,4 +1,6 @@
-"""Candidate listings as CSV, for a spreadsheet (`runs candidates --csv`, `/candidates.csv`).
+"""Candidate listings as CSV, for a spreadsheet (`runs candidates --csv --all-columns`,
+`/candidates.csv?all_columns=true`; the default readable columns are run_export.py's), and the
+cell rule every CSV export shares (`cell`).
 
 The rules (ADR 0017):
 - every field of the JSON documents is a column: nested objects are flattened with dotted names
@@ -29,7 +31,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -99,10 +101,16 @@ def _is_number(value: Any) -> bool:
 class CsvExport:
     """The CSV text of the rows `read_rows()` gives, in chunks (`chunks()`): the BOM and the
     header first, then a chunk every few rows. `read_rows` is called twice (the columns, then
-    the lines) and must give the same rows both times; `rows` counts the rows written."""
+    the lines) and must give the same rows both times; `rows` counts the rows written. With
+    `columns` given, those are the header (in that order) and the rows are read once."""
 
-    def __init__(self, read_rows: Callable[[], Iterable[Mapping[str, Any]]]) -> None:
+    def __init__(
+        self,
+        read_rows: Callable[[], Iterable[Mapping[str, Any]]],
+        columns: Sequence[str] | None = None,
+    ) -> None:
         self._read_rows = read_rows
+        self._columns = None if columns is None else list(columns)
         self.rows = 0
 
     def chunks(self) -> Iterator[str]:
@@ -120,6 +128,8 @@ class CsvExport:
         yield _take(buffer)
 
     def columns(self) -> list[str]:
+        if self._columns is not None:
+            return self._columns
         return columns_of(flatten(row) for row in self._read_rows())
 
 

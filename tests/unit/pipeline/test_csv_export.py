@@ -1,6 +1,7 @@
-"""Candidate listings as CSV: every column of the JSON, one row per document,
-a header row, RFC 4180 quoting, UTF-8 with a BOM, CRLF, and the formula-injection guard (a text
-cell starting with `=`, `+`, `-` or `@` gets a `'`; a number never does). Checked by parsing the output back with `csv`."""
+"""Candidate listings as CSV: every column of the JSON, one row per document, a header row,
+RFC 4180 quoting, UTF-8 with a BOM, CRLF, and the formula-injection guard (a text cell starting
+with `=`, `+`, `-` or `@` gets a `'`; a number never does). Checked by parsing the output back
+with `csv`."""
 
 from __future__ import annotations
 

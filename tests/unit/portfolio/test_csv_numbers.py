@@ -31,8 +31,8 @@ def test_a_loss_in_the_report_is_a_number() -> None:
 
 
 def test_an_entry_exports_its_figures_as_numbers_and_guards_its_text() -> None:
-    entry = replace(BASE, notes="=HYPERLINK(\"http://evil.example\")", expected_value=-0.5)
+    entry = replace(BASE, notes='=HYPERLINK("http://evil.example")', expected_value=-0.5)
     (row,) = parse(list(entries_csv([entry])))
     assert row["expected_value"] == "-0.5"
     assert row["acquisition_cost"] == "100.0"
-    assert row["notes"] == "'=HYPERLINK(\"http://evil.example\")"
+    assert row["notes"] == '\'=HYPERLINK("http://evil.example")'
