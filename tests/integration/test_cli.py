@@ -883,6 +883,21 @@ def test_queue_stats(cli: Cli, store: SqlJobStore, registry: HandlerRegistry) ->
     assert store.get_job(running.id).status is JobStatus.RUNNING
 
 
+def test_queue_stats_latency_counts_only_due_jobs(
+    cli: Cli, store: SqlJobStore, registry: HandlerRegistry
+) -> None:
+    """Enqueued two hours ago to run four hours later: pending for two hours, late for none."""
+    two_hours_ago = utc_now() - timedelta(hours=2)
+    JobQueue(store, registry, clock=lambda: two_hours_ago).enqueue_job(
+        "diag.noop", run_at=two_hours_ago + timedelta(hours=4)
+    )
+    stats_result, text_result = cli.run_many(("queue", "stats", "--json"), ("queue", "stats"))
+    stats = stats_result.json()
+    assert stats["latency_seconds"] is None
+    assert 7200 <= stats["oldest_pending_age_seconds"] < 7300
+    assert "latency (oldest due job waiting): -" in text_result.stdout
+
+
 # --- no tracebacks: every failure is one `error:` line --------------------------------------
 
 
