@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -13,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from dominus.pipeline.csv_export import cell, flatten
 from dominus.pipeline.model import RunInput
+from dominus.pipeline.run_export import READABLE_COLUMNS
 from dominus.pipeline.store import PipelineStore
 from dominus.runtime import Runtime
 from tests.support.api import API, assert_error, finish_jobs, runtime_of, sse_text_events
@@ -283,7 +285,9 @@ def test_all_lists_the_dropped_candidates_and_top_cuts_the_ranking(client: TestC
 def test_the_csv_export(client: TestClient) -> None:
     body = BODY | {"brandableNames": ["zentrova", "nikeshoes", FORMULA]}
     run_id = finished_run(client, body)
-    response = client.get(f"{API}/runs/{run_id}/candidates.csv", params={"all": True})
+    response = client.get(
+        f"{API}/runs/{run_id}/candidates.csv", params={"all": True, "all_columns": True}
+    )
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "text/csv; charset=utf-8"
     assert response.headers["content-disposition"] == (
@@ -304,9 +308,26 @@ def test_the_csv_export(client: TestClient) -> None:
     invalid = next(row for row in rows if row["stage"] == "generate")
     assert invalid["input"] == f"'{FORMULA}"  # the formula-injection guard
     assert '"\'=HYPERLINK(""http://evil.example"",""x"")"' in data.decode("utf-8")
-    assert all(not value.startswith(("=", "+", "-", "@")) for row in rows for value in row.values())
+    assert all(not value.startswith(("=", "+", "@")) for row in rows for value in row.values())
+    negatives = [value for row in rows for value in row.values() if value.startswith("-")]
+    assert all(float(value) < 0 for value in negatives)  # numbers, never a formula
     top = client.get(f"{API}/runs/{run_id}/candidates.csv", params={"top": 1})
     assert len(list(csv.reader(io.StringIO(top.text.removeprefix("\ufeff"))))) == 2
+
+
+def test_the_csv_export_by_default_has_the_readable_columns(client: TestClient) -> None:
+    run_id = finished_run(client)
+    response = client.get(f"{API}/runs/{run_id}/candidates.csv", params={"all": True})
+    assert response.status_code == 200, response.text
+    rows = list(csv.reader(io.StringIO(response.text.removeprefix("\ufeff"), newline="")))
+    assert rows[0] == list(READABLE_COLUMNS)
+    listed = client.get(f"{API}/runs/{run_id}/candidates", params={"all": True}).json()
+    assert [row[0] for row in rows[1:]] == [item["domain"] or item["input"] for item in listed]
+    scored = [dict(zip(rows[0], row, strict=True)) for row in rows[1:] if row[1]]
+    assert scored
+    for row in scored:
+        assert re.fullmatch(r"-?\d+\.\d\d", row["expected_value"]), row  # cents
+        assert len(row["confidence"].split(".")[-1]) <= 3, row
 
 
 def test_every_combination_of_listing_parameters_answers(client: TestClient) -> None:

@@ -123,12 +123,12 @@ def test_a_request_that_could_not_match_any_token_is_not_a_guess(
     malformed = [{}, {"Authorization": "Bearer "}, {"Authorization": f"Basic {TOKEN}"}]
     with caplog.at_level(logging.WARNING, logger="dominus.api"):
         answers = [
-            monitor.get(f"{API}/health", headers=headers).status_code for headers in malformed * 10
+            monitor.get(f"{API}/workers", headers=headers).status_code for headers in malformed * 10
         ]
         assert log_in(monitor, "") == 401
     assert answers == [401] * 30
     assert not [r for r in caplog.records if "wrong API token" in r.getMessage()]
-    assert monitor.get(f"{API}/health", headers=bearer(TOKEN)).status_code == 200
+    assert monitor.get(f"{API}/workers", headers=bearer(TOKEN)).status_code == 200
 
 
 def log_in(client: TestClient, token: str) -> int:

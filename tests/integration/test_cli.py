@@ -38,6 +38,7 @@ from dominus.jobs import (
     utc_now,
 )
 from dominus.pipeline.csv_export import cell, flatten
+from dominus.pipeline.run_export import READABLE_COLUMNS
 from dominus.schema.migrate import head_revision
 from tests.support.cli import Cli, CliResult, assert_bad_input
 from tests.support.fakes.rdap_server import FakeRdap, bootstrap_doc
@@ -882,6 +883,21 @@ def test_queue_stats(cli: Cli, store: SqlJobStore, registry: HandlerRegistry) ->
     assert store.get_job(running.id).status is JobStatus.RUNNING
 
 
+def test_queue_stats_latency_counts_only_due_jobs(
+    cli: Cli, store: SqlJobStore, registry: HandlerRegistry
+) -> None:
+    """Enqueued two hours ago to run four hours later: pending for two hours, late for none."""
+    two_hours_ago = utc_now() - timedelta(hours=2)
+    JobQueue(store, registry, clock=lambda: two_hours_ago).enqueue_job(
+        "diag.noop", run_at=two_hours_ago + timedelta(hours=4)
+    )
+    stats_result, text_result = cli.run_many(("queue", "stats", "--json"), ("queue", "stats"))
+    stats = stats_result.json()
+    assert stats["latency_seconds"] is None
+    assert 7200 <= stats["oldest_pending_age_seconds"] < 7300
+    assert "latency (oldest due job waiting): -" in text_result.stdout
+
+
 # --- no tracebacks: every failure is one `error:` line --------------------------------------
 
 
@@ -1228,7 +1244,7 @@ def test_runs_candidates_csv_writes_every_column(cli: Cli, tmp_path: Path) -> No
     cli.ok("run", "--sample", "--sync", env=OFFLINE_WIDE)
     listed = cli.ok("runs", "candidates", "1", "--all", "--json").json()
     target = tmp_path / "run-1.csv"
-    wrote = cli.ok("runs", "candidates", "1", "--all", "--csv", str(target))
+    wrote = cli.ok("runs", "candidates", "1", "--all", "--csv", str(target), "--all-columns")
     assert wrote.stdout.strip() == f"wrote {len(listed)} candidates to {target}"
     data = target.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf")
@@ -1242,12 +1258,20 @@ def test_runs_candidates_csv_writes_every_column(cli: Cli, tmp_path: Path) -> No
                 assert value == cell(flat[column]), (column, value)
             else:  # a field this row does not have, or an object null in this row
                 assert value == "", (column, value)
-    assert any(row["expected_profit"].startswith("'-") for row in rows)  # guarded negatives
+    # A loss is a plain negative number a spreadsheet sums, not the text `'-…`.
+    losses = [row["expected_profit"] for row in rows if row["expected_profit"].startswith("-")]
+    assert losses and all(float(loss) < 0 for loss in losses)
     # Only the first K, all of them recommended: --top and --recommended combine with --csv.
     best = tmp_path / "best.csv"
     cli.ok("runs", "candidates", "1", "--recommended", "--top", "2", "--csv", str(best))
     best_rows = list(csv.DictReader(io.StringIO(best.read_text("utf-8-sig"), newline="")))
     assert [row["domain"] for row in best_rows] == [item["domain"] for item in listed[:2]]
+    # Without --all-columns: the readable columns, money in cents.
+    assert list(best_rows[0]) == list(READABLE_COLUMNS)
+    assert best_rows[0]["expected_value"] == f"{listed[0]['expected_value']:.2f}"
+    assert_bad_input(
+        cli.run("runs", "candidates", "1", "--all-columns"), "--all-columns goes with --csv"
+    )
 
 
 def test_runs_candidates_csv_refuses_what_it_should(cli: Cli, tmp_path: Path) -> None:

@@ -78,8 +78,13 @@ def install_guards(
     headers, outside even the guards, so their refusals carry them too."""
     app.add_middleware(RequestLimitsMiddleware, max_body_bytes=settings.DOMINUS_MAX_BODY_BYTES)
     if token is not None:
-        # ADR 0006: the schema and its docs page stay public; everything else needs the token.
-        public = frozenset({f"{API_PREFIX}/openapi.json", f"{API_PREFIX}/docs"})
+        # ADR 0006: the schema and its docs page stay public; so do the probes (ADR 0051: a load
+        # balancer or orchestrator has no token, and they say nothing a stranger could use:
+        # up, the schedulers' last tick, the database kind and schema revision, never a host,
+        # path or user). Everything else needs the token, /metrics included.
+        public = frozenset(
+            f"{API_PREFIX}{path}" for path in ("/openapi.json", "/docs", "/health", "/ready")
+        )
         app.add_middleware(
             BearerTokenMiddleware,
             token=token,

@@ -1,7 +1,8 @@
 """GET /api/v1/metrics: the queue in Prometheus text format, read from the database, so any API
 process reports the same figures for the whole installation.
 
-Gauges: jobs by status and type, dead-letter entries, oldest pending age, live workers.
+Gauges: jobs by status and type, dead-letter entries, queue latency (the oldest due job's wait),
+oldest pending age, live workers.
 Counters (from `job_metrics`, which only grows): jobs enqueued, completed, failed attempts,
 reclaims, dead-lettered, cancelled; and the job duration histogram.
 
@@ -59,8 +60,15 @@ class QueueCollector(Collector):
             "dominus_dead_letter_entries", "Dead-letter entries not requeued.", stats.dead_letter
         )
         yield GaugeMetricFamily(
+            "dominus_queue_latency_seconds",
+            "How long the longest-waiting due pending job has waited since its run_at (0 when "
+            "none is due): alert on this one.",
+            stats.latency_seconds or 0.0,
+        )
+        yield GaugeMetricFamily(
             "dominus_oldest_pending_job_age_seconds",
-            "Age of the oldest pending job (0 when none).",
+            "Age since creation of the oldest pending job, scheduled and backing-off ones "
+            "included (0 when none); see dominus_queue_latency_seconds.",
             stats.oldest_pending_age_seconds or 0.0,
         )
         yield GaugeMetricFamily(

@@ -20,7 +20,6 @@ from dominus.cli.pipeline_output import (
     wait_for_run,
 )
 from dominus.cli.runtime import open_runtime
-from dominus.pipeline.csv_export import CsvExport
 from dominus.pipeline.documents import (
     PRUNED,
     RunOut,
@@ -30,6 +29,7 @@ from dominus.pipeline.documents import (
     job_status,
 )
 from dominus.pipeline.listing import ListingQuery, candidate_listing, listing_documents
+from dominus.pipeline.run_export import candidates_csv
 from dominus.pipeline.store import PipelineStore
 
 app = typer.Typer(help="Follow and inspect pipeline runs.", no_args_is_help=True)
@@ -130,7 +130,13 @@ def candidates(
         None, "--limit", min=1, max=100_000, help="At most N rows (default 100; --csv: all)."
     ),
     csv_path: Path | None = typer.Option(
-        None, "--csv", metavar="PATH", help="Write every column to a CSV file (UTF-8, BOM)."
+        None,
+        "--csv",
+        metavar="PATH",
+        help="Write a CSV file (UTF-8, BOM): the columns a person sorts by, rounded.",
+    ),
+    all_columns: bool = typer.Option(
+        False, "--all-columns", help="With --csv: every field of the JSON, unrounded."
     ),
     force: bool = typer.Option(False, "--force", help="With --csv: overwrite an existing file."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
@@ -142,6 +148,8 @@ def candidates(
         raise OptionError("--csv and --json exclude each other")
     if force and csv_path is None:
         raise OptionError("--force goes with --csv")
+    if all_columns and csv_path is None:
+        raise OptionError("--all-columns goes with --csv")
     top_k = parse_top(top)
     runs = PipelineStore(open_runtime(read_only=True).engine)
     run = runs.get_run(run_id)
@@ -153,7 +161,9 @@ def candidates(
         limit=limit if limit is not None else default_limit,
     )
     if csv_path is not None:
-        export = CsvExport(lambda: candidate_listing(runs, run, query))
+        export = candidates_csv(
+            lambda: candidate_listing(runs, run, query), all_columns=all_columns
+        )
         write_text_file(csv_path, export.chunks(), force=force)
         console.print(f"wrote {export.rows} candidates to {csv_path}", markup=False)
         return

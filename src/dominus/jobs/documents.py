@@ -229,7 +229,16 @@ class StatsOut(BaseModel):
     by_status: dict[str, int]
     by_type: dict[str, dict[str, int]]
     dead_letter: int
-    oldest_pending_age_seconds: float | None = None
+    oldest_pending_age_seconds: float | None = Field(
+        default=None,
+        description="Since the oldest pending job was created, jobs scheduled ahead or waiting "
+        "out a retry backoff included.",
+    )
+    latency_seconds: float | None = Field(
+        default=None,
+        description="The queue's latency: how long the longest-waiting pending job that is due "
+        "(run_at reached) has waited since it became due; null when none is due.",
+    )
     workers_alive: int
 
     @classmethod
@@ -239,6 +248,7 @@ class StatsOut(BaseModel):
             "by_type": stats.by_type,
             "dead_letter": stats.dead_letter,
             "oldest_pending_age_seconds": stats.oldest_pending_age_seconds,
+            "latency_seconds": stats.latency_seconds,
             "workers_alive": stats.workers_alive,
         }
 

@@ -175,8 +175,12 @@ class QueueStats:
     by_status: dict[str, int]
     by_type: dict[str, dict[str, int]]
     dead_letter: int
+    # Since the oldest pending job was created, scheduled and backing-off jobs included.
     oldest_pending_age_seconds: float | None
     workers_alive: int
+    # The queue's latency: how long the longest-waiting *due* pending job has waited since it
+    # became due (its run_at, or its creation if later); None when no pending job is due.
+    latency_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

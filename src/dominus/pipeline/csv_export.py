@@ -1,4 +1,6 @@
-"""Candidate listings as CSV, for a spreadsheet (`runs candidates --csv`, `/candidates.csv`).
+"""Candidate listings as CSV, for a spreadsheet (`runs candidates --csv --all-columns`,
+`/candidates.csv?all_columns=true`; the default readable columns are run_export.py's), and the
+cell rule every CSV export shares (`cell`).
 
 The rules (ADR 0017):
 - every field of the JSON documents is a column: nested objects are flattened with dotted names
@@ -12,10 +14,12 @@ The rules (ADR 0017):
 - RFC 4180: a header row, fields quoted when they hold a comma, a quote or a line break, quotes
   doubled, CRLF line ends; UTF-8 with a byte order mark (spreadsheets read the file as UTF-8 only
   with it);
-- the formula-injection guard: a cell that starts with `=`, `+`, `-` or `@` (and, as OWASP
+- the formula-injection guard: a text cell that starts with `=`, `+`, `-` or `@` (and, as OWASP
   advises, a tab or a carriage return) gets a `'` in front, so a spreadsheet shows it as text
-  instead of running it. Negative numbers are guarded too (`'-21.4`): the rule is applied to
-  every cell as the issue states it, so no cell can slip through by looking like a number.
+  instead of running it. A number (int, float, Decimal; a finite one) is never guarded: it is
+  written by us from a number, so it cannot carry a formula, and `'-21.4` is text a spreadsheet
+  cannot sum (ADR 0051). Text that only looks like a number (`"-1"`) is still guarded: the rule
+  goes by the value's type, never by how its text reads.
 
 The columns need every row, and a large run's rows need not all be in memory: `CsvExport` takes
 a function that reads the rows afresh, and reads them twice (columns, then the lines).
@@ -26,7 +30,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 BOM = "\ufeff"
@@ -73,6 +79,8 @@ def cell(value: Any) -> str:
         return ""
     if isinstance(value, bool):
         text = "true" if value else "false"
+    elif _is_number(value):
+        return str(value)
     elif isinstance(value, list | tuple | dict):
         text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
     else:
@@ -80,13 +88,29 @@ def cell(value: Any) -> str:
     return f"'{text}" if text.startswith(FORMULA_STARTS) else text
 
 
+def _is_number(value: Any) -> bool:
+    """A finite int, float or Decimal (not a bool): written as a plain numeric literal. `-inf`
+    and `nan` stay under the guard: a spreadsheet would read `-inf` as a formula."""
+    if isinstance(value, int):
+        return True
+    if isinstance(value, Decimal):
+        return value.is_finite()
+    return isinstance(value, float) and math.isfinite(value)
+
+
 class CsvExport:
     """The CSV text of the rows `read_rows()` gives, in chunks (`chunks()`): the BOM and the
     header first, then a chunk every few rows. `read_rows` is called twice (the columns, then
-    the lines) and must give the same rows both times; `rows` counts the rows written."""
+    the lines) and must give the same rows both times; `rows` counts the rows written. With
+    `columns` given, those are the header (in that order) and the rows are read once."""
 
-    def __init__(self, read_rows: Callable[[], Iterable[Mapping[str, Any]]]) -> None:
+    def __init__(
+        self,
+        read_rows: Callable[[], Iterable[Mapping[str, Any]]],
+        columns: Sequence[str] | None = None,
+    ) -> None:
         self._read_rows = read_rows
+        self._columns = None if columns is None else list(columns)
         self.rows = 0
 
     def chunks(self) -> Iterator[str]:
@@ -104,6 +128,8 @@ class CsvExport:
         yield _take(buffer)
 
     def columns(self) -> list[str]:
+        if self._columns is not None:
+            return self._columns
         return columns_of(flatten(row) for row in self._read_rows())
 
 

@@ -234,39 +234,73 @@ def _auto_renew_to_turn_off(active: Sequence[PortfolioEntry]) -> dict[str, Any]:
     }
 
 
-REPORT_COLUMNS = ("section", "period", "count", "amount", "cost", "profit", "roi", "note")
+# The CSV says what `portfolio report` prints: ROI as a percentage (40.0 for 0.4, one decimal,
+# as the table writes "40.0 %") and every "unknown" count in `note` (ADR 0051).
+REPORT_COLUMNS = ("section", "period", "count", "amount", "cost", "profit", "roi_percent", "note")
 
 
 def _unknown_note(count: int) -> str | None:
     return f"{count} left out: cost unknown" if count else None
 
 
+def _notes(*parts: str | None) -> str | None:
+    return "; ".join(part for part in parts if part) or None
+
+
+def _counted(count: int, words: str) -> str | None:
+    return f"{count} {words}" if count else None
+
+
+def roi_percent(roi: float | None) -> float | None:
+    return None if roi is None else round(roi * 100, 1)
+
+
+def _row(
+    section: str,
+    period: Any,
+    count: int,
+    *,
+    amount: float | None = None,
+    cost: float | None = None,
+    profit: float | None = None,
+    roi: float | None = None,
+    note: str | None = None,
+) -> list[Any]:
+    return [section, period, count, amount, cost, profit, roi_percent(roi), note]
+
+
 def report_rows(report: dict[str, Any]) -> list[list[Any]]:
     """The report as one flat table, for `--csv`: the trademark risks first (the domain as the
     period, the mark and rule as the note)."""
-    rows: list[list[Any]] = [
-        ["trademark_risk", risk["domain"], 1, None, None, None, None,
-         TrademarkRisk(risk["mark"], risk["rule"]).words()]
+    rows = [
+        _row("trademark_risk", risk["domain"], 1,
+             note=TrademarkRisk(risk["mark"], risk["rule"]).words())
         for risk in report["trademark_risk"]
     ]  # fmt: skip
+    unknown_renewal = "with renewal cost unknown"
     for month in report["renewals_due"]:
-        rows.append(["renewals_due", month["month"], month["renewals"], None, month["cost"],
-                     None, None, None])  # fmt: skip
+        note = _counted(month["unknown_cost"], unknown_renewal)
+        rows.append(_row("renewals_due", month["month"], month["renewals"], cost=month["cost"],
+                         note=note))  # fmt: skip
     risk = report["money_at_risk"]
-    rows.append(["money_at_risk", None, risk["names"], risk["renewal_cost"], risk["sunk_cost"],
-                 None, None, _unknown_note(risk["sunk_cost_unknown"])])  # fmt: skip
+    note = _notes(_counted(risk["unknown_cost"], unknown_renewal),
+                  _unknown_note(risk["sunk_cost_unknown"]))  # fmt: skip
+    rows.append(_row("money_at_risk", None, risk["names"], amount=risk["renewal_cost"],
+                     cost=risk["sunk_cost"], note=note))  # fmt: skip
     value = report["value"]
-    rows.append(["value", None, value["names"], value["suggested_list_value"],
-                 value["acquisition_cost"], None, None,
-                 _unknown_note(value["unknown_acquisition_cost"])])  # fmt: skip
+    note = _notes(_counted(value["unscored"], "unscored"),
+                  _unknown_note(value["unknown_acquisition_cost"]))  # fmt: skip
+    rows.append(_row("value", None, value["names"], amount=value["suggested_list_value"],
+                     cost=value["acquisition_cost"], note=note))  # fmt: skip
     for year in report["realised"]:
         total = year["sold"] + year["dropped"]
-        rows.append(["realised", year["year"], total, year["proceeds"], year["cost"],
-                     year["profit"], year["roi"], left_out_words(year, total)])  # fmt: skip
+        rows.append(_row("realised", year["year"], total, amount=year["proceeds"],
+                         cost=year["cost"], profit=year["profit"], roi=year["roi"],
+                         note=left_out_words(year, total)))  # fmt: skip
     for year in report["unrealised"]:
-        rows.append(["unrealised", year["year"], year["names"], year["expected_value"],
-                     year["cost"], year["profit"], year["roi"],
-                     left_out_words(year, year["names"])])  # fmt: skip
+        rows.append(_row("unrealised", year["year"], year["names"],
+                         amount=year["expected_value"], cost=year["cost"], profit=year["profit"],
+                         roi=year["roi"], note=left_out_words(year, year["names"])))  # fmt: skip
     for verdict, count in report["verdicts"].items():
-        rows.append(["verdicts", verdict, count, None, None, None, None, None])
+        rows.append(_row("verdicts", verdict, count))
     return rows

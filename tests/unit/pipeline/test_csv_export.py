@@ -1,11 +1,13 @@
-"""Candidate listings as CSV: every column of the JSON, one row per document,
-a header row, RFC 4180 quoting, UTF-8 with a BOM, CRLF, and the formula-injection guard (a cell
-starting with `=`, `+`, `-` or `@` gets a `'`). Checked by parsing the output back with `csv`."""
+"""Candidate listings as CSV: every column of the JSON, one row per document, a header row,
+RFC 4180 quoting, UTF-8 with a BOM, CRLF, and the formula-injection guard (a text cell starting
+with `=`, `+`, `-` or `@` gets a `'`; a number never does). Checked by parsing the output back
+with `csv`."""
 
 from __future__ import annotations
 
 import csv
 import io
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -93,16 +95,26 @@ def test_columns_are_the_union_in_the_order_first_seen() -> None:
         ([{"a": 1}], '[{"a": 1}]'),
         ({}, "{}"),
         ("bücher.com", "bücher.com"),
-        # the formula-injection guard, applied to every cell, numbers included
+        # the formula-injection guard, applied to text cells
         ('=HYPERLINK("http://evil.example","x")', '\'=HYPERLINK("http://evil.example","x")'),
         ("+1 555", "'+1 555"),
         ("-1+2", "'-1+2"),
         ("@SUM(A1)", "'@SUM(A1)"),
         ("\tx", "'\tx"),
         ("\rx", "'\rx"),
-        (-21.4, "'-21.4"),
-        (-3, "'-3"),
         ("a=b", "a=b"),
+        # numbers stay numbers, negative ones too: a spreadsheet must be able to sum them
+        (-21.4, "-21.4"),
+        (-1868.89, "-1868.89"),
+        (-3, "-3"),
+        (Decimal("-12.50"), "-12.50"),
+        (0.7867832167832167, "0.7867832167832167"),
+        # text that only reads as a number is still text, and still guarded
+        ("-3", "'-3"),
+        ("+3", "'+3"),
+        # a number that is not finite is not a number a spreadsheet reads: guarded
+        (float("-inf"), "'-inf"),
+        (Decimal("-Infinity"), "'-Infinity"),
     ],
 )
 def test_cells(value: Any, text: str) -> None:
@@ -127,7 +139,7 @@ def test_the_file_parses_back_with_every_column() -> None:
     )
     assert first["input"] == ""  # a field the row does not have
     second = dict(zip(header, rows[1], strict=True))
-    assert second["expected_profit"] == "'-128.41"
+    assert second["expected_profit"] == "-128.41"
     assert second["details.evidence.keyword.monthly_volume"] == "880"
     assert second["details.market.sales"] == "[]"
     third = dict(zip(header, rows[2], strict=True))

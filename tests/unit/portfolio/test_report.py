@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import UTC, date, datetime
 
 from dominus.portfolio.model import Outcome, PortfolioEntry
-from dominus.portfolio.report import build_report, report_rows
+from dominus.portfolio.report import REPORT_COLUMNS, build_report, report_rows
 
 NOW = datetime(2030, 11, 15, 23, 30, tzinfo=UTC)
 
@@ -136,3 +136,28 @@ def test_a_cost_that_is_unknown_is_left_out_and_counted() -> None:
     assert report["money_at_risk"]["sunk_cost_unknown"] == 1
     realised = next(row for row in report_rows(report) if row[0] == "realised")
     assert realised[-1] == "ROI on 1 of 3; 2 left out: cost unknown"
+
+
+def test_the_csv_rows_say_what_the_table_says() -> None:
+    """ROI as the table prints it (a percentage, one decimal) and every unknown count."""
+    entries = [
+        BASE,
+        replace(BASE, id=2, domain="example.fr", tld="fr", renewal_date=date(2031, 10, 31),
+                verdict="drop", renewal_cost=None),
+        replace(BASE, id=3, domain="unscored.com", expected_value=None,
+                suggested_list_price=None),
+        replace(BASE, id=4, domain="known.com", status="sold"),
+    ]  # fmt: skip
+    outcomes = [
+        Outcome(1, "known.com", "sold", 140.0, "USD", date(2030, 5, 1), None, 0.0, 100.0, None,
+                NOW),
+    ]  # fmt: skip
+    report = build_report(entries, outcomes, "USD", NOW)
+    rows = {(row[0], row[1]): dict(zip(REPORT_COLUMNS, row, strict=True))
+            for row in report_rows(report)}  # fmt: skip
+    assert REPORT_COLUMNS[6] == "roi_percent"
+    realised = rows[("realised", 2030)]
+    assert (realised["profit"], realised["roi_percent"]) == (40.0, 40.0)  # ROI 0.4 is 40.0 %
+    assert rows[("renewals_due", "2031-10")]["note"] == "1 with renewal cost unknown"
+    assert rows[("money_at_risk", None)]["note"] == "1 with renewal cost unknown"
+    assert rows[("value", None)]["note"] == "1 unscored"

@@ -19,7 +19,6 @@ from dominus.api.services import ApiServices, Services
 from dominus.api.stream_limits import EventStreamResponse
 from dominus.errors import JobNotFoundError
 from dominus.jobs.documents import JobOut
-from dominus.pipeline.csv_export import CsvExport
 from dominus.pipeline.documents import (
     CandidateOut,
     DroppedCandidateOut,
@@ -30,6 +29,7 @@ from dominus.pipeline.documents import (
 from dominus.pipeline.listing import ListingQuery, candidate_listing, listed_candidates
 from dominus.pipeline.model import MAX_INPUT_NAMES as MAX_TOP
 from dominus.pipeline.model import CloseoutDomain, RunInput
+from dominus.pipeline.run_export import candidates_csv
 from dominus.pipeline.store import RunRecord
 
 router = APIRouter(tags=["runs"])
@@ -198,14 +198,22 @@ def run_candidates_csv(
         Query(ge=1, le=MAX_TOP, description="At most this many rows (default: all)."),
         DIGITS_ONLY,
     ] = None,
+    all_columns: Annotated[
+        bool,
+        Query(description="Every field of the JSON (nested ones with dotted names), unrounded."),
+    ] = False,
 ) -> StreamingResponse:
-    """The listing of `/candidates` (same parameters; every row unless `limit`) as CSV: every
-    field a column (nested ones with dotted names, lists as JSON text), a header row, RFC 4180
-    quoting, CRLF, UTF-8 with a BOM, and a `'` before any cell that starts with `=`, `+`, `-`,
-    `@`, a tab or a carriage return (spreadsheet formula injection)."""
+    """The listing of `/candidates` (same parameters; every row unless `limit`) as CSV: the
+    columns a person sorts by (domain, tier, profit, value P50 with P10/P90, buy max, confidence,
+    score, trademark, reason...), money in cents, ratios to 3 decimals; `all_columns=true`: every
+    field. A header row, RFC 4180 quoting, CRLF, UTF-8 with a BOM, and a `'` before any text
+    cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return (spreadsheet formula
+    injection); numbers are written as numbers."""
     run = api.runs.get_run(run_id)
     query = listing.query(limit)
-    export = CsvExport(lambda: candidate_listing(api.runs, run, query))
+    export = candidates_csv(
+        lambda: candidate_listing(api.runs, run, query), all_columns=all_columns
+    )
     # Written whole before answering, in this thread: the database is read here (a failure is
     # still an error response, and a connection never crosses threads), and a large export
     # goes to a temporary file rather than memory; the answer streams from it.

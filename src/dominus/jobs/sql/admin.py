@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, case, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from dominus.errors import InvalidTransitionError, JobNotFoundError
@@ -247,6 +247,9 @@ def queue_stats(connection: Connection, now: datetime, alive_since: datetime) ->
     oldest: datetime | None = connection.execute(
         select(func.min(job_queue.c.created_at)).where(IS_PENDING)
     ).scalar_one()
+    due_since: datetime | None = connection.execute(
+        select(func.min(_became_due)).where(IS_PENDING, job_queue.c.run_at <= now)
+    ).scalar_one()
     alive = connection.execute(
         select(func.count())
         .select_from(workers)
@@ -258,7 +261,17 @@ def queue_stats(connection: Connection, now: datetime, alive_since: datetime) ->
         dead_letter=dead,
         oldest_pending_age_seconds=_age_seconds(oldest, now),
         workers_alive=alive,
+        latency_seconds=_age_seconds(due_since, now),
     )
+
+
+# When a pending job became due: its run_at, or its creation when it was enqueued with a run_at
+# in the past (it cannot have waited before it existed). A job scheduled ahead or waiting out a
+# retry backoff is not due yet, so it adds no latency (Sidekiq's queue latency).
+_became_due = case(
+    (job_queue.c.run_at > job_queue.c.created_at, job_queue.c.run_at),
+    else_=job_queue.c.created_at,
+)
 
 
 def _age_seconds(oldest: datetime | None, now: datetime) -> float | None:

@@ -276,6 +276,9 @@ def run_live(request: Request, run_id: RunId, api: Services, web: Web) -> Respon
 
 
 @router.get("/runs/{run_id}/candidates.csv")
-def run_csv(run_id: RunId, api: Services, include_dropped: bool = False) -> Response:
+def run_csv(
+    run_id: RunId, api: Services, include_dropped: bool = False, all_columns: bool = False
+) -> Response:
     """The API's CSV export, for the page's download link (the cookie does not open /api/v1)."""
-    return run_candidates_csv(run_id, api, ListingParams(include_dropped=include_dropped), None)
+    listing = ListingParams(include_dropped=include_dropped)
+    return run_candidates_csv(run_id, api, listing, None, all_columns)
