@@ -44,6 +44,7 @@ class JobSummaryOut(BaseModel):
     progress: dict[str, Any] | None = None
     dedupe_key: str | None = None
     timeout_seconds: float | None = None
+    queue: str = "default"
     created_at: str
     updated_at: str
     run_at: str
@@ -67,6 +68,7 @@ class JobSummaryOut(BaseModel):
             "progress": job.progress,
             "dedupe_key": job.dedupe_key,
             "timeout_seconds": job.timeout_seconds,
+            "queue": job.queue,
             "created_at": _required_timestamp(job.created_at),
             "updated_at": _required_timestamp(job.updated_at),
             "run_at": _required_timestamp(job.run_at),
