@@ -28,7 +28,7 @@ from dominus.jobs.json_limits import (
     too_deep_message,
     value_nests_deeper_than,
 )
-from dominus.jobs.model import EnqueueResult, Job, NewJob
+from dominus.jobs.model import EnqueueResult, Job, NewJob, QueueState
 from dominus.jobs.queues import check_queue_name
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.store import JobStore
@@ -177,6 +177,20 @@ class JobQueue:
         job = self.store.requeue_dead_letter(entry_id, self.clock())
         self._notify()
         return job
+
+    def pause(self, name: str) -> QueueState:
+        """Pause the queue `name` (it need not exist yet): from now on no worker on any host
+        claims its jobs; running ones finish. Raises InvalidJobOptionError for a bad name."""
+        return self.store.pause_queue(check_queue_name(name), self.clock())
+
+    def resume(self, name: str) -> QueueState:
+        """Resume the queue `name`: its due jobs are claimed again (local workers are woken)."""
+        state = self.store.resume_queue(check_queue_name(name), self.clock())
+        self._notify()
+        return state
+
+    def queues(self) -> list[QueueState]:
+        return self.store.list_queues()
 
     def _notify(self) -> None:
         for listener in tuple(self._listeners):

@@ -17,6 +17,7 @@ from dominus.jobs.model import (
     Job,
     JobEvent,
     JobStatus,
+    QueueState,
     QueueStats,
     WorkerInfo,
 )
@@ -227,12 +228,33 @@ class WorkerOut(WorkerInfoOut):
         return cls(**cls.fields_of(worker), alive=alive, running_jobs=running_jobs)
 
 
+class QueueOut(BaseModel):
+    """A named queue: paused or not, and its active jobs."""
+
+    name: str
+    paused: bool
+    paused_at: str | None = None
+    pending: int
+    running: int
+
+    @classmethod
+    def of(cls, queue: QueueState) -> QueueOut:
+        return cls(
+            name=queue.name,
+            paused=queue.paused,
+            paused_at=timestamp(queue.paused_at),
+            pending=queue.pending,
+            running=queue.running,
+        )
+
+
 class StatsOut(BaseModel):
     by_status: dict[str, int]
     by_type: dict[str, dict[str, int]]
     dead_letter: int
     oldest_pending_age_seconds: float | None = None
     workers_alive: int
+    queues: list[QueueOut] = Field(default_factory=list)
 
     @classmethod
     def fields_of(cls, stats: QueueStats) -> dict[str, Any]:
@@ -242,6 +264,7 @@ class StatsOut(BaseModel):
             "dead_letter": stats.dead_letter,
             "oldest_pending_age_seconds": stats.oldest_pending_age_seconds,
             "workers_alive": stats.workers_alive,
+            "queues": [QueueOut.of(queue) for queue in stats.queues],
         }
 
     @classmethod
