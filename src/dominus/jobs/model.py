@@ -5,6 +5,8 @@ State machine (who moves a job out of each state):
     pending   → running     a worker claims it (attempts + 1)
               → cancelled   a user cancels it
     running   → completed   the owning worker, when the handler returns
+              → pending     the owning worker when the handler raised Snooze(seconds):
+                            run_at = now + seconds, the attempt not spent, no error
               → pending     the owning worker after a failed attempt with attempts left
                             (run_at = now + backoff), a reaper reclaiming a stale job, or a
                             worker shutting down with WORKER_SHUTDOWN_REQUEUE
@@ -58,6 +60,7 @@ class EventKind(StrEnum):
     RETRIED = "retried"  # back to pending by `jobs retry`
     RELEASED = "released"  # returned to pending at worker shutdown, attempt not spent
     LOST = "lost"  # a worker finished an attempt it no longer owned; its outcome was dropped
+    SNOOZED = "snoozed"  # its handler raised Snooze: pending again at details.run_at, not spent
 
 
 # Events after which a new "round" of attempts starts; dead-letter entries collect the errors
@@ -288,8 +291,17 @@ class Returned(OutcomeBase):
     why: str
 
 
+@dataclass(frozen=True, slots=True)
+class Snoozed(OutcomeBase):
+    """The handler raised Snooze: back to pending, due at `run_at`; the attempt is not spent and
+    no error is recorded (ADR 0050)."""
+
+    run_at: datetime
+    seconds: float = 0.0
+
+
 # How one attempt ended, as the owning worker reports it to the store.
-AttemptOutcome = Completed | Failed | Cancelled | Interrupted | Returned
+AttemptOutcome = Completed | Failed | Cancelled | Interrupted | Returned | Snoozed
 
 
 @dataclass(frozen=True, slots=True)

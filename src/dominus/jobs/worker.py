@@ -52,6 +52,7 @@ from dominus.jobs.model import (
     Failed,
     Job,
     ReclaimedJob,
+    Snoozed,
     WorkerInfo,
 )
 from dominus.jobs.outcome_log import dead_lettered, scheduled_retry
@@ -463,6 +464,9 @@ class Worker:
                 self.wake()  # keep the request for the tick after the backoff
             raise
         failures = self._attempts.settled(outcomes, accepted)
+        for outcome, was_accepted in zip(outcomes, accepted, strict=True):
+            if was_accepted and isinstance(outcome, Snoozed):
+                self._duties.expect_retry_at(outcome.run_at)  # look again when it wakes
         if want_claim:
             wanted = sum(request.limit for request in claim_for)
             self._duties.claimed(now, full=wanted > 0 and len(claimed) == wanted)
