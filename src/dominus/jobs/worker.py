@@ -456,6 +456,8 @@ class Worker:
         if not outcomes and not want_claim:
             return TickReport(), []
         claim_for = self._claim_requests(free, now) if want_claim else []
+        if not outcomes and not claim_for:
+            return TickReport(), []  # every share is full: nothing to write or claim
         try:
             accepted, claimed = self._store.settle(outcomes, now, claim_for=claim_for)
         except Exception:
