@@ -13,6 +13,7 @@ from dominus.db.engine import SqliteMode, create_database_engine
 from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs.client import JobQueue
 from dominus.jobs.clock import Clock
+from dominus.jobs.queues import EVERY_QUEUE, QueueShares
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.retry import RetryPolicy
 from dominus.jobs.sql import SqlJobStore
@@ -89,6 +90,7 @@ class Runtime:
         poll_interval_ms: int | None = None,
         *,
         burst: bool = False,
+        queues: QueueShares = EVERY_QUEUE,
     ) -> WorkerConfig:
         settings = self.settings
         poll_ms = poll_interval_ms or settings.JOB_QUEUE_POLL_INTERVAL_MS
@@ -105,6 +107,7 @@ class Runtime:
                 max_seconds=settings.JOB_RETRY_MAX_MS / 1000,
             ),
             burst=burst,
+            queues=queues,
         )
 
 

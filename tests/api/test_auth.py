@@ -32,6 +32,9 @@ ENDPOINTS: list[tuple[str, str, Any]] = [
     ("POST", "/dlq/{entry}/requeue", None),
     ("DELETE", "/dlq?older_than_days=30", None),
     ("GET", "/queue/stats", None),
+    ("GET", "/queues", None),
+    ("POST", "/queues/mail/pause", None),
+    ("POST", "/queues/mail/resume", None),
     ("GET", "/workers", None),
     ("GET", "/metrics", None),
 ]

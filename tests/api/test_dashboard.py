@@ -29,6 +29,7 @@ PAGES = [
     "/dead-letters-purge",
     "/workers",
     "/schedules",
+    "/queues",
     "/runs",
     "/appraise",
     "/portfolio",

@@ -1,8 +1,8 @@
 """GET /api/v1/metrics: the queue in Prometheus text format, read from the database, so any API
 process reports the same figures for the whole installation.
 
-Gauges: jobs by status and type, dead-letter entries, queue latency (the oldest due job's wait),
-oldest pending age, live workers.
+Gauges: jobs by status and type, active jobs and the pause state of each named queue, dead-letter
+entries, queue latency (the oldest due job's wait), oldest pending age, live workers.
 Counters (from `job_metrics`, which only grows): jobs enqueued, completed, failed attempts,
 reclaims, dead-lettered, cancelled; and the job duration histogram.
 
@@ -10,7 +10,7 @@ One gauge is this process's own, not the installation's: the event streams it ha
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import (
@@ -30,6 +30,7 @@ from dominus.jobs.metrics_model import (
     FAILED,
     RECLAIMED,
 )
+from dominus.jobs.model import QueueState
 
 COUNTERS = (
     (ENQUEUED, "dominus_jobs_enqueued", "Jobs enqueued."),
@@ -56,6 +57,7 @@ class QueueCollector(Collector):
             for status, count in sorted(counts.items()):
                 jobs.add_metric([status, job_type], count)
         yield jobs
+        yield from _queue_gauges(stats.queues)
         yield GaugeMetricFamily(
             "dominus_dead_letter_entries", "Dead-letter entries not requeued.", stats.dead_letter
         )
@@ -89,6 +91,23 @@ class QueueCollector(Collector):
             total_seconds, _count = totals.durations.get(job_type, (0.0, 0.0))
             durations.add_metric([job_type], list(buckets), total_seconds)
         yield durations
+
+
+def _queue_gauges(states: Sequence[QueueState]) -> Iterator[Metric]:
+    """Per named queue: its pending and running jobs, and whether it is paused. Gauges of their
+    own, so that `dominus_jobs` keeps the labels it always had."""
+    jobs = GaugeMetricFamily(
+        "dominus_queue_jobs", "Active jobs by named queue and status.", labels=["queue", "status"]
+    )
+    paused = GaugeMetricFamily(
+        "dominus_queue_paused", "1 while the named queue is paused.", labels=["queue"]
+    )
+    for state in states:
+        jobs.add_metric([state.name, "pending"], state.pending)
+        jobs.add_metric([state.name, "running"], state.running)
+        paused.add_metric([state.name], 1 if state.paused else 0)
+    yield jobs
+    yield paused
 
 
 class ProcessCollector(Collector):

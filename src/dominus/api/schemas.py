@@ -12,6 +12,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
 from dominus.jobs.client import integral_floats_as_ints
 from dominus.jobs.documents import JobSummaryOut
+from dominus.jobs.queues import QUEUE_NAME_PATTERN
 
 _ISO_DATE_TIME_START = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]")
 
@@ -33,6 +34,7 @@ _INTEGRAL = BeforeValidator(integral_floats_as_ints)
 Priority = Annotated[int, Strict(), Field(ge=-1000, le=1000), _INTEGRAL]
 MaxAttempts = Annotated[int, Strict(), Field(ge=1, le=1000), _INTEGRAL]
 TimeoutSeconds = Annotated[float, Strict(), Field(gt=0, le=7 * 86_400)]
+QueueName = Annotated[str, Strict(), Field(pattern=QUEUE_NAME_PATTERN)]
 
 
 class ErrorDetail(BaseModel):
@@ -61,6 +63,9 @@ class EnqueueBody(BaseModel):
     )
     dedupe_key: str | None = Field(default=None, min_length=1, max_length=300, strict=True)
     timeout_seconds: TimeoutSeconds | None = None
+    queue: QueueName | None = Field(
+        default=None, description="The named queue (default: the job type's, usually `default`)."
+    )
 
 
 class JobPage(BaseModel):

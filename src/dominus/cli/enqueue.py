@@ -18,6 +18,7 @@ from dominus.jobs.client import EnqueueRequest
 from dominus.jobs.documents import EnqueuedJobOut
 from dominus.jobs.json_limits import MAX_PAYLOAD_BYTES, loads_limited
 from dominus.jobs.model import NewJob
+from dominus.jobs.queues import check_queue_name
 from dominus.jobs.store import JobStore
 
 FILE_BATCH_SIZE = 1000
@@ -38,6 +39,9 @@ def enqueue(
         None, "--dedupe-key", help="Return the active job with this key instead of a new one."
     ),
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds before it is aborted."),
+    queue_name: str | None = typer.Option(
+        None, "--queue", help="The named queue (default: the job type's, usually `default`)."
+    ),
     diagnostic_jobs: bool = typer.Option(
         False, "--diagnostic-jobs", help="Accept the diag.* job types [DOMINUS_DIAGNOSTIC_JOBS]."
     ),
@@ -50,6 +54,8 @@ def enqueue(
         raise InvalidJobOptionError(
             "--dedupe-key applies to one job; it cannot go with --from-file"
         )
+    if queue_name is not None:
+        check_queue_name(queue_name, "--queue: ")
     runtime = open_runtime()
     queue = runtime.queue(runtime.registry(diagnostic_jobs=diagnostic_jobs))
     template = EnqueueRequest(
@@ -59,6 +65,7 @@ def enqueue(
         run_at=_parse_time(run_at),
         dedupe_key=dedupe_key,
         timeout_seconds=timeout,
+        queue=queue_name,
     )
     if from_file is not None:
         now = queue.clock()
@@ -92,6 +99,7 @@ def _replace_payload(template: EnqueueRequest, payload: dict[str, Any]) -> Enque
         run_at=template.run_at,
         dedupe_key=template.dedupe_key,
         timeout_seconds=template.timeout_seconds,
+        queue=template.queue,
     )
 
 

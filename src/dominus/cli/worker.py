@@ -12,6 +12,7 @@ from dominus.cli.embedded_scheduler import warn_if_no_scheduler
 from dominus.cli.runtime import Runtime, open_runtime
 from dominus.cli.signals import on_stop_signals
 from dominus.errors import UnknownJobTypeError
+from dominus.jobs.queues import parse_queue_option
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.worker import Worker
 
@@ -34,11 +35,20 @@ def worker(
     burst: bool = typer.Option(
         False, "--burst", help="Drain what is due, then exit 0 when nothing is left to do."
     ),
+    queues: list[str] | None = typer.Option(
+        None,
+        "--queue",
+        help=(
+            "Take jobs from this queue only (repeatable; default: every queue). NAME=N: at most "
+            "N of the worker's concurrency for it; the shares add up to at most --concurrency."
+        ),
+    ),
 ) -> None:
     """Run jobs. Stops gracefully on SIGTERM/SIGINT; a second signal exits at once."""
+    shares = parse_queue_option(queues or [])
     runtime = open_runtime()
     registry = _registry(runtime, diagnostic_jobs, types)
-    config = runtime.worker_config(concurrency, poll_interval_ms, burst=burst)
+    config = runtime.worker_config(concurrency, poll_interval_ms, burst=burst, queues=shares)
     the_worker = Worker(
         runtime.store,
         registry,

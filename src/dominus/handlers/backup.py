@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dominus.errors import BackupFailedError, MaintenanceError, PermanentJobError
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.jobs.context import JobContext
+from dominus.jobs.queues import MAINTENANCE_QUEUE
 from dominus.jobs.registry import HandlerRegistry
 from dominus.maintenance.backup import BackupOptions, make_backup
 from dominus.maintenance.settings import MAX_RETENTION_DAYS, Compression
@@ -58,4 +59,10 @@ def register_backup(registry: HandlerRegistry, dependencies: HandlerDependencies
             raise PermanentJobError(error.message) from error
         return result.document()
 
-    registry.register(BACKUP, handle, BackupPayload, max_attempts=BACKUP_MAX_ATTEMPTS)
+    registry.register(
+        BACKUP,
+        handle,
+        BackupPayload,
+        max_attempts=BACKUP_MAX_ATTEMPTS,
+        queue=MAINTENANCE_QUEUE,
+    )

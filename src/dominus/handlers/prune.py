@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dominus.handlers.dependencies import HandlerDependencies
 from dominus.jobs.context import JobContext
 from dominus.jobs.payload_options import dry_run_option
+from dominus.jobs.queues import MAINTENANCE_QUEUE
 from dominus.jobs.registry import HandlerRegistry
 from dominus.maintenance.prune import prune, retention_from
 from dominus.maintenance.settings import MAX_PRUNE_BATCH_SIZE, MAX_RETENTION_DAYS
@@ -58,4 +59,4 @@ def register_prune(registry: HandlerRegistry, dependencies: HandlerDependencies)
         )
         return report.document()
 
-    registry.register(PRUNE, handle, PrunePayload)
+    registry.register(PRUNE, handle, PrunePayload, queue=MAINTENANCE_QUEUE)

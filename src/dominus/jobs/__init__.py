@@ -5,6 +5,7 @@ Public surface:
     JobQueue, EnqueueRequest        enqueue (also inside your own transaction), cancel, retry
     HandlerRegistry, JobType        job type → handler, payload model and defaults
     JobContext, AbortSignal         what a handler receives
+    Snooze                          raised by a handler: run again later, no attempt spent
     Worker, WorkerConfig            the worker loop (`run()`, or `run_once(now)` in tests)
     SqlJobStore, JobStore           the store (contract and SQL implementation)
     RetryPolicy                     exponential backoff with jitter
@@ -29,6 +30,7 @@ from dominus.jobs.model import (
 )
 from dominus.jobs.registry import HandlerRegistry, JobType
 from dominus.jobs.retry import RetryPolicy
+from dominus.jobs.snooze import Snooze
 from dominus.jobs.sql import SqlJobStore
 from dominus.jobs.store import JobStore
 from dominus.jobs.worker import Worker
@@ -54,6 +56,7 @@ __all__ = [
     "JobType",
     "QueueStats",
     "RetryPolicy",
+    "Snooze",
     "SqlJobStore",
     "Worker",
     "WorkerConfig",

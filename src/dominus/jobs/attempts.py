@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 
@@ -44,6 +44,7 @@ log = logging.getLogger("dominus.worker")
 
 RETURNED_AT_SHUTDOWN = "returned to pending unstarted at worker shutdown (claimed ahead)"
 RETURNED_AFTER_WAITING = "returned to pending unstarted: it waited too long behind slower jobs"
+RETURNED_QUEUE_PAUSED = "returned to pending unstarted: its queue {queue!r} was paused"
 
 
 class Attempts:
@@ -115,6 +116,21 @@ class Attempts:
     def jobs_waiting(self) -> bool:
         """Jobs claimed ahead wait for a handler thread or for the gate."""
         return bool(self._async_waiting) or self._sync_waiting() > 0
+
+    def unfinished_by_queue(self) -> Counter[str]:
+        """Attempts dispatched and not finished here (waiting or started), by queue: what each
+        queue holds of the worker's slots (its share, `dominus.jobs.queues`)."""
+        return Counter(
+            running.job.queue for running in self._running.values() if not running.finished
+        )
+
+    def waiting_queues(self) -> set[str]:
+        """The queues of the jobs claimed ahead whose handlers have not started."""
+        return {
+            running.job.queue
+            for running in self._running.values()
+            if not running.finished and running.start is Start.WAITING
+        }
 
     def holds(self, claim: Claim) -> bool:
         return claim in self._running
@@ -293,6 +309,20 @@ class Attempts:
                 continue
             if self._take_back(running):
                 self._unsettled.append(_returned(running, RETURNED_AFTER_WAITING))
+
+    def return_paused(self, paused: set[str]) -> int:
+        """Jobs claimed ahead from a queue paused since go back to pending unstarted, their
+        attempts not spent (ADR 0050): a pause stops jobs from starting, wherever they wait.
+        Returns how many."""
+        returned = 0
+        for running in self._running.values():
+            if running.finished or running.job.queue not in paused:
+                continue
+            if self._take_back(running):
+                why = RETURNED_QUEUE_PAUSED.format(queue=running.job.queue)
+                self._unsettled.append(_returned(running, why))
+                returned += 1
+        return returned
 
     def give_up(self, abort_grace_seconds: float) -> None:
         """At shutdown, handlers that ignored their abort for `abort_grace_seconds`: record

@@ -28,7 +28,8 @@ from dominus.jobs.json_limits import (
     too_deep_message,
     value_nests_deeper_than,
 )
-from dominus.jobs.model import EnqueueResult, Job, NewJob
+from dominus.jobs.model import EnqueueResult, Job, NewJob, QueueState
+from dominus.jobs.queues import check_queue_name
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.store import JobStore
 
@@ -50,6 +51,8 @@ class EnqueueRequest:
     run_at: datetime | None = None
     dedupe_key: str | None = None
     timeout_seconds: float | None = None
+    # None: the job type's queue (`default` unless its registration names another).
+    queue: str | None = None
 
 
 @dataclass
@@ -78,13 +81,14 @@ class JobQueue:
         run_at: datetime | None = None,
         dedupe_key: str | None = None,
         timeout_seconds: float | None = None,
+        queue: str | None = None,
         connection: Connection | None = None,
         internal: bool = False,
     ) -> EnqueueResult:
         """Enqueue one job. With `connection`, the insert joins the caller's transaction;
         `internal=True` is for the owner of an internal job type (see JobType.enqueue_via)."""
         request = EnqueueRequest(
-            job_type, payload, priority, max_attempts, run_at, dedupe_key, timeout_seconds
+            job_type, payload, priority, max_attempts, run_at, dedupe_key, timeout_seconds, queue
         )
         return self.enqueue_jobs([request], connection=connection, internal=internal)[0]
 
@@ -131,6 +135,7 @@ class JobQueue:
                 f"{where}timeout must be between 0 and {MAX_TIMEOUT_SECONDS} seconds, got {timeout}"
             )
         run_at = now if request.run_at is None else _utc(request.run_at, where)
+        queue = check_queue_name(job_type.queue if request.queue is None else request.queue, where)
         if (
             request.dedupe_key is not None
             and not 0 < len(request.dedupe_key) <= DEDUPE_KEY_MAX_LENGTH
@@ -152,6 +157,7 @@ class JobQueue:
             run_at=run_at,
             dedupe_key=request.dedupe_key,
             timeout_seconds=timeout,
+            queue=queue,
         )
 
     def get(self, job_id: int) -> Job:
@@ -171,6 +177,20 @@ class JobQueue:
         job = self.store.requeue_dead_letter(entry_id, self.clock())
         self._notify()
         return job
+
+    def pause(self, name: str) -> QueueState:
+        """Pause the queue `name` (it need not exist yet): from now on no worker on any host
+        claims its jobs; running ones finish. Raises InvalidJobOptionError for a bad name."""
+        return self.store.pause_queue(check_queue_name(name), self.clock())
+
+    def resume(self, name: str) -> QueueState:
+        """Resume the queue `name`: its due jobs are claimed again (local workers are woken)."""
+        state = self.store.resume_queue(check_queue_name(name), self.clock())
+        self._notify()
+        return state
+
+    def queues(self) -> list[QueueState]:
+        return self.store.list_queues()
 
     def _notify(self) -> None:
         for listener in tuple(self._listeners):

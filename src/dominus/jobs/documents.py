@@ -17,6 +17,7 @@ from dominus.jobs.model import (
     Job,
     JobEvent,
     JobStatus,
+    QueueState,
     QueueStats,
     WorkerInfo,
 )
@@ -44,6 +45,7 @@ class JobSummaryOut(BaseModel):
     progress: dict[str, Any] | None = None
     dedupe_key: str | None = None
     timeout_seconds: float | None = None
+    queue: str = "default"
     created_at: str
     updated_at: str
     run_at: str
@@ -67,6 +69,7 @@ class JobSummaryOut(BaseModel):
             "progress": job.progress,
             "dedupe_key": job.dedupe_key,
             "timeout_seconds": job.timeout_seconds,
+            "queue": job.queue,
             "created_at": _required_timestamp(job.created_at),
             "updated_at": _required_timestamp(job.updated_at),
             "run_at": _required_timestamp(job.run_at),
@@ -225,6 +228,26 @@ class WorkerOut(WorkerInfoOut):
         return cls(**cls.fields_of(worker), alive=alive, running_jobs=running_jobs)
 
 
+class QueueOut(BaseModel):
+    """A named queue: paused or not, and its active jobs."""
+
+    name: str
+    paused: bool
+    paused_at: str | None = None
+    pending: int
+    running: int
+
+    @classmethod
+    def of(cls, queue: QueueState) -> QueueOut:
+        return cls(
+            name=queue.name,
+            paused=queue.paused,
+            paused_at=timestamp(queue.paused_at),
+            pending=queue.pending,
+            running=queue.running,
+        )
+
+
 class StatsOut(BaseModel):
     by_status: dict[str, int]
     by_type: dict[str, dict[str, int]]
@@ -240,6 +263,7 @@ class StatsOut(BaseModel):
         "(run_at reached) has waited since it became due; null when none is due.",
     )
     workers_alive: int
+    queues: list[QueueOut] = Field(default_factory=list)
 
     @classmethod
     def fields_of(cls, stats: QueueStats) -> dict[str, Any]:
@@ -250,6 +274,7 @@ class StatsOut(BaseModel):
             "oldest_pending_age_seconds": stats.oldest_pending_age_seconds,
             "latency_seconds": stats.latency_seconds,
             "workers_alive": stats.workers_alive,
+            "queues": [QueueOut.of(queue) for queue in stats.queues],
         }
 
     @classmethod

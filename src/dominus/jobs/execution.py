@@ -26,8 +26,10 @@ from dominus.jobs.model import (
     Failed,
     Interrupted,
     Job,
+    Snoozed,
 )
 from dominus.jobs.registry import JobType
+from dominus.jobs.snooze import Snooze
 
 log = logging.getLogger("dominus.worker")
 
@@ -95,6 +97,8 @@ class Finished:
     traceback: str | None = None
     finished_at: datetime | None = field(default=None)
     permanent: bool = False  # the error was a PermanentJobError: no retry
+    # The handler raised Snooze: run it again this many seconds after it finished.
+    snooze_seconds: float | None = None
     # The handler completed its job in a fenced transaction: nothing is left to record.
     recorded: bool = False
 
@@ -173,6 +177,8 @@ def run_handler(running: RunningJob, clock: Callable[[], datetime]) -> Finished:
     try:
         payload = running.job_type.payload_model.model_validate(running.job.payload)
         value = running.job_type.handler(payload, context)
+    except Snooze as snooze:
+        return _snoozed(running, context, snooze, clock)
     except Exception as error:  # noqa: BLE001 - any handler error is the attempt's failure
         return _raised(running, context, error, clock)
     return _returned(running, context, value, clock)
@@ -196,9 +202,19 @@ async def run_async_handler(running: RunningJob, clock: Callable[[], datetime]) 
         if reason is not None:
             error = JobAbortedError(f"job aborted: {reason.value}")
         return _raised(running, context, error, clock)
+    except Snooze as snooze:
+        return _snoozed(running, context, snooze, clock)
     except Exception as error:  # noqa: BLE001 - any handler error is the attempt's failure
         return _raised(running, context, error, clock)
     return _returned(running, context, value, clock)
+
+
+def _snoozed(
+    running: RunningJob, context: JobContext, snooze: Snooze, clock: Callable[[], datetime]
+) -> Finished:
+    if context.completed_in_transaction:
+        return _raised(running, context, snooze, clock)  # completed: nothing left to snooze
+    return Finished(running, finished_at=clock(), snooze_seconds=snooze.seconds)
 
 
 def _context_for(running: RunningJob) -> JobContext:
@@ -289,6 +305,11 @@ def outcome_of(
         if finished.error:
             message += f" ({finished.error})"
         return Failed(claim, message, retry_at(running), traceback=finished.traceback, **about)
+    if finished.snooze_seconds is not None:
+        wake_at = (finished.finished_at or running.claimed_at) + timedelta(
+            seconds=finished.snooze_seconds
+        )
+        return Snoozed(claim, run_at=wake_at, seconds=finished.snooze_seconds, **about)
     if finished.error is not None:
         return Failed(
             claim,

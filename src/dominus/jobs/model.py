@@ -5,6 +5,8 @@ State machine (who moves a job out of each state):
     pending   → running     a worker claims it (attempts + 1)
               → cancelled   a user cancels it
     running   → completed   the owning worker, when the handler returns
+              → pending     the owning worker when the handler raised Snooze(seconds):
+                            run_at = now + seconds, the attempt not spent, no error
               → pending     the owning worker after a failed attempt with attempts left
                             (run_at = now + backoff), a reaper reclaiming a stale job, or a
                             worker shutting down with WORKER_SHUTDOWN_REQUEUE
@@ -18,12 +20,16 @@ State machine (who moves a job out of each state):
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass
+from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 JsonObject = dict[str, Any]
+
+# The queue of a job whose caller and handler name none (`dominus.jobs.queues`).
+DEFAULT_QUEUE = "default"
 
 
 class JobStatus(StrEnum):
@@ -54,6 +60,7 @@ class EventKind(StrEnum):
     RETRIED = "retried"  # back to pending by `jobs retry`
     RELEASED = "released"  # returned to pending at worker shutdown, attempt not spent
     LOST = "lost"  # a worker finished an attempt it no longer owned; its outcome was dropped
+    SNOOZED = "snoozed"  # its handler raised Snooze: pending again at details.run_at, not spent
 
 
 # Events after which a new "round" of attempts starts; dead-letter entries collect the errors
@@ -85,6 +92,7 @@ class Job:
     progress: JsonObject | None = None
     dedupe_key: str | None = None
     timeout_seconds: float | None = None
+    queue: str = DEFAULT_QUEUE
 
     @property
     def claim(self) -> Claim:
@@ -105,6 +113,40 @@ class Claim:
 
 
 @dataclass(frozen=True, slots=True)
+class ClaimRequest:
+    """What a worker asks to claim: up to `limit` due jobs of `job_types`, from `queues` (None:
+    every queue). Paused queues are never claimed from."""
+
+    worker_id: str
+    job_types: Sequence[str]
+    limit: int
+    queues: Sequence[str] | None = None
+
+
+# What a settle claims for: one request, several (one per queue share, in one transaction), or
+# the older (worker_id, job_types, limit) of a worker that takes every queue.
+ClaimFor = ClaimRequest | Sequence[ClaimRequest] | tuple[str, Sequence[str], int]
+
+
+def claim_requests(claim_for: ClaimFor | None) -> list[ClaimRequest]:
+    """`claim_for` as requests, the empty ones left out."""
+    if claim_for is None:
+        return []
+    if isinstance(claim_for, ClaimRequest):
+        requests = [claim_for]
+    elif isinstance(claim_for, tuple) and len(claim_for) == 3 and isinstance(claim_for[0], str):
+        worker_id, job_types, limit = claim_for
+        requests = [ClaimRequest(worker_id, job_types, limit)]
+    else:
+        requests = [request for request in claim_for if isinstance(request, ClaimRequest)]
+    return [
+        request
+        for request in requests
+        if request.limit > 0 and request.job_types and request.queues != ()
+    ]
+
+
+@dataclass(frozen=True, slots=True)
 class NewJob:
     """A validated job, ready to insert."""
 
@@ -115,6 +157,7 @@ class NewJob:
     run_at: datetime
     dedupe_key: str | None = None
     timeout_seconds: float | None = None
+    queue: str = DEFAULT_QUEUE
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +214,17 @@ class WorkerInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class QueueState:
+    """A named queue: whether it is paused, and its active jobs."""
+
+    name: str
+    paused: bool
+    paused_at: datetime | None
+    pending: int
+    running: int
+
+
+@dataclass(frozen=True, slots=True)
 class QueueStats:
     by_status: dict[str, int]
     by_type: dict[str, dict[str, int]]
@@ -181,6 +235,8 @@ class QueueStats:
     # The queue's latency: how long the longest-waiting *due* pending job has waited since it
     # became due (its run_at, or its creation if later); None when no pending job is due.
     latency_seconds: float | None = None
+    # Per named queue: paused or not, pending and running jobs.
+    queues: list[QueueState] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,8 +295,17 @@ class Returned(OutcomeBase):
     why: str
 
 
+@dataclass(frozen=True, slots=True)
+class Snoozed(OutcomeBase):
+    """The handler raised Snooze: back to pending, due at `run_at`; the attempt is not spent and
+    no error is recorded (ADR 0050)."""
+
+    run_at: datetime
+    seconds: float = 0.0
+
+
 # How one attempt ended, as the owning worker reports it to the store.
-AttemptOutcome = Completed | Failed | Cancelled | Interrupted | Returned
+AttemptOutcome = Completed | Failed | Cancelled | Interrupted | Returned | Snoozed
 
 
 @dataclass(frozen=True, slots=True)

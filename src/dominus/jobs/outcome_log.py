@@ -14,6 +14,7 @@ from dominus.jobs.model import (
     Interrupted,
     Job,
     Returned,
+    Snoozed,
 )
 
 log = logging.getLogger("dominus.worker")
@@ -48,6 +49,14 @@ def log_settled(job: Job, outcome: AttemptOutcome, accepted: bool) -> None:
             log.info("job %d %s interrupted by shutdown: %s", job.id, job.job_type, verb)
         case Returned():
             log.info("job %d %s %s", job.id, job.job_type, outcome.why)
+        case Snoozed():
+            log.info(
+                "job %d %s snoozed for %g s (%s not counted)",
+                job.id,
+                job.job_type,
+                outcome.seconds,
+                attempt,
+            )
 
 
 def _log_failure(job: Job, outcome: Failed, attempt: str) -> None:

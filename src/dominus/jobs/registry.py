@@ -11,6 +11,8 @@ from pydantic import BaseModel
 
 from dominus.errors import DuplicateJobTypeError, NotEnqueueableError, UnknownJobTypeError
 from dominus.jobs.context import JobContext
+from dominus.jobs.model import DEFAULT_QUEUE
+from dominus.jobs.queues import check_queue_name
 from dominus.jobs.retry import RetryPolicy
 
 PayloadT = TypeVar("PayloadT", bound=BaseModel)
@@ -40,6 +42,8 @@ class JobType(Generic[PayloadT]):
     # first, in the same transaction), so only that owner enqueues them, and this says what a
     # caller should use instead ("POST /api/v1/runs or `dominus run`").
     enqueue_via: str | None = None
+    # The named queue its jobs go to unless the caller names another (schedules included).
+    queue: str = DEFAULT_QUEUE
     # Whether `handler` is an `async def` function; worked out once, at registration.
     is_async: bool = field(init=False, repr=False, compare=False)
 
@@ -70,6 +74,7 @@ class HandlerRegistry:
             raise DuplicateJobTypeError(f"job type {job_type.name!r} is already registered")
         if job_type.max_attempts < 1:
             raise ValueError(f"job type {job_type.name!r}: max_attempts must be at least 1")
+        check_queue_name(job_type.queue, f"job type {job_type.name!r}: ")
         self._types[job_type.name] = job_type
 
     def register(
@@ -83,6 +88,7 @@ class HandlerRegistry:
         timeout_seconds: float | None = None,
         retry_policy: RetryPolicy | None = None,
         enqueue_via: str | None = None,
+        queue: str = DEFAULT_QUEUE,
     ) -> JobType[PayloadT]:
         job_type = JobType(
             name=name,
@@ -93,6 +99,7 @@ class HandlerRegistry:
             timeout_seconds=timeout_seconds,
             retry_policy=retry_policy,
             enqueue_via=enqueue_via,
+            queue=queue,
         )
         self.add(job_type)
         return job_type

@@ -19,6 +19,7 @@ from dominus.jobs.metrics_model import MetricTotals
 from dominus.jobs.model import (
     AttemptOutcome,
     Claim,
+    ClaimFor,
     Completed,
     DeadLetterEntry,
     EnqueueResult,
@@ -26,6 +27,7 @@ from dominus.jobs.model import (
     JobEvent,
     JobStatus,
     NewJob,
+    QueueState,
     QueueStats,
     ReclaimedJob,
     WorkerInfo,
@@ -131,10 +133,17 @@ class JobStore(Protocol):
     def list_workers(self, *, alive_since: datetime | None = None) -> list[WorkerInfo]: ...
 
     def claim(
-        self, worker_id: str, job_types: Sequence[str], limit: int, now: datetime
+        self,
+        worker_id: str,
+        job_types: Sequence[str],
+        limit: int,
+        now: datetime,
+        *,
+        queues: Sequence[str] | None = None,
     ) -> list[Job]:
-        """pending & due → running for up to `limit` jobs of `job_types`, highest priority first,
-        then oldest run_at, in one statement. Never hands the same attempt to two workers."""
+        """pending & due → running for up to `limit` jobs of `job_types` from `queues` (None:
+        every queue), highest priority first, then oldest run_at, in one statement. A paused
+        queue's jobs are never claimed. Never hands the same attempt to two workers."""
         ...
 
     def settle(
@@ -142,10 +151,11 @@ class JobStore(Protocol):
         outcomes: Sequence[AttemptOutcome],
         now: datetime,
         *,
-        claim_for: tuple[str, Sequence[str], int] | None = None,
+        claim_for: ClaimFor | None = None,
     ) -> tuple[list[bool], list[Job]]:
         """Record finished attempts (fenced on their claims) and, in the same transaction,
-        claim up to `claim_for=(worker_id, job_types, limit)` new jobs. Returns whether each
+        claim for `claim_for`: a `ClaimRequest`, several (each its own limit and queues), or
+        `(worker_id, job_types, limit)` from every queue. Returns whether each
         outcome was accepted (False: the claim was lost) and the newly claimed jobs."""
         ...
 
@@ -209,6 +219,24 @@ class JobStore(Protocol):
     ) -> list[ReclaimedJob]:
         """The running jobs of workers known dead → pending (not before the retry delay), or →
         failed + dead-letter entry when that was their last attempt; fenced on each claim."""
+        ...
+
+    # --- named queues (ADR 0050) -------------------------------------------------------------
+    def paused_queues(self) -> set[str]:
+        """The names of the queues paused now."""
+        ...
+
+    def pause_queue(self, name: str, now: datetime) -> QueueState:
+        """From its commit on, no claim on any host takes `name`'s jobs; running ones finish.
+        Idempotent."""
+        ...
+
+    def resume_queue(self, name: str, now: datetime) -> QueueState:
+        """Claims take `name`'s jobs again (idle workers are woken). Idempotent."""
+        ...
+
+    def list_queues(self) -> list[QueueState]:
+        """Every queue with active jobs or a pause state, and `default`, by name."""
         ...
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats: ...

@@ -47,14 +47,17 @@ from dominus.jobs.hooks import HookRunner
 from dominus.jobs.liveness import LivenessLock
 from dominus.jobs.maintenance import MaintenanceThread, PeriodicDuty, housekeeping
 from dominus.jobs.model import (
+    ClaimRequest,
     DeadLetteredJob,
     Failed,
     Job,
     ReclaimedJob,
+    Snoozed,
     WorkerInfo,
 )
 from dominus.jobs.outcome_log import dead_lettered, scheduled_retry
 from dominus.jobs.prefetch import PrefetchBudget, StartGate
+from dominus.jobs.queues import QueueShares
 from dominus.jobs.reaper import StaleJobReaper
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.rescue import DeadWorkerRescue
@@ -209,10 +212,11 @@ class Worker:
         database trouble: it logs, backs off and carries on; except DatabaseGoneError, when the
         database file was deleted or replaced: it stops at once, writing nothing more."""
         log.info(
-            "worker %s started: concurrency %d, types %s, poll every %g s",
+            "worker %s started: concurrency %d, types %s, queues %s, poll every %g s",
             self.id,
             self._config.concurrency,
             ",".join(self._types),
+            _queues_shown(self._config.queues),
             self._config.poll_interval_seconds,
         )
         self._watcher.start(self.wake, self._check_cancels_soon, self.id)
@@ -396,6 +400,19 @@ class Worker:
             return
         for claim in self._store.cancel_requests(self.id):
             self._attempts.cancel(claim)
+        self._return_paused()
+
+    def _return_paused(self) -> None:
+        """Jobs claimed ahead and not started whose queue was paused since go back to pending
+        (ADR 0050): looked at with the cancel requests, and only while jobs wait."""
+        waiting = self._attempts.waiting_queues()
+        if not waiting:
+            return
+        paused = self._store.paused_queues() & waiting
+        if paused and self._attempts.return_paused(paused):
+            log.info(
+                "queue(s) %s paused: jobs claimed ahead handed back", ", ".join(sorted(paused))
+            )
 
     @staticmethod
     def _abort_lost(abort: AbortSignal) -> None:
@@ -438,19 +455,44 @@ class Worker:
         want_claim = can_claim and (requested or self._duties.claim_due(now))
         if not outcomes and not want_claim:
             return TickReport(), []
-        claim_for = (self.id, self._types, free) if want_claim else None
+        claim_for = self._claim_requests(free, now) if want_claim else []
+        if not outcomes and not claim_for:
+            return TickReport(), []  # every share is full: nothing to write or claim
         try:
             accepted, claimed = self._store.settle(outcomes, now, claim_for=claim_for)
         except Exception:
-            self._claims_in_doubt = self._claims_in_doubt or claim_for is not None
+            self._claims_in_doubt = self._claims_in_doubt or bool(claim_for)
             if requested:
                 self.wake()  # keep the request for the tick after the backoff
             raise
         failures = self._attempts.settled(outcomes, accepted)
+        for outcome, was_accepted in zip(outcomes, accepted, strict=True):
+            if was_accepted and isinstance(outcome, Snoozed):
+                self._duties.expect_retry_at(outcome.run_at)  # look again when it wakes
         if want_claim:
-            self._duties.claimed(now, full=len(claimed) == free)
+            wanted = sum(request.limit for request in claim_for)
+            self._duties.claimed(now, full=wanted > 0 and len(claimed) == wanted)
         self._after_failures(failures)
         return TickReport(claimed=len(claimed), settled=len(outcomes)), claimed
+
+    def _claim_requests(self, free: int, now: datetime) -> list[ClaimRequest]:
+        """What to claim for `free` slots: from every queue, from the named ones, or, with
+        shares, each shared queue up to what its share leaves and the other named queues up to
+        the slots the shares leave (claiming ahead counted there only)."""
+        queues = self._config.queues
+        if queues.every_queue:
+            return [ClaimRequest(self.id, self._types, free)]
+        if not queues.shared:
+            return [ClaimRequest(self.id, self._types, free, queues.names)]
+        held = self._attempts.unfinished_by_queue()
+        requests = []
+        for name, share in sorted(queues.shared.items()):
+            requests.append(ClaimRequest(self.id, self._types, share - held[name], (name,)))
+        if queues.unshared:
+            pool = self._config.concurrency - sum(queues.shared.values())
+            pool += self._claim_ahead(now) - sum(held[name] for name in queues.unshared)
+            requests.append(ClaimRequest(self.id, self._types, pool, queues.unshared))
+        return [request for request in requests if request.limit > 0]
 
     def _after_failures(self, failures: Sequence[tuple[Job, Failed]]) -> None:
         """Failures the store accepted: tell the dead-lettered, look again when retries fall
@@ -701,6 +743,15 @@ def _taken(handed_over: queue.SimpleQueue[T]) -> Iterator[T]:
             yield handed_over.get_nowait()
         except queue.Empty:
             return
+
+
+def _queues_shown(queues: QueueShares) -> str:
+    if queues.every_queue:
+        return "all"
+    return ",".join(
+        name if share is None else f"{name}={share}"
+        for name, share in sorted(queues.shares.items())
+    )
 
 
 def _log_started(job: Job) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dominus.jobs.queues import EVERY_QUEUE, QueueShares
 from dominus.jobs.retry import RetryPolicy
 
 
@@ -42,6 +43,11 @@ class WorkerConfig:
     dead_worker_check_interval_seconds: float = 0.5
     dead_worker_confirm_seconds: float = 1.5
     dead_worker_settle_seconds: float = 5.0
+    # The queues this worker takes, and each one's share of its concurrency (ADR 0050).
+    queues: QueueShares = EVERY_QUEUE
+
+    def __post_init__(self) -> None:
+        self.queues.check(self.concurrency)
 
     @property
     def reclaim_interval_seconds(self) -> float:

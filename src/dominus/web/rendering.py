@@ -31,6 +31,7 @@ NAV_ITEMS: list[NavItem] = [
     NavItem("/dead-letters", "Dead letters"),
     NavItem("/workers", "Workers"),
     NavItem("/schedules", "Schedules"),
+    NavItem("/queues", "Queues"),
     NavItem("/runs", "Runs"),
     NavItem("/appraise", "Appraise"),
     NavItem("/portfolio", "Portfolio"),

@@ -62,6 +62,7 @@ def enqueue(body: EnqueueBody, response: Response, api: Services) -> JobOut:
         run_at=_aware(body.run_at),
         dedupe_key=body.dedupe_key,
         timeout_seconds=body.timeout_seconds,
+        queue=body.queue,
     )
     response.headers["Location"] = f"/api/v1/jobs/{result.job_id}"
     if not result.created:

@@ -22,6 +22,7 @@ from dominus.jobs.sql import metrics
 from dominus.jobs.sql.backend import Backend
 from dominus.jobs.sql.history import record_event
 from dominus.jobs.sql.predicates import IS_PENDING
+from dominus.jobs.sql.queues import queue_states
 from dominus.jobs.sql.rows import (
     DEAD_LETTER_COLUMNS,
     EVENT_COLUMNS,
@@ -262,6 +263,7 @@ def queue_stats(connection: Connection, now: datetime, alive_since: datetime) ->
         oldest_pending_age_seconds=_age_seconds(oldest, now),
         workers_alive=alive,
         latency_seconds=_age_seconds(due_since, now),
+        queues=queue_states(connection),
     )
 
 

@@ -21,14 +21,11 @@ from sqlalchemy.sql.dml import Insert
 
 from dominus.jobs.clock import Clock
 from dominus.jobs.liveness import LivenessLock, LockOwner
-from dominus.jobs.model import Completed, Job, NewJob
+from dominus.jobs.model import ClaimRequest, Completed, Job, NewJob
 from dominus.jobs.sql.metrics import Increments
 from dominus.jobs.sql.postgres_backend import PostgresBackend
 from dominus.jobs.sql.sqlite_backend import SqliteBackend
 from dominus.jobs.wakeup import ChangeWatcher
-
-# (worker_id, job_types, limit): what a worker asks to claim in the transaction that settles.
-ClaimFor = tuple[str, Sequence[str], int]
 
 
 class Backend(Protocol):
@@ -47,9 +44,11 @@ class Backend(Protocol):
         job_types: Sequence[str],
         limit: int,
         now: datetime,
+        queues: Sequence[str] | None = None,
     ) -> list[Job]:
         """pending & due → running for up to `limit` jobs of `job_types` (limit > 0, some
-        types), in claim order: highest priority first, then oldest run_at, then id."""
+        types) from `queues` (None: every queue; never a paused one), in claim order: highest
+        priority first, then oldest run_at, then id."""
         ...
 
     def insert_plain(
@@ -113,7 +112,7 @@ class Backend(Protocol):
         ...
 
     def settle_completed(
-        self, outcomes: Sequence[Completed], now: datetime, claim_for: ClaimFor | None
+        self, outcomes: Sequence[Completed], now: datetime, claim_for: Sequence[ClaimRequest]
     ) -> tuple[list[bool], list[Job]] | None:
         """The worker loop's hottest transaction on a connection the loop's thread keeps:
         complete the outcomes (all completions) and claim. Which completions landed and the

@@ -35,10 +35,11 @@ def claim_jobs(
     job_types: Sequence[str],
     limit: int,
     now: datetime,
+    queues: Sequence[str] | None = None,
 ) -> list[Job]:
-    if limit <= 0 or not job_types:
+    if limit <= 0 or not job_types or (queues is not None and not queues):
         return []
-    return backend.claim(connection, worker_id, job_types, limit, now)
+    return backend.claim(connection, worker_id, job_types, limit, now, queues)
 
 
 def heartbeat(

@@ -42,7 +42,7 @@ from dominus.jobs.liveness import (
     free_advisory_owners,
 )
 from dominus.jobs.metrics_model import DURATION_BUCKETS, ENQUEUED
-from dominus.jobs.model import Completed, Job, NewJob
+from dominus.jobs.model import ClaimRequest, Completed, Job, NewJob
 from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
 from dominus.jobs.sql.driver_connections import DriverConnections
@@ -66,6 +66,9 @@ _CLAIM = f"""
         SELECT id
           FROM job_queue
          WHERE status = 'pending' AND run_at <= %(now)s AND job_type = ANY(%(job_types)s)
+           -- Paused queues, read by the claim itself (ADR 0050): a hashed list of a tiny
+           -- table, checked per row the walk of the claim index meets.
+           AND queue NOT IN (SELECT name FROM job_queues WHERE paused)
          ORDER BY priority DESC, run_at, id
          LIMIT %(limit)s
          -- FOR NO KEY UPDATE, not FOR UPDATE: it still stops two workers from taking the
@@ -74,6 +77,41 @@ _CLAIM = f"""
          -- SKIP LOCKED: a row another worker is claiming at this instant is skipped, not
          -- waited for, so workers never queue behind each other and never double-claim.
            FOR NO KEY UPDATE SKIP LOCKED
+    )
+    UPDATE job_queue AS job
+       SET status = 'running', locked_by = %(worker_id)s, attempts = job.attempts + 1,
+           started_at = %(now)s, heartbeat_at = %(now)s, updated_at = %(now)s
+      FROM due
+     WHERE job.id = due.id
+    RETURNING {", ".join(f"job.{name}" for name in JOB_FIELD_NAMES)}
+"""
+
+# The claim of a worker that names its queues: each queue's own walk of its part of the queue
+# claim index (in claim order, stopping after LIMIT rows, skipping rows locked by other claims),
+# then the best LIMIT of those; one statement whatever the number of queues. A queue paused is
+# left out before its walk starts. Rows a queue's walk locked but the final LIMIT left out stay
+# locked (skipped by other claims) only until this transaction ends.
+_CLAIM_QUEUES = f"""
+    WITH due AS MATERIALIZED (
+        SELECT candidate.id
+          FROM unnest(%(queues)s::text[]) AS wanted(name)
+          CROSS JOIN LATERAL (
+              SELECT id, priority, run_at
+                FROM job_queue
+               -- `queue` between the name and itself is `queue = wanted.name`, spelled so
+               -- that the planner walks the queue claim index: with an equality on a value it
+               -- cannot see, it reckons a queue is 1/n of the jobs (n queues) and may walk the
+               -- shared claim index instead, through every other queue's jobs. `queue` leads
+               -- the order for the same reason (one value here: the same order).
+               WHERE status = 'pending' AND queue >= wanted.name AND queue <= wanted.name
+                 AND run_at <= %(now)s AND job_type = ANY(%(job_types)s)
+               ORDER BY queue, priority DESC, run_at, id
+               LIMIT %(limit)s
+                 FOR NO KEY UPDATE SKIP LOCKED
+          ) AS candidate
+         WHERE wanted.name NOT IN (SELECT name FROM job_queues WHERE paused)
+         ORDER BY candidate.priority DESC, candidate.run_at, candidate.id
+         LIMIT %(limit)s
     )
     UPDATE job_queue AS job
        SET status = 'running', locked_by = %(worker_id)s, attempts = job.attempts + 1,
@@ -222,9 +260,11 @@ class PostgresBackend:
         job_types: Sequence[str],
         limit: int,
         now: datetime,
+        queues: Sequence[str] | None = None,
     ) -> list[Job]:
+        request = ClaimRequest(worker_id, job_types, limit, queues)
         rows = connection.exec_driver_sql(
-            _CLAIM, _claim_parameters((worker_id, job_types, limit), now)
+            _claim_statement(request), _claim_parameters(request, now)
         ).fetchall()
         return _claimed_jobs(rows)
 
@@ -293,7 +333,7 @@ class PostgresBackend:
         self,
         outcomes: Sequence[Completed],
         now: datetime,
-        claim_for: tuple[str, Sequence[str], int] | None,
+        claim_for: Sequence[ClaimRequest],
     ) -> tuple[list[bool], list[Job]]:
         return self._loop.settle_completed(outcomes, now, claim_for)
 
@@ -343,7 +383,7 @@ class _LoopConnection:
         self,
         outcomes: Sequence[Completed],
         now: datetime,
-        claim_for: tuple[str, Sequence[str], int] | None,
+        claim_for: Sequence[ClaimRequest],
     ) -> tuple[list[bool], list[Job]]:
         """Complete the outcomes (fenced) and claim, in one round trip. Returns which
         completions landed (False: the claim was lost; the caller records that) and the jobs
@@ -355,10 +395,13 @@ class _LoopConnection:
                 raw.execute("SET LOCAL synchronous_commit = off")
                 parameters = _completion_parameters(outcomes, now)
                 completed = raw.execute(_COMPLETE, parameters, prepare=False)
-                claimed = raw.execute(_CLAIM, _claim_parameters(claim_for, now))
+                claims = [
+                    raw.execute(_claim_statement(request), _claim_parameters(request, now))
+                    for request in claim_for
+                ]
                 raw.commit()
             landed = _landed(outcomes, completed.fetchall())
-            rows = claimed.fetchall()
+            rows = [row for claimed in claims for row in claimed.fetchall()]
         except psycopg.Error as error:
             self._recover(raw, error)
             raise translated(error) from error
@@ -387,6 +430,7 @@ def _insert_parameters(jobs: Sequence[NewJob], now: datetime) -> dict[str, Any]:
         "max_attempts": [job.max_attempts for job in jobs],
         "run_at": [job.run_at for job in jobs],
         "timeout_seconds": [job.timeout_seconds for job in jobs],
+        "queue": [job.queue for job in jobs],
     }
 
 
@@ -403,6 +447,7 @@ def _enqueue_one(raw: psycopg.Connection[Any], job: NewJob, now: datetime) -> li
         "run_at": job.run_at,
         "now": now,
         "timeout_seconds": job.timeout_seconds,
+        "queue": job.queue,
         "counter": ENQUEUED,
         "shard": shard_for(),
         "channel": JOBS_CHANNEL,
@@ -435,6 +480,7 @@ def _copy_in(raw: psycopg.Connection[Any], jobs: Sequence[NewJob], now: datetime
                         now,
                         now,
                         job.timeout_seconds,
+                        job.queue,
                     )
                 )
         raw.execute(
@@ -490,11 +536,20 @@ def _landed(outcomes: Sequence[Completed], rows: Sequence[Any]) -> list[bool]:
     return [outcome.claim.job_id in landed for outcome in outcomes]
 
 
-def _claim_parameters(
-    claim_for: tuple[str, Sequence[str], int] | None, now: datetime
-) -> dict[str, Any]:
-    worker_id, job_types, limit = claim_for if claim_for else ("", [], 0)
-    return {"now": now, "worker_id": worker_id, "job_types": list(job_types), "limit": limit}
+def _claim_statement(request: ClaimRequest) -> str:
+    return _CLAIM if request.queues is None else _CLAIM_QUEUES
+
+
+def _claim_parameters(request: ClaimRequest, now: datetime) -> dict[str, Any]:
+    parameters = {
+        "now": now,
+        "worker_id": request.worker_id,
+        "job_types": list(request.job_types),
+        "limit": request.limit,
+    }
+    if request.queues is not None:
+        parameters["queues"] = list(request.queues)
+    return parameters
 
 
 def _claimed_jobs(rows: Sequence[Any]) -> list[Job]:

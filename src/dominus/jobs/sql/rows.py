@@ -65,6 +65,7 @@ def job_from_fields(fields: Sequence[Any], time: Decode, document: Decode) -> Jo
         progress=document(fields[18]),
         dedupe_key=fields[19],
         timeout_seconds=fields[20],
+        queue=fields[21],
     )
 
 

@@ -17,6 +17,7 @@ from dominus.jobs.model import (
     Failed,
     Interrupted,
     Returned,
+    Snoozed,
 )
 from dominus.jobs.sql import metrics
 from dominus.jobs.sql.backend import Backend
@@ -52,6 +53,8 @@ def settle_outcomes(
                 accepted[outcome.claim] = release_claim(
                     backend, connection, outcome.claim, now, outcome.why
                 )
+            case Snoozed():
+                accepted[outcome.claim] = _snooze(connection, outcome, now)
     unlanded = [outcome for outcome in outcomes if not accepted[outcome.claim]]
     accepted.update(dict.fromkeys(settle_unlanded(connection, unlanded, now), True))
     _count_cancellations(
@@ -164,6 +167,38 @@ def release_claim(
     return True
 
 
+def _snooze(connection: Connection, outcome: Snoozed, now: datetime) -> bool:
+    """Back to pending, due at the snooze's end, the attempt not spent and no error recorded;
+    fenced on the claim like a completion (ADR 0024, 0050). No wake-up: the job is not due yet,
+    and the worker that snoozed it looks again when it is."""
+    updated = connection.execute(
+        update(job_queue)
+        .where(fenced(outcome.claim))
+        .values(
+            status="pending",
+            attempts=job_queue.c.attempts - 1,
+            locked_by=None,
+            heartbeat_at=None,
+            run_at=outcome.run_at,
+            updated_at=now,
+            progress=func.coalesce(literal(outcome.progress, Document), job_queue.c.progress),
+        )
+    ).rowcount
+    if updated != 1:
+        return False
+    record_event(
+        connection,
+        outcome.claim.job_id,
+        EventKind.SNOOZED,
+        now,
+        attempt=outcome.claim.attempt,
+        worker_id=outcome.claim.worker_id,
+        message=f"snoozed for {outcome.seconds:g} s by its handler; the attempt was not counted",
+        details={"run_at": outcome.run_at.isoformat()},
+    )
+    return True
+
+
 def settle_unlanded(
     connection: Connection, outcomes: Sequence[AttemptOutcome], now: datetime
 ) -> list[Claim]:
@@ -220,6 +255,8 @@ def _trace(outcome: AttemptOutcome) -> str:
             return "cancelled"
         case Interrupted(requeue=True) | Returned():
             return EventKind.RELEASED.value
+        case Snoozed():
+            return EventKind.SNOOZED.value
         case Interrupted():
             return "cancelled"
         case Failed():

@@ -39,7 +39,7 @@ from dominus.jobs.liveness import (
     lock_directory,
     remove_lock_files,
 )
-from dominus.jobs.model import Claim, Completed, Job, NewJob
+from dominus.jobs.model import Claim, ClaimRequest, Completed, Job, NewJob
 from dominus.jobs.sql import sqlite_enqueue_counts as enqueue_counts
 from dominus.jobs.sql.driver_connections import DriverConnections
 from dominus.jobs.sql.metrics import Increments, shard_for
@@ -67,20 +67,60 @@ _UPSERT_METRICS = (
 )
 
 
+# Paused queues (`job_queues`), read by the claim itself: a pause holds from its commit on,
+# for every worker on every host, with nothing cached (ADR 0050). A tiny table, read once per
+# claim (SQLite materialises the list before walking the claim index).
+_PAUSED = "SELECT name FROM job_queues WHERE paused = 1"
+_CLAIMED = "ORDER BY priority DESC, run_at, id LIMIT ?"
+
+
 @lru_cache(maxsize=64)
-def _claim_sql(type_count: int) -> str:
-    # The literal 'pending' lets the planner match the partial claim index, and INDEXED BY holds
-    # it there: walking the claim index in order stops after LIMIT rows, however many jobs wait
-    # or have finished, where any other plan would sort every pending row on every claim.
-    placeholders = ", ".join("?" * type_count)
+def _claim_sql(type_count: int, queue_count: int = 0) -> str:
+    """The claim of `type_count` job types from every queue (`queue_count` 0) or from that many
+    named queues. Parameters: worker id, now ×4, then the `_due_sql` parameters."""
     return (
         "UPDATE job_queue SET status = 'running', locked_by = ?, attempts = attempts + 1, "
         "started_at = ?, heartbeat_at = ?, updated_at = ? "
-        "WHERE id IN (SELECT id FROM job_queue INDEXED BY ix_job_queue_claim "
-        f"WHERE status = 'pending' AND run_at <= ? AND job_type IN ({placeholders}) "
-        "ORDER BY priority DESC, run_at, id LIMIT ?) "
+        f"WHERE id IN ({_due_sql(type_count, queue_count)}) "
         f"RETURNING {JOB_FIELDS}"
     )
+
+
+def _due_sql(type_count: int, queue_count: int) -> str:
+    # The literal 'pending' lets the planner match the partial claim index, and INDEXED BY holds
+    # it there: walking the claim index in order stops after LIMIT rows, however many jobs wait
+    # or have finished, where any other plan would sort every pending row on every claim.
+    types = ", ".join("?" * type_count)
+    if queue_count == 0:  # parameters: now, *types, limit
+        return (
+            "SELECT id FROM job_queue INDEXED BY ix_job_queue_claim "
+            f"WHERE status = 'pending' AND run_at <= ? AND job_type IN ({types}) "
+            f"AND queue NOT IN ({_PAUSED}) {_CLAIMED}"
+        )
+    # Named queues: each queue's own walk of its part of the queue claim index, stopping after
+    # LIMIT rows as above, then the best LIMIT of those. Parameters, per queue: queue, now,
+    # *types, queue, limit; then limit.
+    one_queue = (
+        "SELECT id, priority, run_at FROM (SELECT id, priority, run_at FROM job_queue "
+        "INDEXED BY ix_job_queue_queue_claim "
+        f"WHERE status = 'pending' AND queue = ? AND run_at <= ? AND job_type IN ({types}) "
+        f"AND ? NOT IN ({_PAUSED}) {_CLAIMED})"
+    )
+    if queue_count == 1:
+        return f"SELECT id FROM ({one_queue})"
+    arms = " UNION ALL ".join([one_queue] * queue_count)
+    return f"SELECT id FROM ({arms}) {_CLAIMED}"
+
+
+def _claim_parameters(
+    worker_id: str, stamp: str, job_types: Sequence[str], limit: int, queues: Sequence[str] | None
+) -> tuple[Any, ...]:
+    head = (worker_id, stamp, stamp, stamp)
+    if not queues:
+        return (*head, stamp, *job_types, limit)
+    per_queue = [(queue, stamp, *job_types, queue, limit) for queue in queues]
+    tail = (limit,) if len(queues) > 1 else ()
+    return (*head, *(value for arm in per_queue for value in arm), *tail)
 
 
 def driver_connection(connection: Connection) -> sqlite3.Connection:
@@ -137,8 +177,9 @@ class SqliteBackend:
         job_types: Sequence[str],
         limit: int,
         now: datetime,
+        queues: Sequence[str] | None = None,
     ) -> list[Job]:
-        return claim_jobs(driver_connection(connection), worker_id, job_types, limit, now)
+        return claim_jobs(driver_connection(connection), worker_id, job_types, limit, now, queues)
 
     def insert_plain(
         self, connection: Connection, jobs: Sequence[NewJob], now: datetime
@@ -190,7 +231,7 @@ class SqliteBackend:
         self,
         outcomes: Sequence[Completed],
         now: datetime,
-        claim_for: tuple[str, Sequence[str], int] | None,
+        claim_for: Sequence[ClaimRequest],
     ) -> tuple[list[bool], list[Job]] | None:
         claimed = self._loop.settle_completed(outcomes, now, claim_for)
         return None if claimed is None else ([True] * len(outcomes), claimed)
@@ -286,6 +327,7 @@ def insert_plain_jobs(raw: sqlite3.Connection, jobs: Sequence[NewJob], now: date
             created,
             created,
             job.timeout_seconds,
+            job.queue,
         )
         for job in jobs
     ]
@@ -305,11 +347,17 @@ def insert_plain_jobs(raw: sqlite3.Connection, jobs: Sequence[NewJob], now: date
 
 
 def claim_jobs(
-    raw: sqlite3.Connection, worker_id: str, job_types: Sequence[str], limit: int, now: datetime
+    raw: sqlite3.Connection,
+    worker_id: str,
+    job_types: Sequence[str],
+    limit: int,
+    now: datetime,
+    queues: Sequence[str] | None = None,
 ) -> list[Job]:
     stamp = stored_time(now)
     rows = raw.execute(
-        _claim_sql(len(job_types)), (worker_id, stamp, stamp, stamp, stamp, *job_types, limit)
+        _claim_sql(len(job_types), len(queues or ())),
+        _claim_parameters(worker_id, stamp, job_types, limit, queues),
     ).fetchall()
 
     def claimed_time(text: str | None) -> datetime | None:
@@ -383,7 +431,7 @@ class _LoopConnection:
         self,
         outcomes: Sequence[Completed],
         now: datetime,
-        claim_for: tuple[str, Sequence[str], int] | None,
+        claim_for: Sequence[ClaimRequest],
     ) -> list[Job] | None:
         """Complete every outcome and claim, in one transaction. None (nothing written) when a
         completion's claim turned out to be lost: the caller then takes the general path, which
@@ -397,7 +445,18 @@ class _LoopConnection:
                     raw.rollback()
                     return None
                 count_completions(raw, outcomes)
-                claimed = claim_jobs(raw, *claim_for, now) if claim_for else []
+                claimed = [
+                    job
+                    for request in claim_for
+                    for job in claim_jobs(
+                        raw,
+                        request.worker_id,
+                        request.job_types,
+                        request.limit,
+                        now,
+                        request.queues,
+                    )
+                ]
                 raw.commit()
             except BaseException:
                 raw.rollback()

@@ -22,6 +22,7 @@ from dominus.jobs.metrics_model import MetricTotals
 from dominus.jobs.model import (
     AttemptOutcome,
     Claim,
+    ClaimFor,
     Completed,
     DeadLetterEntry,
     EnqueueResult,
@@ -30,11 +31,13 @@ from dominus.jobs.model import (
     JobEvent,
     JobStatus,
     NewJob,
+    QueueState,
     QueueStats,
     ReclaimedJob,
     WorkerInfo,
+    claim_requests,
 )
-from dominus.jobs.sql import admin, claiming, fencing, inserting, metrics, settling
+from dominus.jobs.sql import admin, claiming, fencing, inserting, metrics, queues, settling
 from dominus.jobs.sql.backend import Backend, backend_for
 from dominus.jobs.store import RetryDelay
 
@@ -153,10 +156,18 @@ class SqlJobStore:
         return self._read(lambda conn: admin.list_workers(conn, alive_since))
 
     def claim(
-        self, worker_id: str, job_types: Sequence[str], limit: int, now: datetime
+        self,
+        worker_id: str,
+        job_types: Sequence[str],
+        limit: int,
+        now: datetime,
+        *,
+        queues: Sequence[str] | None = None,
     ) -> list[Job]:
         return self._write(
-            lambda conn: claiming.claim_jobs(self._backend, conn, worker_id, job_types, limit, now)
+            lambda conn: claiming.claim_jobs(
+                self._backend, conn, worker_id, job_types, limit, now, queues
+            )
         )
 
     def settle(
@@ -164,12 +175,13 @@ class SqlJobStore:
         outcomes: Sequence[AttemptOutcome],
         now: datetime,
         *,
-        claim_for: tuple[str, Sequence[str], int] | None = None,
+        claim_for: ClaimFor | None = None,
     ) -> tuple[list[bool], list[Job]]:
+        requests = claim_requests(claim_for)
         completed = [outcome for outcome in outcomes if isinstance(outcome, Completed)]
         if len(completed) == len(outcomes):
             # The common case, on the loop's own connection (ADR 0003, 0005).
-            settled = self._backend.settle_completed(completed, now, claim_for)
+            settled = self._backend.settle_completed(completed, now, requests)
             if settled is not None:
                 accepted, claimed = settled
                 return self._settle_unlanded(completed, accepted, now), claimed
@@ -180,12 +192,19 @@ class SqlJobStore:
                 if outcomes
                 else []
             )
-            claimed: list[Job] = []
-            if claim_for is not None:
-                worker_id, job_types, limit = claim_for
-                claimed = claiming.claim_jobs(
-                    self._backend, connection, worker_id, job_types, limit, now
+            claimed = [
+                job
+                for request in requests
+                for job in claiming.claim_jobs(
+                    self._backend,
+                    connection,
+                    request.worker_id,
+                    request.job_types,
+                    request.limit,
+                    now,
+                    request.queues,
                 )
+            ]
             return accepted, claimed
 
         return self._write(work)
@@ -268,6 +287,18 @@ class SqlJobStore:
 
     def verify(self) -> None:
         self._backend.verify()
+
+    def paused_queues(self) -> set[str]:
+        return self._read(queues.paused_queues)
+
+    def pause_queue(self, name: str, now: datetime) -> QueueState:
+        return self._write(lambda conn: queues.set_paused(self._backend, conn, name, True, now))
+
+    def resume_queue(self, name: str, now: datetime) -> QueueState:
+        return self._write(lambda conn: queues.set_paused(self._backend, conn, name, False, now))
+
+    def list_queues(self) -> list[QueueState]:
+        return self._read(queues.queue_states)
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats:
         return self._read(lambda conn: admin.queue_stats(conn, now, alive_since))

@@ -74,6 +74,8 @@ job_queue = Table(
     Column("progress", Document),
     Column("dedupe_key", String(300)),
     Column("timeout_seconds", Float),
+    # The named queue it waits in (migration 0015); a worker may take some queues only.
+    Column("queue", String(64), nullable=False, server_default=text("'default'")),
     CheckConstraint(
         "status IN ('pending', 'running', 'completed', 'failed', 'cancelled')", name="status"
     ),
@@ -84,6 +86,18 @@ job_queue = Table(
 # it, so a table full of history does not slow claiming down.
 Index(
     "ix_job_queue_claim",
+    job_queue.c.priority.desc(),
+    job_queue.c.run_at,
+    job_queue.c.id,
+    sqlite_where=job_queue.c.status == "pending",
+    postgresql_where=job_queue.c.status == "pending",
+)
+# The claim of a worker that names its queues walks this one, one queue at a time, in the same
+# order and with the same early stop as the claim above (a worker that takes every queue keeps
+# the index above, so its claim is unchanged).
+Index(
+    "ix_job_queue_queue_claim",
+    job_queue.c.queue,
     job_queue.c.priority.desc(),
     job_queue.c.run_at,
     job_queue.c.id,
@@ -129,6 +143,7 @@ NEW_JOB_COLUMNS = (
     NewJobColumn("created_at", "timestamptz"),
     NewJobColumn("updated_at", "timestamptz"),
     NewJobColumn("timeout_seconds", "float8"),
+    NewJobColumn("queue", "varchar"),
 )
 NEW_JOB_COLUMN_LIST = ", ".join(column.name for column in NEW_JOB_COLUMNS)
 ENQUEUE_TIME_COLUMNS = frozenset({"created_at", "updated_at"})
@@ -210,6 +225,18 @@ workers = Table(
     Column("liveness_lock", String(16)),
 )
 
+# A named queue's state (migration 0015). A queue has a row once someone paused or resumed it;
+# no row: running. Every claim reads it in its own statement, so a pause holds on every host
+# from its commit on, with nothing cached by the workers.
+job_queues = Table(
+    "job_queues",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("paused", Boolean, nullable=False, server_default=text("false")),
+    Column("paused_at", UTCDateTime),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
 # --- the scheduler (migration 0005) -----------------------------------------------------------
 # A schedule's row: the configuration its last scheduler started with, the user's enabled flag
 # (which survives restarts), and the fire cursor every scheduler advances with a compare-and-set.
@@ -271,6 +298,7 @@ ENGINE_TABLES = (
     dead_letter_jobs,
     job_metrics,
     workers,
+    job_queues,
     schedules,
     schedule_fires,
     schedulers,

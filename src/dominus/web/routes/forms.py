@@ -25,6 +25,8 @@ NOTICES = {
     "schedule-already": "The schedule already has a pending or running job.",
     "enabled": "The schedule is enabled.",
     "disabled": "The schedule is disabled.",
+    "queue-paused": "The queue is paused: no worker claims its jobs; running ones finish.",
+    "queue-resumed": "The queue is resumed: its due jobs are claimed again.",
     "run-started": "The run was started.",
     "logged-out": "You are logged out.",
     "alert-acknowledged": "The alert was acknowledged.",
