@@ -142,7 +142,7 @@ def test_the_csv_rows_say_what_the_table_says() -> None:
     """ROI as the table prints it (a percentage, one decimal) and every unknown count."""
     entries = [
         BASE,
-        replace(BASE, id=2, domain="example.fr", tld="fr", renewal_date=date(2031, 10, 31),
+        replace(BASE, id=2, domain="example.ru", tld="ru", renewal_date=date(2031, 10, 31),
                 verdict="drop", renewal_cost=None),
         replace(BASE, id=3, domain="unscored.com", expected_value=None,
                 suggested_list_price=None),

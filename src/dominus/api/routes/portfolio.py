@@ -51,7 +51,17 @@ router = APIRouter(tags=["portfolio"])
 BODY_ERRORS: dict[int | str, dict[str, Any]] = with_errors(
     TOO_LARGE | {400: {"model": ErrorBody, "description": "A body that cannot be parsed"}}
 )
-DomainPath = Annotated[str, Path(max_length=300, description="The domain, e.g. example.com.")]
+DomainPath = Annotated[
+    str,
+    Path(max_length=300, pattern=r"^[^/]*\.[^/]*$", description="The domain, e.g. example.com."),
+]
+# A segment without a dot is not an entry's path: `/portfolio/import` and `/portfolio/rescore`
+# are other operations', so another method there is 405.
+NOT_AN_ENTRY: dict[int | str, dict[str, Any]] = {
+    405: {"model": ErrorBody, "description": "The path names another operation, not an entry"}
+}
+ENTRY_ERRORS = ERRORS | NOT_AN_ENTRY
+ENTRY_BODY_ERRORS = BODY_ERRORS | NOT_AN_ENTRY
 T = TypeVar("T")
 
 CSV_TYPES = ("text/csv", "text/plain", "application/csv", "application/octet-stream")
@@ -210,7 +220,7 @@ def add(body: EntryIn, api: Services) -> Any:
     return EntryOut.of(entry, now, renewal=service.renewal_price(entry))
 
 
-@router.get("/portfolio/{domain:domain}", response_model=EntryOut, responses=ERRORS)
+@router.get("/portfolio/{domain:domain}", response_model=EntryOut, responses=ENTRY_ERRORS)
 def get(domain: DomainPath, response: Response, api: Services) -> Any:
     """One entry with its verdict history."""
     response.headers.update(NO_STORE)
@@ -224,7 +234,7 @@ def get(domain: DomainPath, response: Response, api: Services) -> Any:
     return read()
 
 
-@router.patch("/portfolio/{domain:domain}", response_model=EntryOut, responses=BODY_ERRORS)
+@router.patch("/portfolio/{domain:domain}", response_model=EntryOut, responses=ENTRY_BODY_ERRORS)
 def change(domain: DomainPath, body: EntryPatchIn, api: Services) -> Any:
     """Change an entry's fields (those left out keep their values); its verdict is refreshed."""
     now = api.now()
@@ -233,7 +243,9 @@ def change(domain: DomainPath, body: EntryPatchIn, api: Services) -> Any:
     return EntryOut.of(entry, now, renewal=service.renewal_price(entry))
 
 
-@router.post("/portfolio/{domain:domain}/sold", response_model=LedgerSaleOut, responses=BODY_ERRORS)
+@router.post(
+    "/portfolio/{domain:domain}/sold", response_model=LedgerSaleOut, responses=ENTRY_BODY_ERRORS
+)
 def sold(domain: DomainPath, body: SaleIn, api: Services) -> Any:
     """Close an entry as sold (the ledger, as `dominus portfolio sold`): the sale is recorded as
     an outcome and, with a price above 0, enqueues BACKTEST_BUILD (one while one is pending).
@@ -245,7 +257,9 @@ def sold(domain: DomainPath, body: SaleIn, api: Services) -> Any:
     return LedgerSaleOut.model_validate(result)
 
 
-@router.post("/portfolio/{domain:domain}/drop", response_model=LedgerDropOut, responses=BODY_ERRORS)
+@router.post(
+    "/portfolio/{domain:domain}/drop", response_model=LedgerDropOut, responses=ENTRY_BODY_ERRORS
+)
 def drop(domain: DomainPath, api: Services, body: DropIn | None = None) -> Any:
     """Close an entry as dropped (not renewed; as `dominus portfolio drop`): its sunk cost is
     recorded as an outcome. The body is optional. 404, 409 and 422 as for `sold`."""
@@ -254,7 +268,7 @@ def drop(domain: DomainPath, api: Services, body: DropIn | None = None) -> Any:
 
 
 @router.delete(
-    "/portfolio/{domain:domain}", status_code=204, response_class=Response, responses=ERRORS
+    "/portfolio/{domain:domain}", status_code=204, response_class=Response, responses=ENTRY_ERRORS
 )
 def remove(domain: DomainPath, api: Services) -> Response:
     """Delete an entry and its history (use the ledger, `dominus portfolio sold|drop`, to close
