@@ -293,6 +293,33 @@ def test_a_lost_claim_aborts_a_started_handler_and_drops_a_job_not_started() -> 
     assert attempts.running_count == 2  # started and kept
 
 
+def test_a_waiting_job_whose_claim_is_lost_is_withheld_before_a_running_one_frees_its_slot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An aborted handler frees its slot at once, and a pool thread may start the next job
+    waiting for it straight away: a waiting job whose claim is lost too must already be
+    withheld by then."""
+    attempts = Ledger(concurrency=1).attempts
+    started, waiting = attempt(1), attempt(2)
+    attempts.add(started)
+    attempts.add(waiting)
+    assert started.begin(T0)
+    abort_started = started.abort.set
+    began: list[bool] = []
+
+    def abort_then_the_slot_is_taken(reason: AbortReason) -> bool:
+        changed = abort_started(reason)
+        began.append(waiting.begin(T0))  # the freed slot's next job tries to start
+        return changed
+
+    monkeypatch.setattr(started.abort, "set", abort_then_the_slot_is_taken)
+    attempts.heartbeat_answered({})
+
+    assert began == [False]
+    assert waiting.start is not Start.STARTED and not attempts.holds(waiting.claim)
+    assert started.abort.reason is AbortReason.LOST
+
+
 # --- giving up at shutdown ---------------------------------------------------------------------
 @pytest.mark.parametrize("requeue", [False, True])
 def test_handlers_that_ignore_their_abort_are_given_up_on_and_recorded_interrupted(

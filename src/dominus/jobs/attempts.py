@@ -273,7 +273,22 @@ class Attempts:
         """The store's answer to a heartbeat of `claims()`: the claims still held, each with
         whether a cancel was requested. An attempt whose claim is gone is aborted (dropped if
         it never started: there is nothing to record); a requested cancel is honoured."""
+        # The lost attempts still waiting are withheld before any running one is aborted: an
+        # aborted handler frees its slot at once, and a waiting job whose claim is gone too
+        # could otherwise start in it before this loop reached it.
         lost: list[Claim] = []
+        for claim, running in self._running.items():
+            if running.finished or running.completed_in_transaction or claim in held:
+                continue
+            if self._take_back(running):
+                running.abort.set(AbortReason.LOST)
+                log.warning(
+                    "job %d: this worker lost its claim (reclaimed elsewhere) before it started",
+                    claim.job_id,
+                )
+                lost.append(claim)  # never started: nothing to record
+        for claim in lost:
+            del self._running[claim]
         for claim, running in self._running.items():
             if running.finished or running.completed_in_transaction:
                 continue
@@ -283,12 +298,8 @@ class Attempts:
                         "job %d: this worker lost its claim (reclaimed elsewhere); aborting",
                         claim.job_id,
                     )
-                if self._take_back(running):
-                    lost.append(claim)  # never started: nothing to record
             elif held[claim]:
                 self._cancel(running)
-        for claim in lost:
-            del self._running[claim]
 
     def return_waiting(self) -> None:
         """At shutdown: jobs claimed ahead whose handlers have not started go back to pending
