@@ -308,6 +308,9 @@ def test_a_sale_is_recorded_from_the_names_page(client: TestClient) -> None:
         225.0,
         "Example Market",
     )
+    # As `portfolio sold` and the API do: the backtest is built again with the sale.
+    [build] = client.get(f"{API}/jobs?type=BACKTEST_BUILD").json()["items"]
+    assert build["status"] == "pending"
     after = client.get(done.headers["location"]).text
     assert "The sale was recorded" in after
     history = section_of(after, "history")

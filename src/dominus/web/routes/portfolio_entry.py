@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from dominus.api.services import ApiServices, Services
+from dominus.backtest.ledger import ledger_service
 from dominus.jobs.documents import dumped
 from dominus.portfolio.documents import EntryOut
 from dominus.portfolio.model import PortfolioInputError
@@ -31,7 +32,8 @@ DROP_FIELDS = ("date", "confirm")
 
 
 def _service(api: ApiServices) -> PortfolioService:
-    return PortfolioService(api.runtime.engine, api.runtime.settings)
+    """The ledger's service, as the API and the CLI build it: a sale enqueues BACKTEST_BUILD."""
+    return ledger_service(api.runtime.engine, api.runtime.settings, api.queue)
 
 
 def _entry_page(
@@ -106,16 +108,10 @@ async def record_sale(request: Request, domain: EntryName, api: Services, web: W
                 now=api.now(),
             )
         except PortfolioInputError as error:
-            status = 409 if error.code == "conflict" else 422
             return _entry_page(
-                request,
-                api,
-                web,
-                domain,
-                sale_form=form,
-                sale_error=error.message,
-                status_code=status,
-            )
+                request, api, web, domain, sale_form=form, sale_error=error.message,
+                status_code=_refusal_status(error),
+            )  # fmt: skip
         return see_other(_entry_path(result["domain"]), "sold")
 
     return await run_in_threadpool(record)
@@ -134,19 +130,18 @@ async def record_drop(request: Request, domain: EntryName, api: Services, web: W
                 raise PortfolioInputError("tick the box to confirm the drop")
             result = _service(api).drop(domain, on=_day(form["date"]), now=api.now())
         except PortfolioInputError as error:
-            status = 409 if error.code == "conflict" else 422
             return _entry_page(
-                request,
-                api,
-                web,
-                domain,
-                drop_form=form,
-                drop_error=error.message,
-                status_code=status,
-            )
+                request, api, web, domain, drop_form=form, drop_error=error.message,
+                status_code=_refusal_status(error),
+            )  # fmt: skip
         return see_other(_entry_path(result["domain"]), "dropped")
 
     return await run_in_threadpool(record)
+
+
+def _refusal_status(error: PortfolioInputError) -> int:
+    """409 for a name already closed, 422 for what the form says."""
+    return 409 if error.code == "conflict" else 422
 
 
 def _entry_path(domain: str) -> str:
