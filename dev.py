@@ -6,6 +6,7 @@
     python3 dev.py test     set up (with test tools); run lint, type checks and the whole suite
     python3 dev.py bench    set up a separate benchmark environment (with huey); run bench/run.py
     python3 dev.py lock     regenerate the pinned lock files from pyproject.toml
+    python3 dev.py docs     build the documentation site (MkDocs) into ./site; open site/index.html
     python3 dev.py valuation-model
                             refit the bundled value model from ../shared/data (when it is
                             there) and the compiled public sales: bench/valuation_fit.py
@@ -26,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 LOCKS = ROOT / "requirements"
+LINTED = ("src", "tests", "bench", "docs/hooks", "dev.py")
 
 
 def _run(*command: str | Path, env: dict[str, str] | None = None) -> None:
@@ -88,8 +90,8 @@ def test(args: list[str]) -> None:
     _ensure_postgres()
     python = _environment(".venv", ["runtime.lock", "dev.lock"])
     bin_dir = python.parent
-    _run(bin_dir / "ruff", "check", "src", "tests", "bench", "dev.py")
-    _run(bin_dir / "ruff", "format", "--check", "src", "tests", "bench", "dev.py")
+    _run(bin_dir / "ruff", "check", *LINTED)
+    _run(bin_dir / "ruff", "format", "--check", *LINTED)
     _run(bin_dir / "mypy")
     # Every import points down the floors (the contract in pyproject.toml).
     _run(bin_dir / "lint-imports")
@@ -150,6 +152,13 @@ def lock(_args: list[str]) -> None:
     )
 
 
+def docs(args: list[str]) -> None:
+    """The site the test suite builds too (tests/docs/test_site.py), here into ./site."""
+    python = _environment(".venv", ["runtime.lock", "dev.lock"])
+    env = os.environ | {"NO_MKDOCS_2_WARNING": "1"}
+    _run(python, "-m", "mkdocs", "build", "--strict", "--site-dir", ROOT / "site", *args, env=env)
+
+
 def valuation_model(args: list[str]) -> None:
     """Refit src/dominus/valuation/data/model.json (exit 2 without ../shared/data)."""
     python = _environment(".venv", ["runtime.lock"])
@@ -161,6 +170,7 @@ COMMANDS = {
     "test": test,
     "bench": bench,
     "lock": lock,
+    "docs": docs,
     "valuation-model": valuation_model,
 }
 

@@ -14,8 +14,7 @@ from dominus.config import Settings, load_settings
 from dominus.errors import ConfigurationError
 from dominus.scoring import ScoringConfig
 from dominus.scoring.settings import SETTINGS, describe, scoring_config
-
-README = Path(__file__).resolve().parents[3] / "README.md"
+from tests.support.reference_pages import settings_reference_page
 
 
 def settings(**values: Any) -> Settings:
@@ -127,8 +126,9 @@ def test_describe_lists_every_variable_with_its_value_and_range() -> None:
     assert by_name["SCORING_COMPARABLE_TLDS"]["value"] == "com,net,org"
 
 
-def test_every_variable_is_documented_in_the_readme() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_every_variable_is_documented_in_the_settings_reference() -> None:
+    text = settings_reference_page()
     missing = [s.env for s in SETTINGS if f"`{s.env}`" not in text]
     assert missing == []
     assert "`TLD_PRICES_PATH`" in text
+    assert "| `SCORING_HOLDING_YEARS` | `3` | 1–30 | years a name is held" in text
