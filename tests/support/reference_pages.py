@@ -22,8 +22,3 @@ def reference_hook() -> ModuleType:
 def settings_reference_page() -> str:
     page: str = reference_hook().settings_page()
     return page
-
-
-def cli_reference_page() -> str:
-    page: str = reference_hook().cli_page()
-    return page
