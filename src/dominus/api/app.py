@@ -27,7 +27,7 @@ from dominus.api.security import BearerTokenMiddleware
 from dominus.api.security_headers import SecurityHeadersMiddleware
 from dominus.api.services import ApiServices
 from dominus.api.token_throttle import TokenThrottle
-from dominus.config import Settings
+from dominus.config import ApiTokens, Settings
 from dominus.runtime import Runtime
 
 API_PREFIX = "/api/v1"
@@ -70,24 +70,25 @@ def create_api(
 
 
 def install_guards(
-    app: FastAPI, settings: Settings, token: str | None, bind_host: str | None
+    app: FastAPI, settings: Settings, tokens: ApiTokens | None, bind_host: str | None
 ) -> None:
     """The API's guards around everything the app serves (dashboard pages included), outermost
     last: the body limits, inside the token check (a stranger's body is never read); the token
     check; the host and origin guards, before any body is read (ADR 0008); the security
     headers, outside even the guards, so their refusals carry them too."""
     app.add_middleware(RequestLimitsMiddleware, max_body_bytes=settings.DOMINUS_MAX_BODY_BYTES)
-    if token is not None:
+    if tokens is not None:
         # ADR 0006: the schema and its docs page stay public; so do the probes (ADR 0051: a load
         # balancer or orchestrator has no token, and they say nothing a stranger could use:
         # up, the schedulers' last tick, the database kind and schema revision, never a host,
-        # path or user). Everything else needs the token, /metrics included.
+        # path or user). Everything else needs a token, /metrics included (which the metrics
+        # token reads: ADR 0055).
         public = frozenset(
             f"{API_PREFIX}{path}" for path in ("/openapi.json", "/docs", "/health", "/ready")
         )
         app.add_middleware(
             BearerTokenMiddleware,
-            token=token,
+            tokens=tokens,
             prefix=API_PREFIX,
             public_paths=public,
             throttle=app.state.token_throttle,

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from dominus import __version__
-from dominus.web.guard import PageAuth
+from dominus.web.guard import PageAuth, page_auth_of
 
 
 @dataclass(frozen=True)
@@ -119,20 +119,24 @@ class Pages:
     def fragment(self, template: str, request: Request, **context: Any) -> str:
         """A part of a page (a live update): with the CSRF token of the request's session, for
         the forms in it."""
-        auth: PageAuth | None = getattr(request.state, "page_auth", None)
+        auth = page_auth_of(request)
         csrf_token = auth.csrf_token if auth else ""
-        return self.environment.get_template(template).render(csrf_token=csrf_token, **context)
+        read_only = bool(auth and auth.read_only)
+        return self.environment.get_template(template).render(
+            csrf_token=csrf_token, read_only=read_only, **context
+        )
 
     def render(
         self, request: Request, template: str, *, status_code: int = 200, **context: Any
     ) -> HTMLResponse:
-        auth: PageAuth | None = getattr(request.state, "page_auth", None)
+        auth = page_auth_of(request)
         now = datetime.now(UTC)
         context.setdefault("title", "DOMINUS")
         html = self.environment.get_template(template).render(
             request_path=request.url.path,
             csrf_token=auth.csrf_token if auth else "",
             logged_in=bool(auth and auth.session is not None),
+            read_only=bool(auth and auth.read_only),
             now=now,
             ago=lambda value: age(value, now),
             **context,
