@@ -111,12 +111,14 @@ class BearerTokenMiddleware:
         prefix: str,
         public_paths: frozenset[str],
         throttle: TokenThrottle,
+        public_prefixes: tuple[str, ...] = (),
     ) -> None:
         self.app = app
         self.known = accesses(tokens)
         self.metrics_path = f"{prefix}/metrics"
         self.prefix = prefix
         self.public_paths = public_paths
+        self.public_prefixes = public_prefixes
         self.throttle = throttle
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -156,7 +158,8 @@ class BearerTokenMiddleware:
 
     def _guarded(self, path: str) -> bool:
         under_prefix = path == self.prefix or path.startswith(self.prefix + "/")
-        return under_prefix and path not in self.public_paths
+        public = path in self.public_paths or path.startswith(self.public_prefixes)
+        return under_prefix and not public
 
 
 def _header(scope: Scope, name: bytes) -> bytes:
