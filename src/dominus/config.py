@@ -8,6 +8,7 @@ variable's name and the range, so a typo never turns into a silently odd worker.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import annotated_types
 from pydantic import Field, SecretStr, ValidationError, field_validator
@@ -75,6 +76,12 @@ class Settings(
     DOMINUS_DIAGNOSTIC_JOBS: bool = False
     # Set: every /api/v1 request needs `Authorization: Bearer <token>`.
     DOMINUS_API_TOKEN: SecretStr | None = Field(default=None)
+    # Set (beside DOMINUS_API_TOKEN): a token that reads everything (GET) and changes nothing,
+    # on the API and the dashboard alike (ADR 0055).
+    DOMINUS_API_READ_TOKEN: SecretStr | None = Field(default=None)
+    # Set (beside DOMINUS_API_TOKEN): a token that reads /api/v1/metrics and nothing else, for a
+    # Prometheus scraper's configuration.
+    DOMINUS_API_METRICS_TOKEN: SecretStr | None = Field(default=None)
     # Server-Sent Event streams one API process serves at once; one more is a 429.
     DOMINUS_MAX_STREAMS: int = Field(default=100, ge=1, le=10_000)
     # The largest request body the API reads; a larger one is a 413.
@@ -110,7 +117,7 @@ def load_settings(**overrides: object) -> Settings:
             "JOB_RETRY_BASE_MS must not exceed JOB_RETRY_MAX_MS "
             f"(got {settings.JOB_RETRY_BASE_MS} > {settings.JOB_RETRY_MAX_MS})"
         )
-    api_token(settings)
+    api_tokens(settings)
     _refuse_retired()
     scoring_config(settings)  # the SCORING_* constants together and the TLD price table
     check_schedule_settings(settings)  # cron expressions, time zone, catch-up window
@@ -133,6 +140,24 @@ def _refuse_retired() -> None:
             raise ConfigurationError(f"{name} is no longer read: {replacement}; unset it")
 
 
+@dataclass(frozen=True)
+class ApiTokens:
+    """The tokens the API and the dashboard accept, each with its own powers (ADR 0055)."""
+
+    full: str  # DOMINUS_API_TOKEN: everything
+    read: str | None = None  # DOMINUS_API_READ_TOKEN: GET everything, change nothing
+    metrics: str | None = None  # DOMINUS_API_METRICS_TOKEN: GET /api/v1/metrics only
+
+    def named(self) -> list[tuple[str, str]]:
+        """(setting, token) of each token set."""
+        tokens = [
+            ("DOMINUS_API_TOKEN", self.full),
+            ("DOMINUS_API_READ_TOKEN", self.read),
+            ("DOMINUS_API_METRICS_TOKEN", self.metrics),
+        ]
+        return [(name, token) for name, token in tokens if token is not None]
+
+
 def api_token(settings: Settings) -> str | None:
     """The API token, or None when DOMINUS_API_TOKEN is unset.
 
@@ -140,17 +165,49 @@ def api_token(settings: Settings) -> str | None:
     read as "no token" it silently turns authentication off. A token no client could send in a
     header (surrounding whitespace, control characters) is refused too, since it would lock
     everyone out. The messages never repeat the value."""
-    if settings.DOMINUS_API_TOKEN is None:
+    return _checked("DOMINUS_API_TOKEN", settings.DOMINUS_API_TOKEN)
+
+
+def api_tokens(settings: Settings) -> ApiTokens | None:
+    """Every token set, each checked as `api_token` checks the full one; None without
+    DOMINUS_API_TOKEN. A read or metrics token without the full one is refused: the API would
+    be open to every mutation while its operator believes it guarded. Two tokens alike are
+    refused too: a request carrying it could not tell which powers it has."""
+    full = api_token(settings)
+    read = _checked("DOMINUS_API_READ_TOKEN", settings.DOMINUS_API_READ_TOKEN)
+    metrics = _checked("DOMINUS_API_METRICS_TOKEN", settings.DOMINUS_API_METRICS_TOKEN)
+    if full is None:
+        for name, token in (
+            ("DOMINUS_API_READ_TOKEN", read),
+            ("DOMINUS_API_METRICS_TOKEN", metrics),
+        ):
+            if token is not None:
+                raise ConfigurationError(
+                    f"{name} is set without DOMINUS_API_TOKEN, so the API would take no token "
+                    f"at all: set DOMINUS_API_TOKEN too, or unset {name}"
+                )
         return None
-    token = settings.DOMINUS_API_TOKEN.get_secret_value()
+    tokens = ApiTokens(full, read, metrics)
+    named = tokens.named()
+    for position, (name, token) in enumerate(named):
+        for other, other_token in named[position + 1 :]:
+            if token == other_token:
+                raise ConfigurationError(f"{other} is the same as {name}: give each its own token")
+    return tokens
+
+
+def _checked(name: str, secret: SecretStr | None) -> str | None:
+    if secret is None:
+        return None
+    token = secret.get_secret_value()
     if not token.strip():
         raise ConfigurationError(
-            "DOMINUS_API_TOKEN is set but empty: set a token (for example the output of "
+            f"{name} is set but empty: set a token (for example the output of "
             '`python3 -c "import secrets; print(secrets.token_urlsafe(32))"`) or unset it'
         )
     if token != token.strip() or any(ord(char) < 0x20 or ord(char) == 0x7F for char in token):
         raise ConfigurationError(
-            "DOMINUS_API_TOKEN begins or ends with whitespace or holds a control character, "
+            f"{name} begins or ends with whitespace or holds a control character, "
             "which no client can send in an Authorization header"
         )
     return token

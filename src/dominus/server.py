@@ -7,7 +7,7 @@ from fastapi import FastAPI
 
 from dominus.api.app import API_PREFIX, create_api, install_guards
 from dominus.api.token_throttle import TokenThrottle
-from dominus.config import Settings, api_token, load_settings
+from dominus.config import Settings, api_tokens, load_settings
 from dominus.runtime import Runtime, build_runtime
 from dominus.web.install import install_dashboard
 
@@ -26,10 +26,10 @@ def create_app(
     the API and the dashboard's login form alike (a new one by default; tests give theirs a
     clock)."""
     settings = settings or (runtime.settings if runtime else load_settings())
-    token = api_token(settings)  # before anything is opened: an empty token is refused
+    tokens = api_tokens(settings)  # before anything is opened: an empty token is refused
     runtime = runtime or build_runtime(settings, require_migrated=False)
     app = create_api(settings, runtime, token_throttle)
     # The pages (ADR 0023): inside the guards, so those apply to them too.
-    install_dashboard(app, token=token, api_prefix=API_PREFIX)
-    install_guards(app, settings, token, bind_host)
+    install_dashboard(app, tokens=tokens, api_prefix=API_PREFIX)
+    install_guards(app, settings, tokens, bind_host)
     return app

@@ -1,6 +1,6 @@
 """Every answer, page or API, success or refusal, tells the browser not to frame it and to run
 nothing but this origin's own files (a strict Content-Security-Policy); the Swagger UI page gets
-a policy that lets its CDN and its own inline script in, and nothing else. On SQLite and
+a policy that lets its own inline script in, and nothing else from elsewhere. On SQLite and
 PostgreSQL."""
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def test_refusals_carry_the_headers_too(make_client: object, token: str | None) 
         assert_protected(response, name)
 
 
-def test_the_docs_page_may_load_its_cdn_and_its_own_inline_script_only(
+def test_the_docs_page_may_load_this_origin_and_its_own_inline_script_only(
     client: TestClient,
 ) -> None:
     response = client.get(f"{API}/docs")
@@ -127,8 +127,9 @@ def test_the_docs_page_may_load_its_cdn_and_its_own_inline_script_only(
     sources = directives["script-src"].split()
     assert f"'sha256-{digest}'" in sources
     assert "'unsafe-inline'" not in sources and "'unsafe-eval'" not in sources
-    assert "https://cdn.jsdelivr.net" in sources
-    assert directives["img-src"] == "'self' data: https://fastapi.tiangolo.com"
+    # Swagger UI is served from this origin (ADR 0055): no CDN, no other host.
+    assert "://" not in response.headers["content-security-policy"]
+    assert directives["img-src"] == "'self' data:"
 
 
 def test_the_page_policy_is_the_documented_one() -> None:

@@ -6,6 +6,9 @@ against the job type's model). In the document it becomes one alternative per re
 type, `type` fixed to that name and `payload` described by that type's payload model, so a
 client (or a fuzzer) reading the schema knows exactly what `POST /jobs` accepts. Internal types
 (enqueued only by their own endpoint, e.g. PIPELINE_RUN by `POST /runs`) are not listed.
+
+The document declares the bearer token (`components.securitySchemes`, Swagger UI's Authorize
+button) always; with a token configured every operation requires it, but the public probes.
 """
 
 from __future__ import annotations
@@ -22,12 +25,21 @@ from dominus.api.request_guards import document_request_guards
 from dominus.jobs.registry import HandlerRegistry
 
 COMPONENTS = "#/components/schemas/"
+BEARER = "bearerToken"
+BEARER_SCHEME = {
+    "type": "http",
+    "scheme": "bearer",
+    "description": "DOMINUS_API_TOKEN (everything), DOMINUS_API_READ_TOKEN (GET only) or "
+    "DOMINUS_API_METRICS_TOKEN (/metrics only), when the installation sets them.",
+}
+# Operations that answer without a token (ADR 0051).
+PUBLIC_OPERATIONS = frozenset({"/health", "/ready"})
 NO_NUL_PATTERN = "^[^\u0000]*$"
 
 
-def install_openapi(app: FastAPI, registry: HandlerRegistry) -> None:
-    """Replace `app.openapi` by a builder that adds the job types and the links between
-    operations (built once, then cached)."""
+def install_openapi(app: FastAPI, registry: HandlerRegistry, *, token_required: bool) -> None:
+    """Replace `app.openapi` by a builder that adds the job types, the links between
+    operations and the bearer token (built once, then cached)."""
 
     def build() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -37,13 +49,27 @@ def install_openapi(app: FastAPI, registry: HandlerRegistry) -> None:
                 description=app.description,
                 routes=app.routes,
             )
-            app.openapi_schema = with_links(
-                document_request_guards(with_job_types(document, registry))
+            app.openapi_schema = with_bearer(
+                with_links(document_request_guards(with_job_types(document, registry))),
+                required=token_required,
             )
         return app.openapi_schema
 
     replace: Callable[[], dict[str, Any]] = build
     app.openapi = replace  # type: ignore[method-assign]
+
+
+def with_bearer(document: dict[str, Any], *, required: bool) -> dict[str, Any]:
+    """Declare the bearer token; when `required`, on every operation but the public ones."""
+    components = document.setdefault("components", {})
+    components.setdefault("securitySchemes", {})[BEARER] = BEARER_SCHEME
+    if not required:
+        return document
+    for path, operations in document.get("paths", {}).items():
+        public = any(path.endswith(name) for name in PUBLIC_OPERATIONS)
+        for operation in operations.values():
+            operation["security"] = [] if public else [{BEARER: []}]
+    return document
 
 
 def with_job_types(document: dict[str, Any], registry: HandlerRegistry) -> dict[str, Any]:

@@ -6,7 +6,12 @@ entries, queue latency (the oldest due job's wait), oldest pending age, live wor
 Counters (from `job_metrics`, which only grows): jobs enqueued, completed, failed attempts,
 reclaims, dead-lettered, cancelled; and the job duration histogram.
 
-One gauge is this process's own, not the installation's: the event streams it has open."""
+One gauge is this process's own, not the installation's: the event streams it has open.
+
+Every known job type (each registered one, and any the tables name) has its series from the
+start, at 0 when nothing happened: a series that appears only at its first event cannot be told
+apart from a scrape that failed, and `rate()` or an alert on it has nothing to compare with.
+`dominus_jobs` has every status of every known type."""
 
 from __future__ import annotations
 
@@ -28,9 +33,15 @@ from dominus.jobs.metrics_model import (
     DEAD_LETTERED,
     ENQUEUED,
     FAILED,
+    INFINITY,
     RECLAIMED,
+    MetricTotals,
 )
-from dominus.jobs.model import QueueState
+from dominus.jobs.model import JobStatus, QueueState, QueueStats
+from dominus.jobs.sql.metrics import BUCKET_LABELS
+
+# An empty duration histogram: every bucket at 0.
+NO_DURATIONS = tuple((label, 0.0) for label in (*BUCKET_LABELS, INFINITY))
 
 COUNTERS = (
     (ENQUEUED, "dominus_jobs_enqueued", "Jobs enqueued."),
@@ -53,9 +64,11 @@ class QueueCollector(Collector):
         jobs = GaugeMetricFamily(
             "dominus_jobs", "Jobs in the queue table by status and type.", labels=["status", "type"]
         )
-        for job_type, counts in sorted(stats.by_type.items()):
-            for status, count in sorted(counts.items()):
-                jobs.add_metric([status, job_type], count)
+        job_types = _known_types(api, stats, totals)
+        for job_type in job_types:
+            counts = stats.by_type.get(job_type, {})
+            for status in JobStatus:
+                jobs.add_metric([status.value, job_type], counts.get(status.value, 0))
         yield jobs
         yield from _queue_gauges(stats.queues)
         yield GaugeMetricFamily(
@@ -76,7 +89,6 @@ class QueueCollector(Collector):
         yield GaugeMetricFamily(
             "dominus_workers_alive", "Workers with a recent heartbeat.", stats.workers_alive
         )
-        job_types = sorted({job_type for _name, job_type in totals.counters})
         for name, metric, documentation in COUNTERS:
             counter = CounterMetricFamily(metric, documentation, labels=["type"])
             for job_type in job_types:
@@ -87,10 +99,19 @@ class QueueCollector(Collector):
             "Run time of completed attempts.",
             labels=["type"],
         )
-        for job_type, buckets in sorted(totals.histograms.items()):
+        for job_type in job_types:
+            buckets = totals.histograms.get(job_type, NO_DURATIONS)
             total_seconds, _count = totals.durations.get(job_type, (0.0, 0.0))
             durations.add_metric([job_type], list(buckets), total_seconds)
         yield durations
+
+
+def _known_types(api: ApiServices, stats: QueueStats, totals: MetricTotals) -> list[str]:
+    """Every registered job type, and any other the job table or the counters name (a type
+    registered before, or by another process's registry)."""
+    known = set(api.queue.registry.names()) | set(stats.by_type) | set(totals.histograms)
+    known |= {job_type for _name, job_type in totals.counters}
+    return sorted(known)
 
 
 def _queue_gauges(states: Sequence[QueueState]) -> Iterator[Metric]:

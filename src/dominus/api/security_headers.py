@@ -10,9 +10,10 @@
 - `X-Content-Type-Options: nosniff` (a JSON or CSV answer is never run as a script) and
   `Referrer-Policy: same-origin` (page addresses, which carry job and run ids, stay here).
 
-The Swagger UI page (`/api/v1/docs`, FastAPI's) loads its script and style from a CDN and starts
-with an inline script: it gets a policy of its own that allows that CDN, its favicon's host and
-exactly that inline script (by its hash), and still no framing.
+The Swagger UI page (`/api/v1/docs`) loads its script, style and icon from this origin (the copy
+shipped in the package, docs_page.py) and starts with an inline script: it gets a policy of its
+own that allows exactly that inline script (by its hash) and the inline styles Swagger UI sets,
+still nothing from another origin and no framing.
 
 An ASGI middleware, outermost, so that the guards' own refusals carry the headers too.
 """
@@ -30,9 +31,6 @@ PAGE_POLICY = (
     "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
-# FastAPI's Swagger UI page: its bundle and stylesheet on this CDN, its favicon on that host.
-DOCS_CDN = "https://cdn.jsdelivr.net"
-DOCS_FAVICON_HOST = "https://fastapi.tiangolo.com"
 ALWAYS = {
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
@@ -42,14 +40,14 @@ _INLINE_SCRIPT = re.compile(rb"<script>(.*?)</script>", re.DOTALL)
 
 
 def docs_policy(html: bytes) -> str:
-    """The docs page's policy: its CDN, and its own inline scripts by their hashes."""
+    """The docs page's policy: this origin, and its own inline scripts by their hashes."""
     hashes = " ".join(
         "'sha256-" + base64.b64encode(hashlib.sha256(script).digest()).decode() + "'"
         for script in _INLINE_SCRIPT.findall(html)
     )
     return (
-        f"default-src 'self'; script-src 'self' {DOCS_CDN} {hashes}; "
-        f"style-src 'self' {DOCS_CDN} 'unsafe-inline'; img-src 'self' data: {DOCS_FAVICON_HOST}; "
+        f"default-src 'self'; script-src 'self' {hashes}; "
+        "style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
         "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     )
 

@@ -34,6 +34,7 @@ from dominus.cli import (
 )
 from dominus.cli.demo import demo
 from dominus.cli.enqueue import enqueue
+from dominus.cli.help_text import HelpTidyGroup
 from dominus.cli.run import run
 from dominus.cli.scheduler import scheduler
 from dominus.cli.score import score
@@ -61,6 +62,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=HelpTidyGroup,  # one paragraph a help text, one line a listing entry
 )
 app.add_typer(db.app, name="db")
 app.add_typer(jobs.app, name="jobs")

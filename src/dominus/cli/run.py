@@ -42,7 +42,8 @@ def run(
     closeout_csv: Path | None = typer.Option(
         None,
         "--closeout-csv",
-        help="CSV with header domain,age,backlinks,wayback,price (all but domain optional); "
+        help="CSV with the header domain, age, backlinks, wayback, price (comma-separated, all "
+        "but domain optional); "
         "these names are bought at their listed price, not registered.",
     ),
     sample: bool = typer.Option(

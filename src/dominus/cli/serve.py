@@ -16,7 +16,7 @@ from dominus.cli.embedded_scheduler import EmbeddedScheduler, check_for_a_schedu
 from dominus.cli.embedded_worker import EmbeddedWorker
 from dominus.cli.runtime import open_runtime
 from dominus.cli.signals import OffHandlerCall
-from dominus.config import api_token
+from dominus.config import ApiTokens, api_tokens
 from dominus.errors import ConfigurationError
 from dominus.host_names import is_loopback
 
@@ -45,7 +45,7 @@ def serve(
     runtime = open_runtime(require_migrated=False)
     if diagnostic_jobs:
         runtime.settings = runtime.settings.model_copy(update={"DOMINUS_DIAGNOSTIC_JOBS": True})
-    _refuse_an_open_public_bind(host, api_token(runtime.settings))
+    _refuse_an_open_public_bind(host, api_tokens(runtime.settings))
     # The web app is imported here, not at the top: FastAPI, the dashboard and the backtest's
     # plotting take seconds to import, and every other command would pay for them.
     from dominus.server import create_app  # noqa: PLC0415
@@ -89,25 +89,26 @@ def serve(
     raise typer.Exit(0)
 
 
-def _refuse_an_open_public_bind(host: str, token: str | None) -> None:
-    """Off loopback the token is the only guard: it must be set and long enough to resist
-    guessing. (An empty token never gets here: the settings refuse it.)"""
+def _refuse_an_open_public_bind(host: str, tokens: ApiTokens | None) -> None:
+    """Off loopback the tokens are the only guard: the API token must be set, and every token
+    long enough to resist guessing. (An empty token never gets here: the settings refuse it.)"""
     from dominus.api.security import MIN_PUBLIC_TOKEN_LENGTH  # noqa: PLC0415
 
     if is_loopback(host):
         return
-    if token is None:
+    if tokens is None:
         raise ConfigurationError(
             f"refusing to serve on {host}, which is not a loopback address, without "
             "DOMINUS_API_TOKEN: set a token, or bind 127.0.0.1"
         )
-    if len(token) < MIN_PUBLIC_TOKEN_LENGTH:
-        raise ConfigurationError(
-            f"refusing to serve on {host}, which is not a loopback address, with a "
-            f"DOMINUS_API_TOKEN of {len(token)} characters: use at least "
-            f"{MIN_PUBLIC_TOKEN_LENGTH} (for example the output of "
-            '`python3 -c "import secrets; print(secrets.token_urlsafe(32))"`)'
-        )
+    for name, token in tokens.named():
+        if len(token) < MIN_PUBLIC_TOKEN_LENGTH:
+            raise ConfigurationError(
+                f"refusing to serve on {host}, which is not a loopback address, with a "
+                f"{name} of {len(token)} characters: use at least "
+                f"{MIN_PUBLIC_TOKEN_LENGTH} (for example the output of "
+                '`python3 -c "import secrets; print(secrets.token_urlsafe(32))"`)'
+            )
 
 
 def _stop(server: uvicorn.Server) -> None:

@@ -9,6 +9,7 @@ from fastapi import Depends, Request
 
 from dominus.api.stream_limits import StreamLimits
 from dominus.api.token_throttle import TokenThrottle
+from dominus.config import ApiTokens
 from dominus.web.rendering import Pages
 from dominus.web.session_generation import SessionGeneration
 from dominus.web.sessions import SessionKeys
@@ -19,7 +20,7 @@ from dominus.web.throughput import ThroughputWindow
 class Dashboard:
     pages: Pages
     keys: SessionKeys
-    token: str | None
+    tokens: ApiTokens | None  # None: no login (ADR 0023)
     throughput: ThroughputWindow
     streams: StreamLimits  # the dashboard's share of the process's stream slots
     generations: SessionGeneration  # which session cookies are still valid (logout moves it)

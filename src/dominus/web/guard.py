@@ -4,6 +4,9 @@ origin, ADR 0008) and the body limit, and outside the routes (ADR 0023).
 - With DOMINUS_API_TOKEN set, a page needs a valid session cookie, of the current session
   generation (read from the database: logging out anywhere ends it here too): a GET without one
   is sent to the login form (303), any other method is a 401.
+- A session opened with the read-only token (ADR 0055) may look at every page but do nothing:
+  any other method than GET/HEAD/OPTIONS (but logging out) is a 403, logged at WARNING with the
+  client's address.
 - Every POST must carry the CSRF token of its session (form field `csrf_token`, of a
   url-encoded or a multipart form, or header `X-CSRF-Token`); without it, or with another,
   it is a 403 and nothing runs.
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import hmac
 import inspect
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,12 +32,15 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dominus.api.limits import replayed
+from dominus.api.token_throttle import client_address
 from dominus.errors import DominusError
 from dominus.web.sessions import (
     CSRF_FIELD,
     CSRF_HEADER,
     LOGIN_COOKIE,
     LOGIN_FORM_SECONDS,
+    READ_SESSION,
+    SESSION,
     SESSION_COOKIE,
     SESSION_SECONDS,
     Session,
@@ -41,13 +48,20 @@ from dominus.web.sessions import (
 )
 from dominus.web.uploads import MULTIPART, media_type, parse_multipart
 
+log = logging.getLogger("dominus.web")
+
 LOGIN_PATH = "/login"
+LOGOUT_PATH = "/logout"
 STATIC_PREFIX = "/static/"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 FORM_MEDIA_TYPE = "application/x-www-form-urlencoded"
 CSRF_REFUSED = (
     "refused: this form's security (CSRF) token is missing or out of date. Reload the page and "
     "try again."
+)
+READ_ONLY_REFUSED = (
+    "refused: you logged in with the read-only token, which can look but not act. Log in with "
+    "the API token to act."
 )
 
 
@@ -59,6 +73,17 @@ class PageAuth:
     session: Session | None
     csrf_token: str
     login_required: bool
+
+    @property
+    def read_only(self) -> bool:
+        """Opened with the read-only token: the pages hide their actions."""
+        return self.session is not None and self.session.read_only
+
+
+def page_auth_of(request: Request) -> PageAuth | None:
+    """What the gate found on `request` (None on a request it did not see)."""
+    auth: PageAuth | None = getattr(request.state, "page_auth", None)
+    return auth
 
 
 class DashboardGuardMiddleware:
@@ -103,6 +128,16 @@ class DashboardGuardMiddleware:
         if self.keys.login_required and session is None and not on_login_form:
             await _login_needed(scope)(scope, receive, send)
             return
+        if session is not None and session.read_only and _acts(scope):
+            address = client_address(scope)
+            log.warning(
+                "read-only session refused from %s on %s %r",
+                address,
+                scope["method"],
+                scope["path"][:200],
+            )
+            await PlainTextResponse(READ_ONLY_REFUSED, status_code=403)(scope, receive, send)
+            return
         scope.setdefault("state", {})["page_auth"] = PageAuth(
             session, expected_csrf, self.keys.login_required
         )
@@ -113,7 +148,9 @@ class DashboardGuardMiddleware:
         The database is asked only for a genuine cookie: a stranger's costs it nothing."""
         if not self.keys.login_required:
             return None
-        session = self.keys.verify("session", cookie, now, SESSION_SECONDS)
+        session = self.keys.verify(SESSION, cookie, now, SESSION_SECONDS)
+        if session is None:
+            session = self.keys.verify(READ_SESSION, cookie, now, SESSION_SECONDS)
         if session is None:
             return None
         current = await anyio.to_thread.run_sync(self.current_generation)
@@ -122,6 +159,11 @@ class DashboardGuardMiddleware:
     def _is_page(self, path: str) -> bool:
         under_api = path == self.api_prefix or path.startswith(self.api_prefix + "/")
         return not under_api and not path.startswith(STATIC_PREFIX)
+
+
+def _acts(scope: Scope) -> bool:
+    """The request would change something (logging out ends only the caller's session)."""
+    return scope["method"] not in SAFE_METHODS and scope["path"] != LOGOUT_PATH
 
 
 async def _error_answer(scope: Scope, error: DominusError) -> Response:

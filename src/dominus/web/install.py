@@ -12,6 +12,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Lifespan
 
 from dominus.api.services import ApiServices
+from dominus.config import ApiTokens
 from dominus.web.context import Dashboard
 from dominus.web.errors import install_page_errors
 from dominus.web.guard import DashboardGuardMiddleware
@@ -25,15 +26,15 @@ from dominus.web.throughput import ThroughputWindow, sample_forever
 __all__ = ["install_dashboard"]
 
 
-def install_dashboard(app: FastAPI, *, token: str | None, api_prefix: str) -> None:
+def install_dashboard(app: FastAPI, *, tokens: ApiTokens | None, api_prefix: str) -> None:
     """Add the pages, their static files, their error pages, the throughput sampler and the
     session/CSRF gate to `app` (call before the request guards and limits are added, so they
     run outside the gate)."""
     services: ApiServices = app.state.services
     app.state.dashboard = Dashboard(
         pages=Pages(),
-        keys=SessionKeys(token),
-        token=token,
+        keys=SessionKeys(tokens.full if tokens else None, tokens.read if tokens else None),
+        tokens=tokens,
         throughput=ThroughputWindow(),
         streams=dashboard_share(services.streams.max_streams),
         generations=SessionGeneration(services.runtime.engine),

@@ -4,6 +4,7 @@ navigation, times and durations in words."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -13,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from dominus import __version__
-from dominus.web.guard import PageAuth
+from dominus.web.guard import PageAuth, page_auth_of
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,16 @@ def duration(seconds: Any) -> str:
     return f"{days} d {hours} h" if hours else f"{days} d"
 
 
+def seconds(value: Any) -> str:
+    """A stage's time: `0.42 s` under ten seconds (stages are often that quick), else as
+    `duration` says it."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "—"
+    if value < 10:
+        return f"{value:.2f} s"
+    return duration(value)
+
+
 def age(value: Any, now: datetime) -> str:
     """How long ago `value` was (or `in …` for a future time)."""
     moment = _parse_time(value)
@@ -96,6 +107,26 @@ def number(value: Any, digits: int = 0) -> str:
     return f"{value:,.{digits}f}"
 
 
+def for_people(value: float) -> float:
+    """A figure rounded as a person says it: whole units below 1,000, three significant digits
+    above (12437.23 → 12400, 237715.45 → 238000)."""
+    magnitude = abs(value)
+    if magnitude < 1000:
+        return float(round(value))
+    step = 10.0 ** (math.floor(math.log10(magnitude)) - 2)
+    return round(value / step) * step
+
+
+def money(value: Any, currency: str = "USD") -> str:
+    """An amount for people: `$12,400`, `−$1,020`, `12,400 EUR` (— when unknown)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return "—"
+    rounded = for_people(float(value))
+    sign = "−" if rounded < 0 else ""
+    digits = f"{abs(rounded):,.0f}"
+    return f"{sign}${digits}" if currency == "USD" else f"{sign}{digits} {currency}"
+
+
 def build_environment() -> Environment:
     environment = Environment(
         loader=PackageLoader("dominus.web", "templates"),
@@ -104,7 +135,13 @@ def build_environment() -> Environment:
         lstrip_blocks=True,
     )
     environment.filters.update(
-        when=when, duration=duration, pretty_json=pretty_json, number=number, age=age
+        when=when,
+        duration=duration,
+        pretty_json=pretty_json,
+        number=number,
+        age=age,
+        money=money,
+        seconds=seconds,
     )
     environment.globals.update(nav_items=NAV_ITEMS, version=__version__)
     return environment
@@ -119,20 +156,24 @@ class Pages:
     def fragment(self, template: str, request: Request, **context: Any) -> str:
         """A part of a page (a live update): with the CSRF token of the request's session, for
         the forms in it."""
-        auth: PageAuth | None = getattr(request.state, "page_auth", None)
+        auth = page_auth_of(request)
         csrf_token = auth.csrf_token if auth else ""
-        return self.environment.get_template(template).render(csrf_token=csrf_token, **context)
+        read_only = bool(auth and auth.read_only)
+        return self.environment.get_template(template).render(
+            csrf_token=csrf_token, read_only=read_only, **context
+        )
 
     def render(
         self, request: Request, template: str, *, status_code: int = 200, **context: Any
     ) -> HTMLResponse:
-        auth: PageAuth | None = getattr(request.state, "page_auth", None)
+        auth = page_auth_of(request)
         now = datetime.now(UTC)
         context.setdefault("title", "DOMINUS")
         html = self.environment.get_template(template).render(
             request_path=request.url.path,
             csrf_token=auth.csrf_token if auth else "",
             logged_in=bool(auth and auth.session is not None),
+            read_only=bool(auth and auth.read_only),
             now=now,
             ago=lambda value: age(value, now),
             **context,

@@ -15,6 +15,10 @@
   its generation is the current one, and logging out moves it on. That ends every session of
   the token at once, on every process serving the dashboard: there is one operator and one
   token, so "log out" reads as "log out everywhere" (a cookie copied elsewhere dies with it).
+- **The read-only token** (DOMINUS_API_READ_TOKEN, ADR 0055) opens a read-only session: its
+  cookie is signed for another purpose under a key derived from the read token (changing that
+  token ends those sessions), and the gate refuses every action of such a session but logging
+  out (403).
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ SESSION_SECONDS = 12 * 3600
 LOGIN_FORM_SECONDS = 30 * 60
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
+# The purposes of a session cookie: opened with the full token, or with the read-only one.
+SESSION = "session"
+READ_SESSION = "read-session"
 # v2 added the session generation: a v1 cookie (from before) is refused, its holder logs in once.
 _VERSION = "v2"
 
@@ -37,18 +44,28 @@ _VERSION = "v2"
 @dataclass(frozen=True)
 class Session:
     """A verified cookie: its random id, when it was issued (Unix seconds) and the session
-    generation it was issued in (0 for the login form's cookie, which has none)."""
+    generation it was issued in (0 for the login form's cookie, which has none), and whether it
+    was opened with the read-only token."""
 
     id: str
     issued_at: int
     generation: int = 0
+    read_only: bool = False
 
 
 class SessionKeys:
     """Signs and verifies the dashboard's cookies and derives CSRF tokens."""
 
-    def __init__(self, token: str | None) -> None:
+    def __init__(self, token: str | None, read_token: str | None = None) -> None:
         self.login_required = token is not None
+        # None: no read-only token, so no read-only session verifies.
+        self._read_key = (
+            None
+            if read_token is None
+            else hmac.new(
+                read_token.encode("utf-8"), b"dominus dashboard read session key", hashlib.sha256
+            ).digest()
+        )
         if token is None:
             self._key = secrets.token_bytes(32)
         else:
@@ -59,19 +76,23 @@ class SessionKeys:
             ).digest()
 
     def _mac(self, purpose: str, text: str) -> str:
+        key = self._read_key if purpose == READ_SESSION else self._key
+        if key is None:
+            raise ValueError("no read-only token: no read-only session can be signed")
         message = f"{purpose}\x00{text}".encode()
-        return hmac.new(self._key, message, hashlib.sha256).hexdigest()
+        return hmac.new(key, message, hashlib.sha256).hexdigest()
 
     # --- cookies ----------------------------------------------------------------------------
     def issue(self, purpose: str, now: int, generation: int = 0) -> str:
-        """A new cookie value for `purpose` (`session` or `login`), of session `generation`."""
+        """A new cookie value for `purpose` (`session`, `read-session` or `login`), of session
+        `generation`."""
         body = f"{_VERSION}.{secrets.token_urlsafe(18)}.{now}.{generation}"
         return f"{body}.{self._mac(purpose, body)}"
 
     def verify(self, purpose: str, value: str | None, now: int, max_age: int) -> Session | None:
         """The session a cookie value holds, or None if it is missing, forged or expired (its
         generation is the caller's to compare with the current one)."""
-        if not value:
+        if not value or (purpose == READ_SESSION and self._read_key is None):
             return None
         body, _, mac = value.rpartition(".")
         parts = body.split(".")
@@ -82,7 +103,7 @@ class SessionKeys:
         issued_at = int(parts[2])
         if not (now - max_age <= issued_at <= now + 60):  # a minute of clock skew
             return None
-        return Session(parts[1], issued_at, int(parts[3]))
+        return Session(parts[1], issued_at, int(parts[3]), read_only=purpose == READ_SESSION)
 
     # --- CSRF -------------------------------------------------------------------------------
     def csrf_token(self, session: Session | None, purpose: str = "session") -> str:

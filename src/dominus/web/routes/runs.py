@@ -1,5 +1,6 @@
-"""/runs: start a run from a form, the list; /runs/{id}: the per-stage funnel (live), the
-recommendations table (sortable), CSV download."""
+"""/runs: start a run from a form, the list; /runs/{id}: the per-stage funnel (live) with each
+stage's time, the recommendations table (sortable) with each reason in full, the names dropped
+before scoring and why, CSV download."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from dominus.pipeline.documents import (
     is_finished,
     job_of_run,
 )
-from dominus.pipeline.listing import ListingQuery, listing_documents
+from dominus.pipeline.listing import ListingQuery, dropped_candidates, listing_documents
 from dominus.pipeline.model import STAGES, CloseoutDomain, RunInput
 from dominus.pipeline.store import RunNotFoundError
 from dominus.providers.setup import ProviderChoiceError
@@ -146,8 +147,8 @@ async def start_run(request: Request, api: Services, web: Web) -> Response:
 
 # --- one run --------------------------------------------------------------------------------
 def funnel(document: dict[str, Any], progress: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Per stage: its status, candidates in (`total`), out (`passed`, once finished) and, for
-    the stage under way, how far it is."""
+    """Per stage: its status, candidates in (`total`), out (`passed`, once finished), how long
+    it took against its budget (once finished) and, for the stage under way, how far it is."""
     rows = []
     for stage in STAGES:
         report = document["stages"].get(stage.value) or {}
@@ -162,6 +163,8 @@ def funnel(document: dict[str, Any], progress: dict[str, Any] | None) -> list[di
                 "out": report.get("passed"),
                 "done": done,
                 "reason": report.get("reason"),
+                "seconds": report.get("seconds"),
+                "budget_seconds": report.get("budget_seconds"),
             }
         )
     return rows
@@ -207,11 +210,15 @@ def results_context(
 ) -> dict[str, Any]:
     run, job = state
     query = ListingQuery(limit=SHOWN_CANDIDATES)
-    candidates = list(listing_documents(api.runs, run, query)) if is_finished(run, job) else []
+    finished = is_finished(run, job)
+    candidates = list(listing_documents(api.runs, run, query)) if finished else []
+    dropped = [dumped(entry) for entry in dropped_candidates(api.runs, run)] if finished else []
     return {
         "run": dumped(RunOut.of(run, job)),
         "finished": is_finished(run, job),
         "candidates": _sorted(candidates, sort, order),
+        "dropped": dropped[:SHOWN_CANDIDATES],
+        "dropped_total": len(dropped),
         "sort": sort if sort in SORTS else None,
         "order": order,
         "sorts": SORTS,
