@@ -219,37 +219,3 @@ class _WatchedGate:
 
     def pause(self, key: str, seconds: float, reason: str) -> None:
         self.gate.pause(key, seconds, reason)
-
-
-class Waits:
-    """What a job's lookups wait for now, as its progress shows it: `{"server", "until"}` of
-    the wait that ends last, or None. `on_change` hears each change of that."""
-
-    def __init__(self, on_change: Callable[[dict[str, str] | None], None]) -> None:
-        self._on_change = on_change
-        self._lock = threading.Lock()
-        self._waiting: dict[tuple[str, int], datetime] = {}  # (key, thread) → until
-        self._shown: dict[str, str] | None = None
-
-    def __call__(self, key: str, until: datetime | None) -> None:
-        waiter = (key, threading.get_ident())
-        with self._lock:
-            if until is None:
-                self._waiting.pop(waiter, None)
-            else:
-                self._waiting[waiter] = until
-            current = self._document()
-            if current == self._shown:
-                return
-            self._shown = current
-        self._on_change(current)
-
-    def current(self) -> dict[str, str] | None:
-        with self._lock:
-            return self._shown
-
-    def _document(self) -> dict[str, str] | None:
-        if not self._waiting:
-            return None
-        (key, _), until = max(self._waiting.items(), key=lambda item: item[1])
-        return {"server": server_of(key), "until": until.isoformat(timespec="seconds")}

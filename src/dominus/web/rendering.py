@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from dominus import __version__
+from dominus.providers.gate_waits import describe_wait
 from dominus.web.guard import PageAuth
 
 
@@ -104,7 +105,12 @@ def build_environment() -> Environment:
         lstrip_blocks=True,
     )
     environment.filters.update(
-        when=when, duration=duration, pretty_json=pretty_json, number=number, age=age
+        when=when,
+        duration=duration,
+        pretty_json=pretty_json,
+        number=number,
+        age=age,
+        waiting=describe_wait,
     )
     environment.globals.update(nav_items=NAV_ITEMS, version=__version__)
     return environment

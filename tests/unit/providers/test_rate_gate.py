@@ -9,11 +9,14 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dominus.cli.gate_waits import printed_waits
+from dominus.pipeline.concurrency import StopAtDeadline
+from dominus.providers.gate_waits import ProgressWithWaits, Waits, describe_wait
 from dominus.providers.rate_gate import (
     MAX_PAUSE_SECONDS,
     OPEN_GATE,
     InProcessRateGate,
-    Waits,
+    RateGate,
     rdap_key,
     watched,
     whois_key,
@@ -78,7 +81,7 @@ def gate_of(time: FakeTime, *windows: Window, setting: str = "") -> InProcessRat
     return gate
 
 
-def send(gate: InProcessRateGate, key: str = KEY) -> None:
+def send(gate: RateGate, key: str = KEY) -> None:
     assert gate.acquire(key, None)
     gate.finished(key)
 
@@ -293,3 +296,50 @@ def test_a_watched_gate_tells_its_hook_and_the_callers() -> None:
     view.pause(KEY, 5, "busy")
     send(gate)
     assert time.now == 6.0
+
+
+def test_a_jobs_progress_carries_the_wait_while_it_lasts() -> None:
+    reports: list[dict[str, object]] = []
+    progress = ProgressWithWaits(lambda **fields: reports.append(fields))
+    time = FakeTime()
+    gate = progress.gate(gate_of(time, Window(1, 10.0)))
+    progress(done=0, total=2)
+    send(gate)
+    progress(done=1, total=2)
+    send(gate)
+    waiting = {"server": "rdap.example", "until": "2026-12-05T12:00:10+00:00"}
+    assert reports == [
+        {"done": 0, "total": 2},
+        {"done": 1, "total": 2},
+        {"done": 1, "total": 2, "waiting_for": waiting},  # the wait began
+        {"done": 1, "total": 2},  # and ended
+    ]
+    assert describe_wait(reports[2]) == "waiting for rdap.example until 12:00:10 UTC"
+    assert describe_wait(reports[3]) is None
+    assert describe_wait({"waiting_for": {"server": "x.example", "until": "soon"}}) == (
+        "waiting for x.example"
+    )
+
+
+def test_the_cli_shows_long_waits_only_once() -> None:
+    time = FakeTime()
+    lines: list[str] = []
+    gate = printed_waits(gate_of(time, Window(2, 1.0)), lines.append, time.wall)
+    for _ in range(4):
+        send(gate)
+    assert lines == []  # the gate's ordinary pacing
+    gate.pause(KEY, 30, "HTTP 429")
+    send(gate)
+    send(gate)
+    assert lines == ["waiting for rdap.example until 12:00:31 UTC"]
+
+
+def test_a_stages_lookups_stop_at_its_deadline() -> None:
+    time = FakeTime()
+    never = FakeStop(time)
+    assert StopAtDeadline(never, deadline=float("-inf")).is_set()
+    assert StopAtDeadline(never, deadline=float("-inf")).wait(60) is True
+    assert never.waits == 0  # the deadline had passed: no wait at all
+    assert not StopAtDeadline(never, deadline=float("inf")).is_set()
+    assert StopAtDeadline(never, deadline=float("inf")).wait(5) is False
+    assert StopAtDeadline(FakeStop(time, after=1), deadline=float("inf")).wait(5) is True
