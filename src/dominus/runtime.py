@@ -23,6 +23,8 @@ from dominus.jobs.worker import DeadLetterHook
 from dominus.jobs.worker_config import WorkerConfig
 from dominus.notify import Notifier, notifier_from_settings
 from dominus.notify.dead_letters import dead_letter_hook
+from dominus.providers.rate_gate import RateGate
+from dominus.providers.setup import rate_gate
 from dominus.scheduling.service import ScheduleService
 from dominus.schema.migrate import ensure_migrated
 
@@ -39,8 +41,15 @@ class Runtime:
     def registry(self, *, diagnostic_jobs: bool = False) -> HandlerRegistry:
         return build_registry(
             diagnostic_jobs=diagnostic_jobs or self.settings.DOMINUS_DIAGNOSTIC_JOBS,
-            dependencies=HandlerDependencies(self.settings, self.engine, self.clock, self.notifier),
+            dependencies=HandlerDependencies(
+                self.settings, self.engine, self.clock, self.notifier, self.rate_gate
+            ),
         )
+
+    @cached_property
+    def rate_gate(self) -> RateGate:
+        """The process's gate for RDAP and WHOIS requests (`dominus.providers.rate_gate`)."""
+        return rate_gate(self.settings)
 
     @cached_property
     def notifier(self) -> Notifier:

@@ -27,6 +27,7 @@ from dominus.pipeline.documents import (
 from dominus.pipeline.listing import ListingQuery, listed_candidates
 from dominus.pipeline.model import RunStatus
 from dominus.pipeline.store import PipelineStore, RunRecord
+from dominus.providers.gate_waits import describe_wait
 from dominus.scoring import Tier
 
 EXIT_FAILED_OR_DEGRADED = 1
@@ -82,6 +83,9 @@ def progress_line(run: RunRecord, job: Job | None, status: RunStatus) -> str:
             f" — stage {progress.get('stage_number')}/{progress.get('stages')}"
             f" {progress['stage']} {progress.get('done')}/{progress.get('total')}"
         )
+        waiting = describe_wait(progress)
+        if waiting is not None:
+            line += f", {waiting}"
     return line
 
 

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from dominus.backtest.ledger import ledger_service
 from dominus.cli.csv_file import write_text_file
+from dominus.cli.gate_waits import printed_waits
 from dominus.cli.jobs import EXIT_FOR_STATUS
 from dominus.cli.output import clip, console, errors, print_json, print_model
 from dominus.cli.runtime import Runtime, open_runtime
@@ -375,6 +376,7 @@ def _rescore_here(runtime: Runtime, name: str | None) -> dict[str, Any]:
         name,
         stop=stop,
         on_progress=lambda domain, done, total: errors.print(f"{done}/{total} {domain}"),
+        gate=printed_waits(runtime.rate_gate),
     )
     return result.to_dict()
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 from pydantic import ValidationError
 
+from dominus.cli.gate_waits import printed_waits
 from dominus.cli.output import console, print_model
 from dominus.cli.pipeline_output import (
     DEFAULT_TOP,
@@ -79,7 +80,13 @@ def run(
     if sync:
         stop = threading.Event()
         _stop_on_signals(stop)
-        record = service.run_now(run_input, stop, stage_progress_printer(), providers=providers)
+        record = service.run_now(
+            run_input,
+            stop,
+            stage_progress_printer(),
+            providers=providers,
+            gate=printed_waits(runtime.rate_gate),
+        )
         raise typer.Exit(report_run(service.store, record, None, as_json=as_json, top=shown))
     record = service.submit(run_input, providers=providers)
     if not wait:

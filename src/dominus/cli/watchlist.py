@@ -7,6 +7,7 @@ import threading
 import typer
 from rich.table import Table
 
+from dominus.cli.gate_waits import printed_waits
 from dominus.cli.output import clip, console, print_json, print_model, short_time
 from dominus.cli.runtime import open_runtime
 from dominus.watchlist.documents import WatchEntryOut
@@ -90,6 +91,7 @@ def poll(
         runtime.clock,
         dry_run=dry_run,
         stop=threading.Event(),
+        gate=printed_waits(runtime.rate_gate),
     )
     if as_json:
         print_json(result.document())

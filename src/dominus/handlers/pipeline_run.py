@@ -35,6 +35,7 @@ from dominus.pipeline.model import (
 from dominus.pipeline.runner import PipelineRunner
 from dominus.pipeline.settings import pipeline_options
 from dominus.pipeline.store import PipelineStore, RunNotFoundError, RunRecord
+from dominus.providers.gate_waits import ProgressWithWaits
 from dominus.providers.setup import open_providers
 
 # A big run takes a while; a worker that dies mid-run is reclaimed and the retry resumes from
@@ -68,8 +69,10 @@ def run_pipeline_job(
         # job's completion): the run's results stand; running it again would replace them.
         return run_result(run)
 
+    report = ProgressWithWaits(context.progress)
+
     def progress(stage: Stage, number: int, done: int, total: int) -> None:
-        context.progress(
+        report(
             run_id=run_id,
             stage=stage.value,
             stage_number=number,
@@ -78,7 +81,8 @@ def run_pipeline_job(
             total=total,
         )
 
-    with open_providers(settings, run.providers) as providers:
+    gate = report.gate(dependencies.rate_gate())
+    with open_providers(settings, run.providers, gate=gate) as providers:
         runner = PipelineRunner(
             store,
             providers,

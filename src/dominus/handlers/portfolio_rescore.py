@@ -14,6 +14,7 @@ from dominus.jobs.context import JobContext
 from dominus.jobs.registry import HandlerRegistry
 from dominus.portfolio.model import PortfolioError
 from dominus.portfolio.rescore import rescore
+from dominus.providers.gate_waits import ProgressWithWaits
 
 PORTFOLIO_RESCORE = "PORTFOLIO_RESCORE"
 
@@ -38,8 +39,10 @@ def register_portfolio_rescore(
 def run_rescore(
     domain: str | None, context: JobContext, dependencies: HandlerDependencies
 ) -> dict[str, Any]:
+    report = ProgressWithWaits(context.progress)
+
     def progress(name: str, done: int, total: int) -> None:
-        context.progress(domain=name, done=done, total=total)
+        report(domain=name, done=done, total=total)
 
     try:
         result = rescore(
@@ -49,6 +52,7 @@ def run_rescore(
             domain,
             stop=context.abort,
             on_progress=progress,
+            gate=report.gate(dependencies.rate_gate()),
         )
     except PortfolioError as error:
         raise PermanentJobError(error.message) from None

@@ -11,6 +11,7 @@ from dominus.handlers.dependencies import HandlerDependencies
 from dominus.jobs.context import JobContext
 from dominus.jobs.payload_options import dry_run_option
 from dominus.jobs.registry import HandlerRegistry
+from dominus.providers.gate_waits import ProgressWithWaits
 from dominus.watchlist.service import poll_watchlist
 
 WATCHLIST_POLL = "WATCHLIST_POLL"
@@ -26,8 +27,10 @@ def register_watchlist_poll(registry: HandlerRegistry, dependencies: HandlerDepe
     notifier = dependencies.notifications()
 
     def handle(payload: WatchlistPollPayload, context: JobContext) -> dict[str, Any]:
+        report = ProgressWithWaits(context.progress)
+
         def progress(done: int, total: int, domain: str) -> None:
-            context.progress(done=done, total=total, domain=domain)
+            report(done=done, total=total, domain=domain)
 
         result = poll_watchlist(
             dependencies.settings,
@@ -37,6 +40,7 @@ def register_watchlist_poll(registry: HandlerRegistry, dependencies: HandlerDepe
             dry_run=payload.dry_run,
             stop=context.abort,
             progress=progress,
+            gate=report.gate(dependencies.rate_gate()),
         )
         return result.document()
 

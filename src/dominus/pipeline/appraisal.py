@@ -51,6 +51,7 @@ from dominus.pipeline.trademark_gate import TrademarkGate
 from dominus.pipeline.valuing import Valuer
 from dominus.providers.data_sources import DataSource, DataSources
 from dominus.providers.models import Availability, KeywordStats, Mark, StopSignal
+from dominus.providers.rate_gate import RateGate
 from dominus.providers.sets import ProviderSet
 from dominus.providers.setup import check_provider_choice, open_providers
 from dominus.providers.trademarks import MarksFileSource
@@ -312,6 +313,7 @@ def appraiser(
     providers: str | None = None,
     check_availability: bool = False,
     stop: StopSignal | None = None,
+    gate: RateGate | None = None,
 ) -> Iterator[Appraiser]:
     """An Appraiser on the settings' providers (`providers`: "real", "offline" or "sample"
     instead), the active weight set and the scoring settings; its network clients closed on
@@ -322,7 +324,7 @@ def appraiser(
         options, scoring=with_active_thresholds(store.engine, options.scoring)
     )
     weights = active_weights(store)
-    with open_providers(settings, providers) as provider_set:
+    with open_providers(settings, providers, gate=gate) as provider_set:
         yield Appraiser(
             provider_set,
             options,

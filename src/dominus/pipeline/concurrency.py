@@ -52,6 +52,8 @@ def bounded_map(
                 in_flight[pool.submit(lookup, item)] = item
                 next_index += 1
             done, _ = wait(in_flight, timeout=WAKE_SECONDS, return_when=FIRST_COMPLETED)
+            if time.monotonic() >= deadline:
+                break  # an answer now may be one the deadline cut short: dropped with the rest
             for future in done:
                 item = in_flight.pop(future)
                 results[item] = future.result()
@@ -60,3 +62,24 @@ def bounded_map(
     finally:
         pool.shutdown(wait=not in_flight, cancel_futures=True)
     return Lookups(results, complete=all(item in results for item in items))
+
+
+class StopAtDeadline:
+    """`stop`, and also set once `time.monotonic()` passes `deadline`: what a stage's lookups
+    watch, so that one still waiting when the stage's time is up (at a server's rate gate, say)
+    ends then instead of waiting on in the background, or holding the process at its exit."""
+
+    def __init__(self, stop: StopSignal, deadline: float) -> None:
+        self._stop = stop
+        self._deadline = deadline
+
+    def is_set(self) -> bool:
+        return self._stop.is_set() or time.monotonic() >= self._deadline
+
+    def wait(self, timeout: float | None = None) -> bool:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            return True
+        if self._stop.wait(left if timeout is None else min(timeout, left)):
+            return True
+        return self.is_set()

@@ -12,6 +12,7 @@ from dominus.pipeline.runner import PipelineRunner, ProgressCallback
 from dominus.pipeline.settings import PipelineSettings, pipeline_options
 from dominus.pipeline.store import PipelineStore, RunRecord
 from dominus.providers.models import StopSignal
+from dominus.providers.rate_gate import RateGate
 from dominus.providers.setup import (
     OFFLINE,
     ProviderChoiceError,
@@ -50,11 +51,13 @@ class PipelineService:
         on_progress: ProgressCallback | None = None,
         *,
         providers: str | None = None,
+        gate: RateGate | None = None,
     ) -> RunRecord:
-        """Run in this process, without a job (the run has no job id)."""
+        """Run in this process, without a job (the run has no job id); RDAP and WHOIS requests
+        wait at `gate` (default: one of the run's own)."""
         kind = self.providers_for(run_input, providers)
         run = self.store.create_run(run_input, kind, self.clock())
-        with open_providers(self.settings, kind) as provider_set:
+        with open_providers(self.settings, kind, gate=gate) as provider_set:
             runner = PipelineRunner(
                 self.store,
                 provider_set,

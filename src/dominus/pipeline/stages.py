@@ -19,7 +19,7 @@ from typing import TypeVar
 import httpx
 
 from dominus.errors import ClaimLostError, DatabaseBusyError, JobAbortedError
-from dominus.pipeline.concurrency import bounded_map
+from dominus.pipeline.concurrency import StopAtDeadline, bounded_map
 from dominus.pipeline.scoring_input import scoring_input
 from dominus.pipeline.stage_results import (
     Candidate,
@@ -131,9 +131,10 @@ def dns_prefilter(candidates: list[str], env: StageEnvironment, partial: DnsPart
 
 def rdap_confirm(candidates: list[str], env: StageEnvironment, partial: RdapPartial) -> None:
     """Asks each name's registry; only a 404 (no such domain) confirms availability."""
+    stop = StopAtDeadline(env.stop, env.deadline)  # a wait at a rate gate ends with the stage
 
     def lookup(domain: str) -> RdapAnswer:
-        record = env.providers.rdap.lookup(domain, env.stop)
+        record = env.providers.rdap.lookup(domain, stop)
         return RdapAnswer(
             availability=record.availability,
             detail=record.detail,

@@ -31,6 +31,7 @@ from dominus.portfolio.model import EntryNotFoundError, ScoreUpdate
 from dominus.portfolio.service import PortfolioService
 from dominus.portfolio.settings import PortfolioSettings
 from dominus.providers.models import StopSignal
+from dominus.providers.rate_gate import RateGate
 
 # (domain) → its fresh score; raises when the name cannot be appraised now.
 ScoreOne = Callable[[str], ScoreUpdate]
@@ -203,11 +204,14 @@ def rescore(
     *,
     stop: StopSignal,
     on_progress: OnProgress | None = None,
+    gate: RateGate | None = None,
 ) -> RescoreResult:
     """Rescore `domain` (or every active entry) with the settings' providers and scoring, as
-    the PORTFOLIO_RESCORE job and `portfolio rescore --sync` both do."""
+    the PORTFOLIO_RESCORE job and `portfolio rescore --sync` both do; RDAP and WHOIS requests
+    wait at `gate` (default: one of the rescore's own)."""
     service = PortfolioService(engine, settings)
-    with appraiser(settings, PipelineStore(engine), clock().date(), stop=stop) as names:
+    today = clock().date()
+    with appraiser(settings, PipelineStore(engine), today, stop=stop, gate=gate) as names:
         rescorer = Rescorer(
             service,
             appraiser_scorer(names),

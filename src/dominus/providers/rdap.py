@@ -21,6 +21,11 @@ What counts, exactly:
   Redirects are followed on the registry's origin, or to another host whose addresses are all
   public, in the same scheme; any other redirect is refused (UNKNOWN), its target not asked.
 
+Every attempt waits its turn at the rate gate of the registry's server (`rate_gate.py`, key
+`rdap:<host of the base URL>`). A 429, or a 503 with Retry-After, pauses that key for every
+lookup (Retry-After as given, up to MAX_PAUSE_SECONDS; a 429 without one for the backoff), and
+the next attempt waits out the pause at the gate.
+
 A TLD with no RDAP service in the bootstrap is asked over WHOIS instead, when the client has a
 WhoisClient that knows the TLD's server (`whois.py`); the record's `source` says which answered.
 """
@@ -31,6 +36,7 @@ import json
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -52,11 +58,14 @@ from dominus.providers.csvfiles import parse_date, read_rows
 from dominus.providers.errors import ProviderDataError
 from dominus.providers.models import Availability, RdapRecord, StopSignal
 from dominus.providers.names import listed_domain, name_to_look_up
+from dominus.providers.rate_gate import MAX_PAUSE_SECONDS, RateGate, pauses_only, rdap_key
 from dominus.providers.rdap_bootstrap import RdapBootstrap
 from dominus.providers.rdap_statuses import statuses_of
 from dominus.providers.whois import WhoisClient, lookup_backoff
 
 TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
+# The longest one lookup waits on the Retry-After of an answer that pauses nobody else (a 500,
+# 502 or 504 carrying one).
 MAX_RETRY_AFTER_SECONDS = 30.0
 RDAP_ACCEPT = "application/rdap+json, application/json;q=0.9"
 # A domain's RDAP answer is a few KiB (tens with many entities and notices); a body past this
@@ -81,6 +90,7 @@ class HttpRdapClient:
         rng: random.Random | None = None,
         whois: WhoisClient | None = None,
         max_answer_bytes: int = MAX_ANSWER_BYTES,
+        gate: RateGate | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -94,6 +104,8 @@ class HttpRdapClient:
         self._backoff = lookup_backoff(backoff_base_seconds)
         self._sleep = sleep
         self._rng = rng or random.Random()
+        # Without a gate of the process, this client's own: no limits, but pauses honoured.
+        self.gate = gate if gate is not None else pauses_only(sleep)
 
     def lookup(self, domain: str, stop: StopSignal | None = None) -> RdapRecord:
         wanted = name_to_look_up(domain)  # ASCII labels, which is what registries index
@@ -104,19 +116,23 @@ class HttpRdapClient:
         if not bases:
             return self._without_rdap(domain, stop)
         url = f"{bases[0].rstrip('/')}/domain/{domain}"
+        key = rdap_key(bases[0])
         problem = ""
         for attempt in range(1, self.max_attempts + 1):
-            if stop is not None and stop.is_set():
+            if not self.gate.acquire(key, stop):
                 return RdapRecord(domain, Availability.UNKNOWN, detail="stopped")
-            outcome = self._attempt(domain, url, stop)
+            try:
+                outcome = self._attempt(domain, url, stop)
+            finally:
+                self.gate.finished(key)
             if isinstance(outcome, RdapRecord):
                 return outcome
-            problem, retry_after = outcome
+            problem = outcome.problem
+            delay = self._delay_after(outcome, attempt, key, domain)
             if attempt == self.max_attempts:
                 break
-            delay = retry_after
-            if delay is None:
-                delay = self._backoff.delay(attempt, self._rng.random)
+            if delay <= 0:
+                continue
             if stop is not None:
                 if stop.wait(delay):
                     return RdapRecord(domain, Availability.UNKNOWN, detail="stopped")
@@ -129,6 +145,18 @@ class HttpRdapClient:
             detail=f"{problem} after {self.max_attempts} {attempts} at {_host(url)}",
         )
 
+    def _delay_after(self, retry: _Retry, attempt: int, key: str, domain: str) -> float:
+        """How long this lookup waits before its next attempt. A server that is busy (a 429, a
+        503 with Retry-After) is paused at the gate instead, for every lookup: 0 here."""
+        backoff = self._backoff.delay(attempt, self._rng.random)
+        if retry.status == 429 or (retry.status == 503 and retry.retry_after is not None):
+            pause = backoff if retry.retry_after is None else retry.retry_after
+            self.gate.pause(key, pause, f"{retry.problem} for {domain}")
+            return 0.0
+        if retry.retry_after is not None:
+            return min(retry.retry_after, MAX_RETRY_AFTER_SECONDS)
+        return backoff
+
     def _without_rdap(self, domain: str, stop: StopSignal | None) -> RdapRecord:
         """The registry's WHOIS server answers when IANA lists no RDAP service for the TLD."""
         if self.whois is not None and self.whois.server_for(domain) is not None:
@@ -137,10 +165,8 @@ class HttpRdapClient:
         missing = "RDAP service" if self.whois is None else "RDAP service or WHOIS server"
         return RdapRecord(domain, Availability.UNKNOWN, detail=f"no {missing} for .{tld}")
 
-    def _attempt(
-        self, domain: str, url: str, stop: StopSignal | None
-    ) -> RdapRecord | tuple[str, float | None]:
-        """A final record, or (what went wrong, Retry-After seconds or None) to retry."""
+    def _attempt(self, domain: str, url: str, stop: StopSignal | None) -> RdapRecord | _Retry:
+        """A final record, or what went wrong, to retry."""
         try:
             answer = fetch(
                 self.client,
@@ -153,22 +179,27 @@ class HttpRdapClient:
         except ExchangeStoppedError:
             return RdapRecord(domain, Availability.UNKNOWN, detail="stopped")
         except ExchangeTimeoutError as exc:
-            return str(exc), None
+            return _Retry(str(exc))
         except (AnswerTooLargeError, RedirectRefusedError) as exc:
             # Asking again would bring the same answer.
             return RdapRecord(domain, Availability.UNKNOWN, detail=f"{exc} at {_host(url)}")
         except httpx.TransportError as exc:
             # Connect errors, resets, broken responses: worth another try.
-            return f"{type(exc).__name__}: {exc}", None
+            return _Retry(f"{type(exc).__name__}: {exc}")
         except httpx.HTTPError as exc:
             # Not transient (e.g. an invalid URL): retrying will not help.
             return RdapRecord(domain, Availability.UNKNOWN, detail=f"{type(exc).__name__}: {exc}")
         return _interpret(domain, httpx.URL(url), answer)
 
 
-def _interpret(
-    domain: str, asked: httpx.URL, answer: Answer
-) -> RdapRecord | tuple[str, float | None]:
+@dataclass(frozen=True)
+class _Retry:
+    problem: str  # what went wrong, for the detail once attempts run out
+    status: int | None = None  # the HTTP status, when the server answered
+    retry_after: float | None = None  # its Retry-After, in seconds
+
+
+def _interpret(domain: str, asked: httpx.URL, answer: Answer) -> RdapRecord | _Retry:
     where = _host(str(answer.url))
     status = answer.status
     if status == 404:
@@ -182,7 +213,7 @@ def _interpret(
     if status == 200:
         return _registered(domain, answer.body, where)
     if status in TRANSIENT_STATUSES:
-        return f"HTTP {status}", _retry_after(answer.headers.get("Retry-After"))
+        return _Retry(f"HTTP {status}", status, _retry_after(answer.headers.get("Retry-After")))
     return RdapRecord(domain, Availability.UNKNOWN, detail=f"HTTP {status} at {where}")
 
 
@@ -253,7 +284,8 @@ def _parse_event_date(value: Any) -> date | None:
 
 
 def _retry_after(value: str | None) -> float | None:
-    """Retry-After as seconds (delta-seconds or an HTTP date), capped; None if absent/garbled."""
+    """Retry-After as seconds (delta-seconds or an HTTP date), at most MAX_PAUSE_SECONDS; None
+    if absent or garbled."""
     if value is None or not value.strip():
         return None
     value = value.strip()
@@ -267,7 +299,7 @@ def _retry_after(value: str | None) -> float | None:
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
         seconds = (moment - datetime.now(UTC)).total_seconds()
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
+    return min(max(seconds, 0.0), MAX_PAUSE_SECONDS)
 
 
 def _host(url: str) -> str:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings
+
+from dominus.providers.rate_limits import parse_rate_limits
 
 
 class ProviderSettings(BaseSettings):
@@ -29,6 +31,10 @@ class ProviderSettings(BaseSettings):
     # TLD → WHOIS server, asked (port 43) for TLDs the RDAP bootstrap has no service for. A dated
     # snapshot ships with DOMINUS; this points at another file in its format.
     WHOIS_SERVERS_PATH: str | None = None
+    # How often each RDAP and WHOIS server may be asked, over the bundled dated table
+    # (providers/data/server_rate_limits.csv): `host=N/s`, `N/min`, `N/h` or `N/<n>s`, comma-
+    # separated; `*=N/s` for every server not named. Lookups wait their turn at the server.
+    PROVIDER_RATE_LIMITS: str = ""
     # CSV `mark,owner,registry,classes[,number]` (`dominus marks import` writes one from the
     # USPTO's or EUIPO's bulk files). Unset: ./data/trademark_marks.csv when that import wrote
     # it; else no source, so every candidate is `unverified` and none is recommended (real and
@@ -40,3 +46,9 @@ class ProviderSettings(BaseSettings):
     # CSV domain,price,currency,sale_date,venue, or a NameBio export / marketplace sold report
     # as saved (docs/data-sources.md).
     COMPS_DATA_PATH: str | None = None
+
+    @field_validator("PROVIDER_RATE_LIMITS")
+    @classmethod
+    def _rate_limits_parse(cls, value: str) -> str:
+        parse_rate_limits(value)  # raises ValueError naming the entry
+        return value

@@ -3,7 +3,11 @@
 Three kinds (ADR 0044). `real`: DNS, RDAP and WHOIS over the network, and the user's data files
 (TRADEMARK_MARKS_PATH, KEYWORD_DATA_PATH, COMPS_DATA_PATH). `offline`: no network: the same
 user's files, availability unknown. `sample`: the bundled SAMPLE DATA for everything, never
-beside the user's files (`check_provider_choice` refuses the mix)."""
+beside the user's files (`check_provider_choice` refuses the mix).
+
+Every RDAP and WHOIS request of the real providers waits at a rate gate (`rate_gate.py`): the
+one the caller passes (a worker's, shared by its jobs), else one of their own, held to the
+bundled table and PROVIDER_RATE_LIMITS."""
 
 from __future__ import annotations
 
@@ -21,6 +25,8 @@ from dominus.providers.errors import ProviderError
 from dominus.providers.marks_import import marks_path
 from dominus.providers.models import Mark
 from dominus.providers.offline import NoNetworkAvailability, offline_providers
+from dominus.providers.rate_gate import InProcessRateGate, RateGate
+from dominus.providers.rate_limits import RateLimits
 from dominus.providers.rdap import HttpRdapClient
 from dominus.providers.rdap_bootstrap import BUNDLED_BOOTSTRAP_PATH, RdapBootstrap
 from dominus.providers.sets import ProviderSet
@@ -81,11 +87,19 @@ def check_provider_choice(settings: ProviderSettings, kind: str | None = None) -
         )
 
 
+def rate_gate(settings: ProviderSettings) -> InProcessRateGate:
+    """A gate for this process, held to the bundled table and PROVIDER_RATE_LIMITS."""
+    return InProcessRateGate(RateLimits.load(settings.PROVIDER_RATE_LIMITS))
+
+
 @contextmanager
-def open_providers(settings: ProviderSettings, kind: str | None = None) -> Iterator[ProviderSet]:
+def open_providers(
+    settings: ProviderSettings, kind: str | None = None, *, gate: RateGate | None = None
+) -> Iterator[ProviderSet]:
     """The providers of `kind` ("real", "offline" or "sample"; default DOMINUS_PROVIDERS), for
     one run: a run records its kind when it is created, so whichever worker picks it up uses
-    the same providers. Their network clients are closed when the run is over."""
+    the same providers. Their network clients are closed when the run is over. Their RDAP and
+    WHOIS requests wait at `gate` (default: a new `rate_gate(settings)`)."""
     chosen = kind or settings.DOMINUS_PROVIDERS
     if chosen == SAMPLE:
         yield offline_providers()
@@ -100,10 +114,12 @@ def open_providers(settings: ProviderSettings, kind: str | None = None) -> Itera
         headers={"User-Agent": f"dominus/{__version__}"},
         timeout=settings.RDAP_TIMEOUT_MS / 1000,
     ) as client:
-        yield _real_providers(settings, client)
+        yield _real_providers(settings, client, gate if gate is not None else rate_gate(settings))
 
 
-def _real_providers(settings: ProviderSettings, client: httpx.Client) -> ProviderSet:
+def _real_providers(
+    settings: ProviderSettings, client: httpx.Client, gate: RateGate
+) -> ProviderSet:
     resolvers = [part.strip() for part in settings.DNS_RESOLVERS.split(",") if part.strip()]
     keywords, comps = configured_keywords(settings), configured_comps(settings)
     return ProviderSet(
@@ -118,7 +134,9 @@ def _real_providers(settings: ProviderSettings, client: httpx.Client) -> Provide
                 WhoisServers.load(whois_servers_path(settings)),
                 settings.RDAP_TIMEOUT_MS / 1000,
                 max_attempts=settings.RDAP_MAX_ATTEMPTS,
+                gate=gate,
             ),
+            gate=gate,
         ),
         trademarks=trademark_source(settings),
         keyword_data=keywords.stats,

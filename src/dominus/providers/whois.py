@@ -8,7 +8,9 @@ over the network behind the caller's back), shell out to a `whois` binary, hard-
 (so no loopback test), read without a size cap, or turn socket errors into answer text (which
 a classifier would then read as a registered domain). See ADR 0015.
 
-How an answer is read (available / registered / rate-limited) is in `whois_answers`.
+How an answer is read (available / registered / rate-limited) is in `whois_answers`. Every
+attempt waits its turn at the rate gate of the server (`whois:<server>`, `rate_gate.py`); a
+rate-limit answer pauses that key, for every lookup, for the attempt's backoff.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from dominus.jobs.backoff import Backoff
 from dominus.providers.models import Availability, RdapRecord, StopSignal
 from dominus.providers.names import name_to_look_up
+from dominus.providers.rate_gate import RateGate, pauses_only, whois_key
 from dominus.providers.whois_answers import AnswerKind, AnswerVerdict, classify
 from dominus.providers.whois_servers import WhoisServer, WhoisServers
 
@@ -91,6 +94,7 @@ def _remaining(deadline: float, timeout_seconds: float) -> float:
 @dataclass(frozen=True)
 class _Retry:
     problem: str  # what went wrong, for the detail once attempts run out
+    rate_limited: bool = False  # the server said so: pause it for everyone
 
 
 class WhoisClient:
@@ -110,6 +114,7 @@ class WhoisClient:
         max_answer_bytes: int = MAX_ANSWER_BYTES,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        gate: RateGate | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -121,6 +126,8 @@ class WhoisClient:
         self.max_answer_bytes = max_answer_bytes
         self._sleep = sleep
         self._rng = rng or random.Random()
+        # Without a gate of the process, this client's own: no limits, but pauses honoured.
+        self.gate = gate if gate is not None else pauses_only(sleep)
 
     def server_for(self, domain: str) -> WhoisServer | None:
         return self.servers.server_for(domain)
@@ -134,17 +141,26 @@ class WhoisClient:
         if server is None:
             tld = domain.rsplit(".", 1)[-1]
             return _record(domain, Availability.UNKNOWN, f"no WHOIS server known for .{tld}")
+        key = whois_key(server.label)
         problem = ""
         for attempt in range(1, self.max_attempts + 1):
-            if stop is not None and stop.is_set():
+            if not self.gate.acquire(key, stop):
                 return _record(domain, Availability.UNKNOWN, "stopped")
-            outcome = self._attempt(domain, server)
+            try:
+                outcome = self._attempt(domain, server)
+            finally:
+                self.gate.finished(key)
             if isinstance(outcome, RdapRecord):
                 return outcome
             problem = outcome.problem
+            delay = self._backoff.delay(attempt, self._rng.random)
+            if outcome.rate_limited:
+                self.gate.pause(key, delay, f"{problem} for {domain}")
+                delay = 0.0  # the next attempt waits out the pause at the gate
             if attempt == self.max_attempts:
                 break
-            delay = self._backoff.delay(attempt, self._rng.random)
+            if delay <= 0:
+                continue
             if stop is not None:
                 if stop.wait(delay):
                     return _record(domain, Availability.UNKNOWN, "stopped")
@@ -173,7 +189,7 @@ class WhoisClient:
 def _interpret(domain: str, server: WhoisServer, verdict: AnswerVerdict) -> RdapRecord | _Retry:
     where = f"WHOIS {server.label}"
     if verdict.kind is AnswerKind.RATE_LIMITED:
-        return _Retry(f"rate limited ({verdict.matched!r})")  # like an HTTP 429
+        return _Retry(f"rate limited ({verdict.matched!r})", rate_limited=True)  # like a 429
     if verdict.kind is AnswerKind.EMPTY:
         return _Retry("empty answer")
     if verdict.kind is AnswerKind.REFUSED:

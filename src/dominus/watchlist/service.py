@@ -10,6 +10,7 @@ from sqlalchemy import Engine
 
 from dominus.notify.model import Notifier
 from dominus.providers.models import StopSignal
+from dominus.providers.rate_gate import RateGate
 from dominus.providers.setup import open_providers
 from dominus.watchlist.poll import PollOptions, PollResult, Progress, WatchlistPoll
 from dominus.watchlist.settings import WatchlistSettings
@@ -33,10 +34,11 @@ def poll_watchlist(
     dry_run: bool,
     stop: StopSignal,
     progress: Progress | None = None,
+    gate: RateGate | None = None,
 ) -> PollResult:
     """Poll the due entries with the providers DOMINUS_PROVIDERS names (real: DNS resolvers and
-    RDAP over the network; offline: the sample files)."""
-    with open_providers(settings) as providers:
+    RDAP over the network, waiting at `gate`; offline: the sample files)."""
+    with open_providers(settings, gate=gate) as providers:
         poll = WatchlistPoll(
             WatchlistStore(engine),
             providers.dns,

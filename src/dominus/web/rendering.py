@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from dominus import __version__
+from dominus.providers.gate_waits import describe_wait
 from dominus.web.guard import PageAuth, page_auth_of
 
 
@@ -142,6 +143,7 @@ def build_environment() -> Environment:
         age=age,
         money=money,
         seconds=seconds,
+        waiting=describe_wait,
     )
     environment.globals.update(nav_items=NAV_ITEMS, version=__version__)
     return environment

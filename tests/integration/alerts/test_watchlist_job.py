@@ -5,6 +5,7 @@ DNS and RDAP servers) and notifier."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from dominus.errors import InvalidPayloadError
 from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs import JobQueue, JobStatus, SqlJobStore, Worker, WorkerConfig
 from dominus.jobs.registry import HandlerRegistry
+from dominus.providers.models import StopSignal
+from dominus.providers.rate_gate import OnWait, rdap_key, server_of
 from dominus.runtime import Runtime
 from dominus.watchlist.store import WatchlistStore
 from tests.support.clock import FakeClock
@@ -94,6 +97,57 @@ def test_the_job_polls_and_stores_its_result(
         "dry_run": True,
     }
     assert watchlist.get("free.test").last_checked_at != clock()  # nothing written
+
+
+class TellingGate:
+    """Lets every request through, but tells the caller's hook that it waits for the key until
+    UNTIL, and never that the wait is over: the job's last progress keeps saying so."""
+
+    UNTIL = datetime(2030, 1, 1, 12, 3, 10, tzinfo=UTC)
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+
+    def acquire(self, key: str, stop: StopSignal | None, on_wait: OnWait | None = None) -> bool:
+        self.keys.append(key)
+        if on_wait is not None:
+            on_wait(key, self.UNTIL)
+        return True
+
+    def finished(self, key: str) -> None:
+        pass
+
+    def pause(self, key: str, seconds: float, reason: str) -> None:
+        pass
+
+
+def test_the_jobs_lookups_wait_at_the_process_gate_and_say_so_in_its_progress(
+    database_url: str,
+    store: SqlJobStore,
+    engine: Engine,
+    registry: Registry,
+    notifier: RecordingNotifier,
+    clock: FakeClock,
+    tmp_path: Path,
+) -> None:
+    settings = load_settings(**provider_settings(database_url, registry, str(tmp_path)))
+    gate = TellingGate()
+    handlers = build_registry(
+        diagnostic_jobs=False,
+        dependencies=HandlerDependencies(settings, engine, clock, notifier, gate),
+    )
+    WatchlistStore(engine).add("free.test", None, clock())
+    registry.available("free.test")
+    job_id = JobQueue(store, handlers, clock=clock).enqueue_job("WATCHLIST_POLL").job_id
+    drain(Worker(store, handlers, WorkerConfig(concurrency=1), clock=clock), clock=clock)
+    key = rdap_key(registry.rdap_server.base)
+    assert gate.keys == [key]
+    assert store.get_job(job_id).progress == {
+        "done": 1,
+        "total": 1,
+        "domain": "",
+        "waiting_for": {"server": server_of(key), "until": "2030-01-01T12:03:10+00:00"},
+    }
 
 
 @pytest.mark.parametrize("payload", [{"dryRun": "maybe"}, {"domain": "x.test"}])

@@ -20,24 +20,38 @@ def bootstrap_doc(base: str, tlds: Sequence[str] = ("test",)) -> dict[str, objec
     return {"version": "1.0", "publication": "test", "services": [[list(tlds), [base]]]}
 
 
+TOO_MANY: Reply = (429, {"Retry-After": "1"}, b"", 0.0)
+
+
 class FakeRdap:
     """Answers each path from `routes`, anything else with `default` (404 by default). `hits`
-    counts the requests per path."""
+    counts the requests per path; `arrivals` is when (time.monotonic()) each came. With
+    `rate_limit=(n, seconds)` a request that makes more than n in the last `seconds` is answered
+    429 with Retry-After: 1, whatever its path, as a rate-limiting registry would."""
 
-    def __init__(self, default: Reply = NOT_FOUND) -> None:
+    def __init__(
+        self, default: Reply = NOT_FOUND, rate_limit: tuple[int, float] | None = None
+    ) -> None:
         self.routes: dict[str, list[Reply]] = {}
         self.default = default
+        self.rate_limit = rate_limit
         self.hits: Counter[str] = Counter()
+        self.arrivals: list[float] = []
         self._lock = threading.Lock()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 with fake._lock:
+                    now = time.monotonic()
+                    fake.arrivals.append(now)
                     fake.hits[self.path] += 1
                     count = fake.hits[self.path]
+                    limited = fake._over_limit(now)
                 replies = fake.routes.get(self.path, [fake.default])
-                status, headers, body, delay = replies[min(count, len(replies)) - 1]
+                status, headers, body, delay = (
+                    TOO_MANY if limited else replies[min(count, len(replies)) - 1]
+                )
                 time.sleep(delay)
                 self.send_response(status)
                 for key, value in headers.items():
@@ -56,6 +70,24 @@ class FakeRdap:
             target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
         self.thread.start()
+
+    def _over_limit(self, now: float) -> bool:
+        if self.rate_limit is None:
+            return False
+        most, seconds = self.rate_limit
+        return sum(1 for moment in self.arrivals if moment > now - seconds) > most
+
+    def most_in_any_window(self, seconds: float) -> int:
+        """The most requests that arrived within any `seconds` (by this server's clock)."""
+        with self._lock:
+            moments = sorted(self.arrivals)
+        return max(
+            (
+                sum(1 for later in moments[index:] if later - moment < seconds)
+                for index, moment in enumerate(moments)
+            ),
+            default=0,
+        )
 
     def total_hits(self) -> int:
         with self._lock:

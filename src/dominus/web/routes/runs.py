@@ -26,6 +26,7 @@ from dominus.pipeline.documents import (
 from dominus.pipeline.listing import ListingQuery, dropped_candidates, listing_documents
 from dominus.pipeline.model import STAGES, CloseoutDomain, RunInput
 from dominus.pipeline.store import RunNotFoundError
+from dominus.providers.gate_waits import describe_wait
 from dominus.providers.setup import ProviderChoiceError
 from dominus.web.context import Dashboard, Web
 from dominus.web.live import DashboardStreamResponse, live_fragments
@@ -179,8 +180,13 @@ def render_funnel(web: Dashboard, request: Request, state: RunState) -> str:
     run, job = state
     document = dumped(RunOut.of(run, job))
     progress = job.progress if job is not None else None
+    running = job is not None and not job.status.is_terminal
     return web.pages.fragment(
-        "_run_funnel.html", request, run=document, funnel=funnel(document, progress)
+        "_run_funnel.html",
+        request,
+        run=document,
+        funnel=funnel(document, progress),
+        waiting=describe_wait(progress) if running else None,
     )
 
 
