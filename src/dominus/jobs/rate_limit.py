@@ -21,9 +21,9 @@ MAX_PAUSE_SECONDS = float(MAX_SNOOZE_SECONDS)
 MAX_REASON_LENGTH = 500
 
 KEY_MAX_LENGTH = 200
-# Printable, no spaces or commas (the RATE_LIMITS list separates with them): `rdap:host`,
-# `whois:whois.nic.io`, `api.example.com/v2`.
-KEY_PATTERN = r"^[A-Za-z0-9_.:/@+\-]{1,200}$"
+# No spaces, commas or '=' (the RATE_LIMITS list separates with them), no '/' (a key is a URL's
+# path segment): `rdap:rdap.verisign.com`, `whois:whois.nic.io`, `api:example.com`.
+KEY_PATTERN = r"^[A-Za-z0-9_.:@+\-]{1,200}$"
 _KEY = re.compile(KEY_PATTERN)
 
 _UNITS = {
@@ -52,7 +52,7 @@ def check_key(key: str) -> str:
         shown = key[:80] if isinstance(key, str) else type(key).__name__
         raise InvalidRateLimitError(
             f"a rate-limit key is 1 to {KEY_MAX_LENGTH} characters of letters, digits and "
-            f"'_.:/@+-', got {shown!r}"
+            f"'_.:@+-', got {shown!r}"
         )
     return key
 
