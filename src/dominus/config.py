@@ -15,8 +15,9 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from dominus.backtest.settings import BacktestSettings
-from dominus.errors import ConfigurationError
+from dominus.errors import ConfigurationError, InvalidRateLimitError
 from dominus.host_names import parse_host_list
+from dominus.jobs.rate_limit import parse_rate_limits
 from dominus.maintenance.settings import MaintenanceSettings
 from dominus.notify.settings import NotificationSettings, check_notification_settings
 from dominus.portfolio.settings import PortfolioSettings
@@ -92,6 +93,18 @@ class Settings(
     # Comma-separated `name[:port]`: the Host names the API answers to besides loopback names
     # and the address it is bound to (a reverse proxy's public name, say). Others get a 421.
     DOMINUS_ALLOWED_HOSTS: str = ""
+    # Comma-separated `KEY=COUNT/PERIOD` (`rdap:rdap.verisign.com=10/s,whois:whois.nic.io=1/2s`):
+    # the rate limits every worker configures when it starts, shared by every process (ADR 0053).
+    RATE_LIMITS: str = ""
+
+    @field_validator("RATE_LIMITS")
+    @classmethod
+    def _rate_limits_parse(cls, value: str) -> str:
+        try:
+            parse_rate_limits(value)
+        except InvalidRateLimitError as error:
+            raise ValueError(str(error)) from error
+        return value
 
     @field_validator("DOMINUS_ALLOWED_HOSTS")
     @classmethod

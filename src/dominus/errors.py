@@ -39,6 +39,7 @@ module; "(+Kind)" names the second base.
     │   ├── DuplicateJobTypeError
     │   ├── InvalidJobOptionError (+InvalidInputError)
     │   ├── InvalidPayloadError (+InvalidInputError)
+    │   ├── InvalidRateLimitError (+InvalidInputError)
     │   ├── InvalidTransitionError (+ConflictError)
     │   │   └── ScheduleInactiveError
     │   ├── JobAbortedError
@@ -46,6 +47,7 @@ module; "(+Kind)" names the second base.
     │   ├── NotEnqueueableError (+InvalidInputError)
     │   ├── PermanentJobError
     │   ├── QueueFullError
+    │   ├── RateLimitKeyNotFoundError (+NotFoundError)
     │   ├── ScheduleNotFoundError (+NotFoundError)
     │   └── UnknownJobTypeError (+InvalidInputError)
     ├── MaintenanceError
@@ -179,6 +181,16 @@ class InvalidJobOptionError(JobError, InvalidInputError):
     """An enqueue option is out of its allowed range."""
 
     code = "invalid_option"
+
+
+class InvalidRateLimitError(JobError, InvalidInputError):
+    """A rate limit or a rate-limit key is not valid (ADR 0053)."""
+
+    code = "invalid_rate_limit"
+
+
+class RateLimitKeyNotFoundError(JobError, NotFoundError):
+    """No rate-limit key by that name: it was never configured nor paused."""
 
 
 class QueueFullError(JobError):

@@ -13,11 +13,14 @@ from dominus.db.engine import SqliteMode, create_database_engine
 from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs.client import JobQueue
 from dominus.jobs.clock import Clock
+from dominus.jobs.limits import Limiters
 from dominus.jobs.queues import EVERY_QUEUE, QueueShares
+from dominus.jobs.rate_limit import parse_rate_limits
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.retry import RetryPolicy
 from dominus.jobs.sql import SqlJobStore
 from dominus.jobs.sql.backend import Backend, backend_for
+from dominus.jobs.sql.limits import RateLimitStore
 from dominus.jobs.wakeup import ChangeWatcher
 from dominus.jobs.worker import DeadLetterHook
 from dominus.jobs.worker_config import WorkerConfig
@@ -70,6 +73,11 @@ class Runtime:
         """The one clock of this database (see `dominus.jobs.clock`)."""
         return self.backend.clock()
 
+    @cached_property
+    def limiters(self) -> Limiters:
+        """The rate limiters and pauses every process shares (ADR 0053)."""
+        return Limiters(RateLimitStore(self.engine), self.clock)
+
     def queue(self, registry: HandlerRegistry | None = None) -> JobQueue:
         return JobQueue(
             self.store,
@@ -117,6 +125,7 @@ class Runtime:
             ),
             burst=burst,
             queues=queues,
+            rate_limits=parse_rate_limits(settings.RATE_LIMITS),
         )
 
 

@@ -933,6 +933,8 @@ def test_openapi_document_describes_every_endpoint(client: TestClient) -> None:
         f"{API}/queues": {"get"},
         f"{API}/queues/{{name}}/pause": {"post"},
         f"{API}/queues/{{name}}/resume": {"post"},
+        f"{API}/keys": {"get"},
+        f"{API}/keys/{{key}}/resume": {"post"},
         f"{API}/schedules": {"get"},
         f"{API}/schedules/{{name}}/run": {"post"},
         f"{API}/schedules/{{name}}/enable": {"post"},

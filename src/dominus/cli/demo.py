@@ -49,7 +49,12 @@ def demo(
     logging.getLogger("dominus.worker").setLevel(logging.WARNING)
     config = runtime.worker_config(burst=True)
     worker = Worker(
-        runtime.store, registry, config, clock=runtime.clock, watcher=runtime.change_watcher()
+        runtime.store,
+        registry,
+        config,
+        clock=runtime.clock,
+        watcher=runtime.change_watcher(),
+        limiters=runtime.limiters,
     )
     queue.subscribe(worker.wake)
     thread = threading.Thread(target=worker.run, name="dominus-demo-worker", daemon=True)

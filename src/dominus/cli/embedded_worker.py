@@ -37,6 +37,7 @@ class EmbeddedWorker:
             clock=runtime.clock,
             watcher=runtime.change_watcher(),
             on_dead_letter=runtime.dead_letter_hook(),
+            limiters=runtime.limiters,
         )
         queue.subscribe(self._worker.wake)
         self._on_fatal = on_fatal

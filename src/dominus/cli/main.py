@@ -20,6 +20,7 @@ from dominus.cli import (
     db,
     dlq,
     jobs,
+    keys,
     maintenance,
     marks,
     outcomes,
@@ -69,6 +70,7 @@ app.add_typer(jobs.app, name="jobs")
 app.add_typer(dlq.app, name="dlq")
 app.add_typer(queue.app, name="queue")
 app.add_typer(queue.queues_app, name="queues")
+app.add_typer(keys.app, name="keys")
 app.add_typer(runs.app, name="runs")
 app.add_typer(rdap.app, name="rdap")
 app.add_typer(scoring.app, name="scoring")

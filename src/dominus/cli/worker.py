@@ -56,6 +56,7 @@ def worker(
         clock=runtime.clock,
         watcher=runtime.change_watcher(),
         on_dead_letter=runtime.dead_letter_hook(),
+        limiters=runtime.limiters,
     )
     _install_signal_handlers(the_worker)
     warn_if_no_scheduler(runtime.schedule_service(diagnostic_jobs=diagnostic_jobs))

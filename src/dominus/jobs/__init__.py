@@ -6,6 +6,8 @@ Public surface:
     HandlerRegistry, JobType        job type → handler, payload model and defaults
     JobContext, AbortSignal         what a handler receives
     Snooze                          raised by a handler: run again later, no attempt spent
+    Limiters, RateLimit             rate limits and pauses shared by every process (ADR 0053)
+    RateLimited                     raised by a handler: pause a key for all, snooze the job
     Worker, WorkerConfig            the worker loop (`run()`, or `run_once(now)` in tests)
     SqlJobStore, JobStore           the store (contract and SQL implementation)
     RetryPolicy                     exponential backoff with jitter
@@ -16,6 +18,7 @@ from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.jobs.client import EnqueueRequest, JobQueue
 from dominus.jobs.clock import DatabaseClock, utc_now
 from dominus.jobs.context import JobContext
+from dominus.jobs.limits import KeyLimiter, Limiters
 from dominus.jobs.model import (
     Claim,
     DeadLetteredJob,
@@ -28,6 +31,7 @@ from dominus.jobs.model import (
     QueueStats,
     WorkerInfo,
 )
+from dominus.jobs.rate_limit import KeyState, RateLimit, RateLimited
 from dominus.jobs.registry import HandlerRegistry, JobType
 from dominus.jobs.retry import RetryPolicy
 from dominus.jobs.snooze import Snooze
@@ -54,7 +58,12 @@ __all__ = [
     "JobStatus",
     "JobStore",
     "JobType",
+    "KeyLimiter",
+    "KeyState",
+    "Limiters",
     "QueueStats",
+    "RateLimit",
+    "RateLimited",
     "RetryPolicy",
     "Snooze",
     "SqlJobStore",

@@ -18,6 +18,7 @@ from sqlalchemy import Connection
 
 from dominus.errors import ClaimLostError
 from dominus.jobs.abort import AbortReason, AbortSignal
+from dominus.jobs.limits import KeyLimiter, Limiters
 from dominus.jobs.model import Claim, Completed, Job
 from dominus.jobs.store import FencedTransaction, JobStore
 
@@ -156,6 +157,15 @@ class JobContext:
     logger: logging.LoggerAdapter[logging.Logger]
     progress_reporter: ProgressReporter
     transactions: HandlerTransactions | None = None
+    limiters: Limiters | None = None
+
+    def limiter(self, key: str) -> KeyLimiter:
+        """The rate limiter of `key`, shared by every process (ADR 0053), its waits ended by
+        this job's abort signal: `ctx.limiter("rdap:host").acquire(deadline_seconds=30)`.
+        Raises RuntimeError when the worker was started without limiters."""
+        if self.limiters is None:
+            raise RuntimeError("this worker has no rate limiters (Worker(limiters=...))")
+        return self.limiters.for_key(key, self.abort)
 
     def progress(self, **fields: Any) -> None:
         """Report progress, e.g. `ctx.progress(stage="dns", done=40, total=100)`. Persisted

@@ -21,6 +21,7 @@ from dominus.jobs.model import (
     QueueStats,
     WorkerInfo,
 )
+from dominus.jobs.rate_limit import KeyState
 
 
 def timestamp(value: datetime | None) -> str | None:
@@ -245,6 +246,34 @@ class QueueOut(BaseModel):
             paused_at=timestamp(queue.paused_at),
             pending=queue.pending,
             running=queue.running,
+        )
+
+
+class RateLimitKeyOut(BaseModel):
+    """A rate-limit key shared by every process (ADR 0053): its limit, if any, and its pause,
+    while one lasts."""
+
+    key: str
+    limit: str | None = Field(None, description='The limit as configured, e.g. "10/s".')
+    limit_count: int | None = None
+    period_seconds: float | None = None
+    paused: bool
+    paused_until: str | None = None
+    pause_reason: str | None = None
+    updated_at: str
+
+    @classmethod
+    def of(cls, state: KeyState) -> RateLimitKeyOut:
+        limit = state.limit
+        return cls(
+            key=state.key,
+            limit=None if limit is None else str(limit),
+            limit_count=None if limit is None else limit.count,
+            period_seconds=None if limit is None else limit.period_seconds,
+            paused=state.paused,
+            paused_until=timestamp(state.paused_until),
+            pause_reason=state.pause_reason,
+            updated_at=_required_timestamp(state.updated_at),
         )
 
 

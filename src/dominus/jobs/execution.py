@@ -18,6 +18,7 @@ from typing import Any
 from dominus.errors import JobAbortedError, PermanentJobError
 from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.jobs.context import HandlerTransactions, JobContext, ProgressReporter, jsonable
+from dominus.jobs.limits import Limiters
 from dominus.jobs.model import (
     AttemptOutcome,
     Cancelled,
@@ -28,6 +29,7 @@ from dominus.jobs.model import (
     Job,
     Snoozed,
 )
+from dominus.jobs.rate_limit import RateLimited
 from dominus.jobs.registry import JobType
 from dominus.jobs.snooze import Snooze
 
@@ -60,6 +62,8 @@ class RunningJob:
     started_at: datetime | None = None
     deadline: datetime | None = None
     start: Start = Start.WAITING
+    # The rate limiters `context.limiter(key)` reaches, and `RateLimited` pauses (ADR 0053).
+    limiters: Limiters | None = None
     _start_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -178,7 +182,7 @@ def run_handler(running: RunningJob, clock: Callable[[], datetime]) -> Finished:
         payload = running.job_type.payload_model.model_validate(running.job.payload)
         value = running.job_type.handler(payload, context)
     except Snooze as snooze:
-        return _snoozed(running, context, snooze, clock)
+        return _snoozed(running, context, _paused_for(running, snooze), clock)
     except Exception as error:  # noqa: BLE001 - any handler error is the attempt's failure
         return _raised(running, context, error, clock)
     return _returned(running, context, value, clock)
@@ -203,10 +207,31 @@ async def run_async_handler(running: RunningJob, clock: Callable[[], datetime]) 
             error = JobAbortedError(f"job aborted: {reason.value}")
         return _raised(running, context, error, clock)
     except Snooze as snooze:
+        snooze = await asyncio.to_thread(_paused_for, running, snooze)
         return _snoozed(running, context, snooze, clock)
     except Exception as error:  # noqa: BLE001 - any handler error is the attempt's failure
         return _raised(running, context, error, clock)
     return _returned(running, context, value, clock)
+
+
+def _paused_for(running: RunningJob, snooze: Snooze) -> Snooze:
+    """A handler's RateLimited pauses its key for everyone (the later pause wins) and snoozes
+    the job until the pause ends; any other snooze is as it was raised. When the pause cannot
+    be written, the job is snoozed all the same: waiting is still right."""
+    limiters = running.limiters
+    if not isinstance(snooze, RateLimited) or snooze.enforced or limiters is None:
+        if isinstance(snooze, RateLimited) and not snooze.enforced:
+            log.warning("job %d: no rate limiters here to pause %s", running.job.id, snooze.key)
+        return snooze
+    try:
+        state = limiters.pause(snooze.key, snooze.retry_after_seconds, snooze.reason)
+    except Exception as error:  # noqa: BLE001 - the snooze stands without the shared pause
+        log.warning("job %d: could not pause %s: %s", running.job.id, snooze.key, error)
+        return snooze
+    if state.paused_until is None:
+        return snooze
+    seconds = limiters.seconds_until(state.paused_until)
+    return RateLimited(snooze.key, seconds, snooze.reason, enforced=True)
 
 
 def _snoozed(
@@ -225,6 +250,7 @@ def _context_for(running: RunningJob) -> JobContext:
         logger=logging.LoggerAdapter(_job_logger(job.job_type), {"job_id": job.id}),
         progress_reporter=running.reporter,
         transactions=running.transactions,
+        limiters=running.limiters,
     )
 
 

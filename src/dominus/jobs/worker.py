@@ -44,6 +44,7 @@ from dominus.jobs.execution import (
     run_handler,
 )
 from dominus.jobs.hooks import HookRunner
+from dominus.jobs.limits import Limiters
 from dominus.jobs.liveness import LivenessLock
 from dominus.jobs.maintenance import MaintenanceThread, PeriodicDuty, housekeeping
 from dominus.jobs.model import (
@@ -95,6 +96,7 @@ class Worker:
         watcher: ChangeWatcher | None = None,
         worker_id: str | None = None,
         on_dead_letter: DeadLetterHook | None = None,
+        limiters: Limiters | None = None,
     ) -> None:
         if len(registry) == 0:
             raise ValueError("a worker needs at least one registered job type")
@@ -105,6 +107,8 @@ class Worker:
         self._config = config or WorkerConfig()
         self._clock = clock
         self._watcher = watcher or NoChangeWatcher()
+        # Reached by handlers (`context.limiter`), paused by their RateLimited (ADR 0053).
+        self._limiters = limiters
         self._retry = RetryPolicies(registry, self._config.retry_policy)
         # Dead-letter notices go to a thread of their own: a slow hook never delays heartbeats.
         self._dead_letter_hook = (
@@ -317,6 +321,9 @@ class Worker:
             last_seen_at=now,
             liveness_lock=None if self._liveness is None else self._liveness.kind,
         )
+        if self._limiters is not None and self._config.rate_limits:
+            # Before the worker's row: a failure here is retried with the registration.
+            self._limiters.configure_all(self._config.rate_limits)
         self._store.register_worker(self._info)
         self._duties.registered = True
 
@@ -537,6 +544,7 @@ class Worker:
             reporter=reporter,
             claimed_at=now,
             transactions=HandlerTransactions(self._store, job, self._clock, abort, reporter),
+            limiters=self._limiters,
         )
         self._attempts.add(running)
         if running.job_type.is_async:

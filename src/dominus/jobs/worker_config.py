@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from dominus.jobs.queues import EVERY_QUEUE, QueueShares
+from dominus.jobs.rate_limit import RateLimit
 from dominus.jobs.retry import RetryPolicy
 
 
@@ -45,6 +47,8 @@ class WorkerConfig:
     dead_worker_settle_seconds: float = 5.0
     # The queues this worker takes, and each one's share of its concurrency (ADR 0050).
     queues: QueueShares = EVERY_QUEUE
+    # Rate limits (key → limit) the worker configures when it starts (RATE_LIMITS, ADR 0053).
+    rate_limits: Mapping[str, RateLimit] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.queues.check(self.concurrency)

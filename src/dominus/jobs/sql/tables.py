@@ -237,6 +237,44 @@ job_queues = Table(
     Column("updated_at", UTCDateTime, nullable=False),
 )
 
+# Rate limiters shared by every process (migration 0017, ADR 0053). A key has a row once it was
+# configured or paused. `limit_count`/`period_us` NULL: no limit, only pauses. `paused_until`
+# in the past means not paused.
+rate_limits = Table(
+    "rate_limits",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("limit_count", Integer),
+    Column("period_us", BigInteger),
+    Column("paused_until", UTCDateTime),
+    Column("pause_reason", String(500)),
+    Column("updated_at", UTCDateTime, nullable=False),
+    CheckConstraint(
+        "(limit_count IS NULL AND period_us IS NULL) OR (limit_count >= 1 AND period_us >= 1)",
+        name="limit",
+    ),
+)
+
+# The sliding-window log: one row per slot of a key's limit, holding the time of the grant it
+# last gave (microseconds since the epoch; 0: never). A grant takes the oldest slot, and only
+# when that one is a whole period old, so the slots are always the key's `limit_count` latest
+# grants and no window of the period ever holds more (ADR 0053).
+rate_limit_grants = Table(
+    "rate_limit_grants",
+    metadata,
+    Column(
+        "key",
+        String(200),
+        ForeignKey("rate_limits.key", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("slot", Integer, primary_key=True),
+    Column("granted_us", BigInteger, nullable=False),
+)
+Index(
+    "ix_rate_limit_grants_key_granted_us", rate_limit_grants.c.key, rate_limit_grants.c.granted_us
+)
+
 # --- the scheduler (migration 0005) -----------------------------------------------------------
 # A schedule's row: the configuration its last scheduler started with, the user's enabled flag
 # (which survives restarts), and the fire cursor every scheduler advances with a compare-and-set.
@@ -299,6 +337,8 @@ ENGINE_TABLES = (
     job_metrics,
     workers,
     job_queues,
+    rate_limits,
+    rate_limit_grants,
     schedules,
     schedule_fires,
     schedulers,

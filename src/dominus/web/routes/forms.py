@@ -27,6 +27,7 @@ NOTICES = {
     "disabled": "The schedule is disabled.",
     "queue-paused": "The queue is paused: no worker claims its jobs; running ones finish.",
     "queue-resumed": "The queue is resumed: its due jobs are claimed again.",
+    "key-resumed": "The key is resumed: every process may use it again.",
     "run-started": "The run was started.",
     "logged-out": "You are logged out.",
     "alert-acknowledged": "The alert was acknowledged.",

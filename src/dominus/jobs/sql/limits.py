@@ -1,0 +1,294 @@
+"""Rate limiters in the database: configure, grant, pause, resume, list (ADR 0053).
+
+A key's limit of N per period P is N rows of `rate_limit_grants`, each the time of one of the
+key's N latest grants. A grant is one UPDATE that moves the oldest slot to now, and only when
+that slot is at least P old and the key is not paused: then the window (now − P, now] holds the
+N − 1 other slots at most, plus this grant. The same statement serves both databases: on
+SQLite the write lock (BEGIN IMMEDIATE) serialises grants; on PostgreSQL the oldest slot is
+taken `FOR UPDATE SKIP LOCKED` (two grants take two slots, never one twice) and the UPDATE
+re-checks its condition on the row's latest version under READ COMMITTED.
+
+Times are whole microseconds since the epoch, compared as integers: exact, and the same
+arithmetic on both databases. Every method takes `now`; the caller's clock decides (ADR 0005).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, Engine, delete, func, insert, or_, select, update
+
+from dominus.db.engine import read_only
+from dominus.db.errors import database_errors
+from dominus.errors import RateLimitKeyNotFoundError
+from dominus.jobs.rate_limit import KeyState, RateLimit
+from dominus.jobs.sql.backend import Backend, backend_for
+from dominus.jobs.sql.tables import rate_limit_grants, rate_limits
+
+T = TypeVar("T")
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+# Slots stamped further ahead of a caller's `now` than this mean its clock was set back: they
+# are brought back to `now`. Closer ones are left alone: they are another caller's grant made
+# after this caller read its clock (a thread or a process a little behind), and pulling them
+# back would let that window hold more than the limit.
+CLOCK_SET_BACK_US = 60_000_000
+_grants = rate_limit_grants.c
+_limits = rate_limits.c
+
+
+def microseconds(moment: datetime) -> int:
+    """`moment` as whole microseconds since the epoch (exact, unlike a float timestamp)."""
+    return (moment - _EPOCH) // _MICROSECOND
+
+
+@dataclass(frozen=True)
+class Denial:
+    """Why a grant was refused, as read right after: the pause's end and the oldest slot."""
+
+    limit: RateLimit | None
+    paused_until: datetime | None
+    oldest_us: int | None
+    newest_us: int | None
+
+
+class RateLimitStore:
+    """The limiters' rows on a SQLAlchemy engine (SQLite or PostgreSQL). Each method is one
+    transaction."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._reader = read_only(engine)
+        self._backend: Backend = backend_for(engine)
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    def _write(self, work: Callable[[Connection], T]) -> T:
+        with database_errors(), self._engine.begin() as connection:
+            return work(connection)
+
+    def _read(self, work: Callable[[Connection], T]) -> T:
+        with database_errors(), self._reader.begin() as connection:
+            return work(connection)
+
+    # --- grants ------------------------------------------------------------------------------
+    def grant(self, key: str, now: datetime) -> bool:
+        """Take a slot of `key` at `now` if one is a whole period old and the key is not
+        paused. One statement. False for a key without a limit (see `denial`)."""
+        now_us = microseconds(now)
+        oldest = (
+            select(_grants.slot)
+            .where(_grants.key == key)
+            .order_by(_grants.granted_us)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+        # NULL (so no row matches) when the key is paused or has no limit.
+        period = (
+            select(_limits.period_us).where(_limits.key == key, _not_paused(now)).scalar_subquery()
+        )
+        statement = (
+            update(rate_limit_grants)
+            .where(
+                _grants.key == key,
+                _grants.slot == oldest,
+                _grants.granted_us <= now_us - period,
+            )
+            .values(granted_us=now_us)
+            .returning(_grants.slot)
+        )
+        return self._write(lambda conn: conn.execute(statement).first() is not None)
+
+    def denial(self, key: str, now: datetime) -> Denial | None:
+        """What keeps `key` from a grant now; None when the key has no row (no limit, no
+        pause). One read. Slots stamped more than a minute after `now` (the clock was set back)
+        are brought back to `now` (a write, only then), so a clock set back by an hour waits a
+        minute and a period at most, not the hour."""
+        denial = self._read(lambda conn: _denial(conn, key, now))
+        now_us = microseconds(now)
+        if denial is None or denial.newest_us is None:
+            return denial
+        if denial.newest_us <= now_us + CLOCK_SET_BACK_US:
+            return denial
+        self._write(
+            lambda conn: conn.execute(
+                update(rate_limit_grants)
+                .where(_grants.key == key, _grants.granted_us > now_us + CLOCK_SET_BACK_US)
+                .values(granted_us=now_us)
+            )
+        )
+        oldest = now_us if denial.oldest_us is None else min(denial.oldest_us, now_us)
+        return Denial(denial.limit, denial.paused_until, oldest, now_us)
+
+    # --- configuration -----------------------------------------------------------------------
+    def configure(self, key: str, limit: RateLimit | None, now: datetime) -> KeyState:
+        """Set `key`'s limit (None: none, pauses only). Shrinking keeps the latest grants, so
+        the new limit holds over every window, the ones across the change included."""
+        return self._write(lambda conn: self._configure(conn, key, limit, now))
+
+    def _configure(
+        self, connection: Connection, key: str, limit: RateLimit | None, now: datetime
+    ) -> KeyState:
+        self._ensure_row(connection, key, now)
+        # Held until commit: configures of one key (workers starting together) take turns.
+        connection.execute(select(_limits.key).where(_limits.key == key).with_for_update())
+        connection.execute(
+            update(rate_limits)
+            .where(_limits.key == key)
+            .values(
+                limit_count=None if limit is None else limit.count,
+                period_us=None if limit is None else limit.period_us,
+                updated_at=now,
+            )
+        )
+        slots = [
+            row.slot
+            for row in connection.execute(
+                select(_grants.slot)
+                .where(_grants.key == key)
+                .order_by(_grants.granted_us.desc(), _grants.slot)
+            )
+        ]
+        wanted = 0 if limit is None else limit.count
+        if len(slots) > wanted:
+            connection.execute(
+                delete(rate_limit_grants).where(
+                    _grants.key == key, _grants.slot.in_(slots[wanted:])
+                )
+            )
+        elif len(slots) < wanted:
+            first = max(slots, default=-1) + 1
+            connection.execute(
+                insert(rate_limit_grants),
+                [
+                    {"key": key, "slot": slot, "granted_us": 0}
+                    for slot in range(first, first + wanted - len(slots))
+                ],
+            )
+        return _state_of(connection, key, now)
+
+    # --- pauses ------------------------------------------------------------------------------
+    def pause(self, key: str, until: datetime, reason: str, now: datetime) -> KeyState:
+        """Pause `key` until `until` for every process, unless it is paused until later
+        already (the later pause and its reason are kept). A key need not exist first."""
+        return self._write(lambda conn: self._pause(conn, key, until, reason, now))
+
+    def _pause(
+        self, connection: Connection, key: str, until: datetime, reason: str, now: datetime
+    ) -> KeyState:
+        self._ensure_row(connection, key, now)
+        # Re-checked on the row's latest version (PostgreSQL, READ COMMITTED; SQLite holds the
+        # write lock): of two pauses at once, the later end wins whatever the commit order.
+        connection.execute(
+            update(rate_limits)
+            .where(
+                _limits.key == key,
+                or_(_limits.paused_until.is_(None), _limits.paused_until < until),
+            )
+            .values(paused_until=until, pause_reason=reason or None, updated_at=now)
+        )
+        return _state_of(connection, key, now)
+
+    def resume(self, key: str, now: datetime) -> KeyState:
+        """End `key`'s pause now. Raises RateLimitKeyNotFoundError for a key never configured
+        nor paused."""
+
+        def work(connection: Connection) -> KeyState:
+            changed = connection.execute(
+                update(rate_limits)
+                .where(_limits.key == key)
+                .values(paused_until=None, pause_reason=None, updated_at=now)
+            )
+            if not changed.rowcount:
+                raise RateLimitKeyNotFoundError(f"no rate-limit key {key!r}")
+            return _state_of(connection, key, now)
+
+        return self._write(work)
+
+    # --- reading -----------------------------------------------------------------------------
+    def get(self, key: str, now: datetime) -> KeyState:
+        """Raises RateLimitKeyNotFoundError."""
+        return self._read(lambda conn: _state_of(conn, key, now))
+
+    def list(self, now: datetime) -> list[KeyState]:
+        """Every key configured or paused, by key."""
+        rows = self._read(
+            lambda conn: conn.execute(select(rate_limits).order_by(_limits.key)).all()
+        )
+        return [_state_from_row(row, now) for row in rows]
+
+    def _ensure_row(self, connection: Connection, key: str, now: datetime) -> None:
+        connection.execute(
+            self._backend.insert_or_ignore(
+                rate_limits,
+                {
+                    "key": key,
+                    "limit_count": None,
+                    "period_us": None,
+                    "paused_until": None,
+                    "pause_reason": None,
+                    "updated_at": now,
+                },
+            )
+        )
+
+
+def _denial(connection: Connection, key: str, now: datetime) -> Denial | None:
+    of_key = _grants.key == key
+    row = connection.execute(
+        select(
+            _limits.limit_count,
+            _limits.period_us,
+            _limits.paused_until,
+            select(func.min(_grants.granted_us)).where(of_key).scalar_subquery(),
+            select(func.max(_grants.granted_us)).where(of_key).scalar_subquery(),
+        ).where(_limits.key == key)
+    ).first()
+    if row is None:
+        return None
+    limit_count, period_us, paused_until, oldest, newest = row
+    return Denial(
+        limit=_limit_of(limit_count, period_us),
+        paused_until=paused_until if _is_paused(paused_until, now) else None,
+        oldest_us=oldest,
+        newest_us=newest,
+    )
+
+
+def _not_paused(now: datetime) -> Any:
+    return or_(_limits.paused_until.is_(None), _limits.paused_until <= now)
+
+
+def _is_paused(paused_until: datetime | None, now: datetime) -> bool:
+    return paused_until is not None and paused_until > now
+
+
+def _limit_of(count: int | None, period_us: int | None) -> RateLimit | None:
+    if count is None or period_us is None:
+        return None
+    return RateLimit(count, period_us / 1_000_000)
+
+
+def _state_of(connection: Connection, key: str, now: datetime) -> KeyState:
+    row = connection.execute(select(rate_limits).where(_limits.key == key)).first()
+    if row is None:
+        raise RateLimitKeyNotFoundError(f"no rate-limit key {key!r}")
+    return _state_from_row(row, now)
+
+
+def _state_from_row(row: Any, now: datetime) -> KeyState:
+    paused = _is_paused(row.paused_until, now)
+    return KeyState(
+        key=row.key,
+        limit=_limit_of(row.limit_count, row.period_us),
+        paused_until=row.paused_until if paused else None,
+        pause_reason=row.pause_reason if paused else None,
+        updated_at=row.updated_at,
+    )
