@@ -28,6 +28,7 @@ from dominus.notify import Notifier, notifier_from_settings
 from dominus.notify.dead_letters import dead_letter_hook
 from dominus.providers.rate_gate import RateGate
 from dominus.providers.setup import rate_gate
+from dominus.providers.shared_gate import SharedRateGate
 from dominus.scheduling.service import ScheduleService
 from dominus.schema.migrate import ensure_migrated
 
@@ -51,8 +52,10 @@ class Runtime:
 
     @cached_property
     def rate_gate(self) -> RateGate:
-        """The process's gate for RDAP and WHOIS requests (`dominus.providers.rate_gate`)."""
-        return rate_gate(self.settings)
+        """The gate for RDAP and WHOIS requests, shared through the database by every process
+        on it (`dominus.providers.shared_gate`), this process's own when the database fails."""
+        local = rate_gate(self.settings)
+        return SharedRateGate(self.limiters, local.limits, local)
 
     @cached_property
     def notifier(self) -> Notifier:
