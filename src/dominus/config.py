@@ -99,7 +99,7 @@ class Settings(
 
     @field_validator("RATE_LIMITS")
     @classmethod
-    def _rate_limits_parse(cls, value: str) -> str:
+    def _engine_rate_limits_parse(cls, value: str) -> str:
         try:
             parse_rate_limits(value)
         except InvalidRateLimitError as error:
