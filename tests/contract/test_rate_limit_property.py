@@ -40,9 +40,9 @@ class RecordingStore(RateLimitStore):
         super().__init__(engine)
         self.stamps = stamps
 
-    def grant(self, key: str, now: datetime) -> bool:
+    def grant(self, key: str, now: datetime) -> int | None:
         granted = super().grant(key, now)
-        if granted:
+        if granted is not None:
             self.stamps.append(now)
         return granted
 

@@ -11,9 +11,9 @@ from datetime import datetime, timedelta
 
 import pytest
 from sqlalchemy import Engine
-from sqlalchemy.exc import OperationalError
 
 from dominus.db.engine import create_database_engine
+from dominus.errors import DatabaseError
 from dominus.jobs import Limiters
 from dominus.providers.rate_gate import InProcessRateGate
 from dominus.providers.rate_limits import RateLimits
@@ -107,7 +107,7 @@ class _BrokenLimiters(Limiters):
         pass
 
     def configure(self, key: str, limit: object) -> object:  # type: ignore[override]
-        raise OperationalError("SELECT 1", {}, Exception("the database is down"))
+        raise DatabaseError("the database is down")
 
 
 def test_a_database_that_fails_leaves_the_local_gate_in_charge(clock: FakeClock) -> None:
@@ -116,3 +116,16 @@ def test_a_database_that_fails_leaves_the_local_gate_in_charge(clock: FakeClock)
     assert _sends(gate)[0]
     gate.finished(KEY)
     assert not _sends(gate)[0]  # the local gate's own count holds the second send
+
+
+def test_a_send_counts_until_a_period_after_its_answer(engine: Engine, clock: FakeClock) -> None:
+    gate = _gate(engine, clock, "rdap.example.test=1/10s")
+    assert _sends(gate)[0]
+    clock.advance(4)
+    gate.finished(KEY)  # the answer came 4 s after the grant
+    clock.advance(7)
+    sent, stop = _sends(gate)
+    assert not sent
+    assert stop.waits[0][1] == clock() + timedelta(seconds=3)
+    clock.advance(3)
+    assert _sends(gate)[0]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -51,6 +52,15 @@ class StopSignal(Protocol):
     def wait(self, timeout: float | None = None) -> bool: ...
 
 
+@dataclass(frozen=True)
+class Grant:
+    """One grant of `key`: the slot it took at `at` (None: the key has no limit)."""
+
+    key: str
+    slot: int | None
+    at: datetime
+
+
 class Limiters:
     """Rate limiters over the database of `store`, timed by `clock` (on PostgreSQL the
     database server's, ADR 0005). Thread-safe: every call is its own transaction."""
@@ -84,17 +94,32 @@ class Limiters:
     def try_acquire(self, key: str) -> float | None:
         """Take a grant now if one is free: None when granted, else the seconds until the next
         possible grant (the pause's end, or the oldest grant's period end)."""
+        taken = self.try_take(key)
+        return taken if isinstance(taken, float) else None
+
+    def try_take(self, key: str) -> Grant | float:
+        """`try_acquire` that returns the grant itself (for `answered`), or the seconds to
+        wait. A key without a limit, and not paused, gives a grant with no slot."""
         check_key(key)
         for _ in range(RACE_RETRIES):
             now = self._clock()
-            if self._store.grant(key, now):
-                return None
+            slot = self._store.grant(key, now)
+            if slot is not None:
+                return Grant(key, slot, now)
             wait = _seconds_to_wait(self._store.denial(key, now), now)
             if wait is None:
-                return None  # no limit and no pause: nothing to hold back
+                return Grant(key, None, now)  # no limit and no pause: nothing to hold back
             if wait > 0:
                 return wait
         return 0.0
+
+    def answered(self, grant: Grant) -> None:
+        """Count `grant` from now rather than from when it was given, because the request it
+        let through has its answer: a server sees a request some time after its grant, and
+        counting to the answer keeps a slow request and a fast one after it from landing in one
+        of the server's windows beyond the limit."""
+        if grant.slot is not None:
+            self._store.restamp(grant.key, grant.slot, grant.at, self._clock())
 
     def acquire(
         self,

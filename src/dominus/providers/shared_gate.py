@@ -9,11 +9,11 @@ grant taken while a later window still holds the send back is spent, never retur
 only make the server see fewer requests, not more. A pause (a 429's Retry-After) is written on
 the first key, which every send asks first.
 
-A grant is counted from when it is given, where the in-process gate counts a request until a
-period after its answer: across processes nothing knows when another's answer came. The server
-can therefore see one request more than the limit in one of its windows when the network delays
-one request much more than the next. The bundled limits are conservative guesses below the
-servers' published figures where there are any (docs/data-sources.md) for this reason among others.
+A grant counts from when its request's answer came (`finished` moves it there, as the
+in-process gate counts), so a server, which sees a request some time after its grant, never
+sees more than the limit in one of its windows however the network delays one request against
+the next. A request that takes longer than the period is the exception: its grant's slot may be
+given again while it is still on its way.
 
 When the database cannot be reached the gate falls back to this process's own gate: a lookup
 is not failed because the shared count could not be read, and this process still keeps to the
@@ -28,9 +28,9 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy.exc import SQLAlchemyError
-
+from dominus.errors import DatabaseError
 from dominus.jobs import Limiters, RateLimit
+from dominus.jobs.limits import Grant
 from dominus.providers.models import StopSignal
 from dominus.providers.rate_gate import MAX_PAUSE_SECONDS, InProcessRateGate, OnWait, server_of
 from dominus.providers.rate_limits import RateLimits, Window
@@ -72,19 +72,29 @@ class SharedRateGate:
         self._wall = wall
         self._configured: set[str] = set()
         self._lock = threading.Lock()
+        # The grants of the requests on their way, per gate key, oldest first.
+        self._in_flight: dict[str, list[list[Grant]]] = {}
 
     def acquire(self, key: str, stop: StopSignal | None, on_wait: OnWait | None = None) -> bool:
         try:
             keys = self._keys_of(key)
             return self._take_every(keys, key, stop, on_wait)
-        except SQLAlchemyError as error:
+        except DatabaseError as error:
             log.warning("rate limits unreadable (%s); %s waits at this process's gate", error, key)
             return self._local.acquire(key, stop, on_wait)
 
     def finished(self, key: str) -> None:
-        # Grants are counted from when they are given (see the module's docstring); the local
-        # gate only counts the sends it let through itself, when the database failed.
-        self._local.finished(key)
+        with self._lock:
+            waiting = self._in_flight.get(key)
+            grants = waiting.pop(0) if waiting else None
+        if grants is None:  # let through by the local gate, the database having failed
+            self._local.finished(key)
+            return
+        try:
+            for grant in grants:
+                self._limiters.answered(grant)
+        except DatabaseError as error:
+            log.warning("could not count the answer of %s (%s)", server_of(key), error)
 
     def pause(self, key: str, seconds: float, reason: str) -> None:
         seconds = min(max(seconds, 0.0), MAX_PAUSE_SECONDS)
@@ -92,7 +102,7 @@ class SharedRateGate:
         try:
             first, _ = self._keys_of(key)[0]
             self._limiters.pause(first, seconds, reason)
-        except SQLAlchemyError as error:
+        except DatabaseError as error:
             log.warning("could not share the pause of %s (%s)", server_of(key), error)
 
     def _keys_of(self, key: str) -> list[tuple[str, Window]]:
@@ -114,14 +124,17 @@ class SharedRateGate:
         on_wait: OnWait | None,
     ) -> bool:
         announced: datetime | None = None
+        grants: list[Grant] = []
         try:
             for limiter_key, _ in keys:
                 while True:
                     if stop is not None and stop.is_set():
                         return False
-                    wait = self._limiters.try_acquire(limiter_key)
-                    if wait is None:
+                    taken = self._limiters.try_take(limiter_key)
+                    if isinstance(taken, Grant):
+                        grants.append(taken)
                         break
+                    wait = taken
                     until = self._wall() + timedelta(seconds=wait)
                     if on_wait is not None and (
                         announced is None or until > announced + timedelta(seconds=1)
@@ -133,6 +146,8 @@ class SharedRateGate:
                         threading.Event().wait(nap)
                     elif stop.wait(nap):
                         return False
+            with self._lock:
+                self._in_flight.setdefault(gate_key, []).append(grants)
             return True
         finally:
             if announced is not None and on_wait is not None:

@@ -78,9 +78,10 @@ class RateLimitStore:
             return work(connection)
 
     # --- grants ------------------------------------------------------------------------------
-    def grant(self, key: str, now: datetime) -> bool:
+    def grant(self, key: str, now: datetime) -> int | None:
         """Take a slot of `key` at `now` if one is a whole period old and the key is not
-        paused. One statement. False for a key without a limit (see `denial`)."""
+        paused: the slot taken, or None (always None for a key without a limit, see
+        `denial`). One statement."""
         now_us = microseconds(now)
         oldest = (
             select(_grants.slot)
@@ -104,7 +105,22 @@ class RateLimitStore:
             .values(granted_us=now_us)
             .returning(_grants.slot)
         )
-        return self._write(lambda conn: conn.execute(statement).first() is not None)
+        return self._write(lambda conn: conn.execute(statement).scalar())
+
+    def restamp(self, key: str, slot: int, granted: datetime, now: datetime) -> bool:
+        """Count the grant of `slot` made at `granted` from `now` instead: the request it let
+        through has been answered. Only while the slot still holds that grant; one statement."""
+        statement = (
+            update(rate_limit_grants)
+            .where(
+                _grants.key == key,
+                _grants.slot == slot,
+                _grants.granted_us == microseconds(granted),
+                _grants.granted_us < microseconds(now),
+            )
+            .values(granted_us=microseconds(now))
+        )
+        return self._write(lambda conn: conn.execute(statement).rowcount == 1)
 
     def denial(self, key: str, now: datetime) -> Denial | None:
         """What keeps `key` from a grant now; None when the key has no row (no limit, no
