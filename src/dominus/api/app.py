@@ -44,6 +44,8 @@ cancel, retry.
 - **dead-letter queue** (`/dlq`): jobs that used up their attempts; requeue one, purge old ones.
 - **queue**: counts, latency (how long the oldest due job has waited) and live workers; the \
 named queues, paused and resumed for every worker at once.
+- **keys**: the rate limits every process shares and the keys paused until a server's \
+Retry-After; end a pause early.
 - **schedules**: the cron schedules, their next and last fires; enable and disable them.
 - **runs**: start a pipeline run on keywords, brandables and closeout listings, follow it stage \
 by stage, read its candidates ranked (JSON or CSV).
