@@ -15,7 +15,7 @@ from dominus.cli.runtime import open_runtime
 from dominus.db.errors import database_errors
 from dominus.errors import InvalidJobOptionError, InvalidPayloadError
 from dominus.jobs.client import EnqueueRequest
-from dominus.jobs.concurrency import check_concurrency_key, check_concurrency_limit
+from dominus.jobs.concurrency import check_concurrency_key, parse_concurrency_limit
 from dominus.jobs.documents import EnqueuedJobOut
 from dominus.jobs.json_limits import MAX_PAYLOAD_BYTES, loads_limited
 from dominus.jobs.model import NewJob
@@ -48,7 +48,7 @@ def enqueue(
         "--concurrency-key",
         help="At most --concurrency-limit jobs with this key run at once, on every worker.",
     ),
-    concurrency_limit: int | None = typer.Option(
+    concurrency_limit_text: str | None = typer.Option(
         None,
         "--concurrency-limit",
         help="The key's limit (default: CONCURRENCY_LIMITS' longest matching prefix, else 1).",
@@ -69,8 +69,7 @@ def enqueue(
         check_queue_name(queue_name, "--queue: ")
     if concurrency_key is not None:
         check_concurrency_key(concurrency_key, "--concurrency-key: ")
-    if concurrency_limit is not None:
-        check_concurrency_limit(concurrency_limit, "--concurrency-limit: ")
+    concurrency_limit = parse_concurrency_limit(concurrency_limit_text, "--concurrency-limit: ")
     runtime = open_runtime()
     queue = runtime.queue(runtime.registry(diagnostic_jobs=diagnostic_jobs))
     template = EnqueueRequest(

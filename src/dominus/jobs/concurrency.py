@@ -54,6 +54,18 @@ def check_concurrency_limit(limit: Any, where: str = "") -> int:
     return limit
 
 
+def parse_concurrency_limit(text: str | None, where: str = "") -> int | None:
+    """A limit typed as text (`--concurrency-limit`), checked as `check_concurrency_limit`; a
+    value that is not a whole number is refused in one line too, with nothing written."""
+    if text is None:
+        return None
+    if re.fullmatch(r"[+-]?[0-9]{1,9}", text.strip()) is None:
+        raise InvalidConcurrencyLimitError(
+            f"{where}concurrency_limit must be a whole number, got {text[:40]!r}"
+        )
+    return check_concurrency_limit(int(text), where)
+
+
 @dataclass(frozen=True)
 class ConcurrencyLimits:
     """The operator's limits by key prefix (`CONCURRENCY_LIMITS="backup=1,portfolio-rescore:=1"`):

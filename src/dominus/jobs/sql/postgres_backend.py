@@ -49,6 +49,7 @@ from dominus.jobs.sql.driver_connections import DriverConnections
 from dominus.jobs.sql.metrics import BUCKET_LABELS, Increments, shard_for
 from dominus.jobs.sql.postgres_claims import (
     LOCK_KEYS,
+    LOCK_KEYS_ASYNC_COMMIT,
     claim_parameters,
     claim_statement,
     lock_parameters,
@@ -215,15 +216,16 @@ class PostgresBackend:
     ) -> list[Job]:
         if not requests:
             return []
-        connection.exec_driver_sql(LOCK_KEYS, lock_parameters(requests, now))
-        rows = [
-            row
-            for request in requests
-            for row in connection.exec_driver_sql(
-                claim_statement(request), claim_parameters(request, now)
-            ).fetchall()
-        ]
-        return _claimed_jobs(rows)
+        raw = connection.connection.driver_connection
+        assert isinstance(raw, psycopg.Connection)
+        # The key locks and the claims in one round trip, as in the worker loop's settle.
+        with raw.pipeline():
+            raw.execute(LOCK_KEYS, lock_parameters(requests, now))
+            claims = [
+                raw.execute(claim_statement(request), claim_parameters(request, now))
+                for request in requests
+            ]
+        return _claimed_jobs([row for claimed in claims for row in claimed.fetchall()])
 
     def insert_plain(
         self, connection: Connection, jobs: Sequence[NewJob], now: datetime
@@ -349,11 +351,13 @@ class _LoopConnection:
             raw = self._connection()
         try:
             with raw.pipeline():
-                raw.execute("SET LOCAL synchronous_commit = off")
+                if claim_for:
+                    # The key locks first: the claims' snapshots are taken after them.
+                    raw.execute(LOCK_KEYS_ASYNC_COMMIT, lock_parameters(claim_for, now))
+                else:
+                    raw.execute("SET LOCAL synchronous_commit = off")
                 parameters = _completion_parameters(outcomes, now)
                 completed = raw.execute(_COMPLETE, parameters, prepare=False)
-                if claim_for:
-                    raw.execute(LOCK_KEYS, lock_parameters(claim_for, now))
                 claims = [
                     raw.execute(claim_statement(request), claim_parameters(request, now))
                     for request in claim_for

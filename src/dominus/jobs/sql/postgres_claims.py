@@ -90,6 +90,9 @@ LOCK_KEYS = f"""
     SELECT set_config('{CLAIM_KEYS_SETTING}',
                       COALESCE((SELECT array_agg(key)::text FROM locked), ''), true)
 """
+# The same, and the worker loop's transaction's asynchronous commit (ADR 0005) in the same
+# statement: the loop's pipeline then sends as many statements as before keys existed.
+LOCK_KEYS_ASYNC_COMMIT = LOCK_KEYS + ", set_config('synchronous_commit', 'off', true)"
 
 # Step 2, for jobs with a key: each locked key's first LIMIT due jobs in claim order (a walk of
 # its part of the key claim index), then the prefix of them that fits: a key's jobs start in
