@@ -17,6 +17,7 @@ from pydantic_settings import SettingsConfigDict
 from dominus.backtest.settings import BacktestSettings
 from dominus.errors import ConfigurationError, InvalidRateLimitError
 from dominus.host_names import parse_host_list
+from dominus.jobs.concurrency import parse_concurrency_limits
 from dominus.jobs.rate_limit import parse_rate_limits
 from dominus.maintenance.settings import MaintenanceSettings
 from dominus.notify.settings import NotificationSettings, check_notification_settings
@@ -74,6 +75,9 @@ class Settings(
     JOB_QUEUE_MAX_DEPTH: int = Field(default=0, ge=0, le=1_000_000_000)
     JOB_RETRY_BASE_MS: int = Field(default=1000, ge=0, le=86_400_000)
     JOB_RETRY_MAX_MS: int = Field(default=600_000, ge=0, le=7 * 86_400_000)
+    # `prefix=N,...`: a job whose concurrency key starts with `prefix` (the longest that matches)
+    # and whose enqueue gave no limit runs at most N at once (ADR 0052).
+    CONCURRENCY_LIMITS: str = ""
     DOMINUS_DIAGNOSTIC_JOBS: bool = False
     # Set: every /api/v1 request needs `Authorization: Bearer <token>`.
     DOMINUS_API_TOKEN: SecretStr | None = Field(default=None)
@@ -104,6 +108,12 @@ class Settings(
             parse_rate_limits(value)
         except InvalidRateLimitError as error:
             raise ValueError(str(error)) from error
+        return value
+
+    @field_validator("CONCURRENCY_LIMITS")
+    @classmethod
+    def _concurrency_limits_parse(cls, value: str) -> str:
+        parse_concurrency_limits(value)  # raises ValueError naming the entry
         return value
 
     @field_validator("DOMINUS_ALLOWED_HOSTS")

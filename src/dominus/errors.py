@@ -38,6 +38,7 @@ module; "(+Kind)" names the second base.
     │   ├── ClaimLostError
     │   ├── DuplicateJobTypeError
     │   ├── InvalidJobOptionError (+InvalidInputError)
+    │   │   └── InvalidConcurrencyLimitError                dominus.jobs.concurrency
     │   ├── InvalidPayloadError (+InvalidInputError)
     │   ├── InvalidRateLimitError (+InvalidInputError)
     │   ├── InvalidTransitionError (+ConflictError)

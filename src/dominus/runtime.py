@@ -13,6 +13,7 @@ from dominus.db.engine import SqliteMode, create_database_engine
 from dominus.handlers import HandlerDependencies, build_registry
 from dominus.jobs.client import JobQueue
 from dominus.jobs.clock import Clock
+from dominus.jobs.concurrency import parse_concurrency_limits
 from dominus.jobs.limits import Limiters
 from dominus.jobs.queues import EVERY_QUEUE, QueueShares
 from dominus.jobs.rate_limit import parse_rate_limits
@@ -87,6 +88,7 @@ class Runtime:
             registry or self.registry(),
             max_depth=self.settings.JOB_QUEUE_MAX_DEPTH,
             clock=self.clock,
+            concurrency_limits=parse_concurrency_limits(self.settings.CONCURRENCY_LIMITS),
         )
 
     def schedule_service(self, *, diagnostic_jobs: bool = False) -> ScheduleService:

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
 from dominus.jobs.client import integral_floats_as_ints
+from dominus.jobs.concurrency import CONCURRENCY_KEY_PATTERN, MAX_CONCURRENCY_LIMIT
 from dominus.jobs.documents import JobSummaryOut
 from dominus.jobs.queues import QUEUE_NAME_PATTERN
 
@@ -35,6 +36,8 @@ Priority = Annotated[int, Strict(), Field(ge=-1000, le=1000), _INTEGRAL]
 MaxAttempts = Annotated[int, Strict(), Field(ge=1, le=1000), _INTEGRAL]
 TimeoutSeconds = Annotated[float, Strict(), Field(gt=0, le=7 * 86_400)]
 QueueName = Annotated[str, Strict(), Field(pattern=QUEUE_NAME_PATTERN)]
+ConcurrencyKey = Annotated[str, Strict(), Field(pattern=CONCURRENCY_KEY_PATTERN)]
+ConcurrencyLimit = Annotated[int, Strict(), Field(ge=1, le=MAX_CONCURRENCY_LIMIT), _INTEGRAL]
 
 
 class ErrorDetail(BaseModel):
@@ -65,6 +68,16 @@ class EnqueueBody(BaseModel):
     timeout_seconds: TimeoutSeconds | None = None
     queue: QueueName | None = Field(
         default=None, description="The named queue (default: the job type's, usually `default`)."
+    )
+    concurrency_key: ConcurrencyKey | None = Field(
+        default=None,
+        description="At most `concurrency_limit` jobs with this key run at once, on every worker "
+        "(default: the job type's key, usually none).",
+    )
+    concurrency_limit: ConcurrencyLimit | None = Field(
+        default=None,
+        description="The key's limit (default: CONCURRENCY_LIMITS' longest matching prefix, "
+        "else the job type's, else 1). Needs a key.",
     )
 
 

@@ -15,6 +15,7 @@ from dominus.cli.runtime import open_runtime
 from dominus.db.errors import database_errors
 from dominus.errors import InvalidJobOptionError, InvalidPayloadError
 from dominus.jobs.client import EnqueueRequest
+from dominus.jobs.concurrency import check_concurrency_key, parse_concurrency_limit
 from dominus.jobs.documents import EnqueuedJobOut
 from dominus.jobs.json_limits import MAX_PAYLOAD_BYTES, loads_limited
 from dominus.jobs.model import NewJob
@@ -42,6 +43,16 @@ def enqueue(
     queue_name: str | None = typer.Option(
         None, "--queue", help="The named queue (default: the job type's, usually `default`)."
     ),
+    concurrency_key: str | None = typer.Option(
+        None,
+        "--concurrency-key",
+        help="At most --concurrency-limit jobs with this key run at once, on every worker.",
+    ),
+    concurrency_limit_text: str | None = typer.Option(
+        None,
+        "--concurrency-limit",
+        help="The key's limit (default: CONCURRENCY_LIMITS' longest matching prefix, else 1).",
+    ),
     diagnostic_jobs: bool = typer.Option(
         False, "--diagnostic-jobs", help="Accept the diag.* job types [DOMINUS_DIAGNOSTIC_JOBS]."
     ),
@@ -56,6 +67,9 @@ def enqueue(
         )
     if queue_name is not None:
         check_queue_name(queue_name, "--queue: ")
+    if concurrency_key is not None:
+        check_concurrency_key(concurrency_key, "--concurrency-key: ")
+    concurrency_limit = parse_concurrency_limit(concurrency_limit_text, "--concurrency-limit: ")
     runtime = open_runtime()
     queue = runtime.queue(runtime.registry(diagnostic_jobs=diagnostic_jobs))
     template = EnqueueRequest(
@@ -66,6 +80,8 @@ def enqueue(
         dedupe_key=dedupe_key,
         timeout_seconds=timeout,
         queue=queue_name,
+        concurrency_key=concurrency_key,
+        concurrency_limit=concurrency_limit,
     )
     if from_file is not None:
         now = queue.clock()
@@ -100,6 +116,8 @@ def _replace_payload(template: EnqueueRequest, payload: dict[str, Any]) -> Enque
         dedupe_key=template.dedupe_key,
         timeout_seconds=template.timeout_seconds,
         queue=template.queue,
+        concurrency_key=template.concurrency_key,
+        concurrency_limit=template.concurrency_limit,
     )
 
 

@@ -21,6 +21,7 @@ from dominus.maintenance.settings import MAX_RETENTION_DAYS, Compression
 
 BACKUP = "BACKUP"
 BACKUP_MAX_ATTEMPTS = 2
+BACKUP_CONCURRENCY_KEY = "backup"
 
 
 class BackupPayload(BaseModel):
@@ -65,4 +66,8 @@ def register_backup(registry: HandlerRegistry, dependencies: HandlerDependencies
         BackupPayload,
         max_attempts=BACKUP_MAX_ATTEMPTS,
         queue=MAINTENANCE_QUEUE,
+        # One backup at a time on every host: two would copy the same database into the same
+        # directory and apply the same retention (ADR 0052).
+        concurrency_key=lambda _payload: BACKUP_CONCURRENCY_KEY,
+        concurrency_limit=1,
     )

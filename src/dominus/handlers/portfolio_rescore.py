@@ -17,6 +17,7 @@ from dominus.portfolio.rescore import rescore
 from dominus.providers.gate_waits import ProgressWithWaits
 
 PORTFOLIO_RESCORE = "PORTFOLIO_RESCORE"
+RESCORE_CONCURRENCY_KEY = "portfolio-rescore:all"
 
 
 class PortfolioRescorePayload(BaseModel):
@@ -33,7 +34,17 @@ def register_portfolio_rescore(
     def handle(payload: PortfolioRescorePayload, context: JobContext) -> dict[str, Any]:
         return run_rescore(payload.domain, context, dependencies)
 
-    registry.register(PORTFOLIO_RESCORE, handle, PortfolioRescorePayload, max_attempts=3)
+    registry.register(
+        PORTFOLIO_RESCORE,
+        handle,
+        PortfolioRescorePayload,
+        max_attempts=3,
+        # One rescore of the portfolio at a time: the payload names an entry, not a portfolio
+        # (there is one), and a rescore of one entry refreshes the same verdicts as a rescore of
+        # every entry, so they share the key (ADR 0052).
+        concurrency_key=lambda _payload: RESCORE_CONCURRENCY_KEY,
+        concurrency_limit=1,
+    )
 
 
 def run_rescore(

@@ -21,6 +21,7 @@ from sqlalchemy import Connection
 
 from dominus.errors import InvalidJobOptionError, InvalidPayloadError
 from dominus.jobs.clock import utc_now
+from dominus.jobs.concurrency import NO_LIMITS, ConcurrencyLimits, resolve_concurrency
 from dominus.jobs.json_limits import (
     MAX_JSON_DEPTH,
     MAX_PAYLOAD_BYTES,
@@ -28,9 +29,9 @@ from dominus.jobs.json_limits import (
     too_deep_message,
     value_nests_deeper_than,
 )
-from dominus.jobs.model import EnqueueResult, Job, NewJob, QueueState
+from dominus.jobs.model import EnqueueResult, Job, JsonObject, NewJob, QueueState
 from dominus.jobs.queues import check_queue_name
-from dominus.jobs.registry import HandlerRegistry
+from dominus.jobs.registry import HandlerRegistry, JobType
 from dominus.jobs.store import JobStore
 
 PRIORITY_RANGE = (-1000, 1000)
@@ -53,6 +54,10 @@ class EnqueueRequest:
     timeout_seconds: float | None = None
     # None: the job type's queue (`default` unless its registration names another).
     queue: str | None = None
+    # None: the job type's key (most have none). The limit: None takes CONCURRENCY_LIMITS'
+    # longest matching prefix, else the registration's, else 1 (ADR 0052).
+    concurrency_key: str | None = None
+    concurrency_limit: int | None = None
 
 
 @dataclass
@@ -63,6 +68,8 @@ class JobQueue:
     registry: HandlerRegistry
     max_depth: int = 0
     clock: Callable[[], datetime] = utc_now
+    # The operator's limits by key prefix (CONCURRENCY_LIMITS).
+    concurrency_limits: ConcurrencyLimits = NO_LIMITS
     _listeners: list[Callable[[], None]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -82,13 +89,24 @@ class JobQueue:
         dedupe_key: str | None = None,
         timeout_seconds: float | None = None,
         queue: str | None = None,
+        concurrency_key: str | None = None,
+        concurrency_limit: int | None = None,
         connection: Connection | None = None,
         internal: bool = False,
     ) -> EnqueueResult:
         """Enqueue one job. With `connection`, the insert joins the caller's transaction;
         `internal=True` is for the owner of an internal job type (see JobType.enqueue_via)."""
         request = EnqueueRequest(
-            job_type, payload, priority, max_attempts, run_at, dedupe_key, timeout_seconds, queue
+            job_type,
+            payload,
+            priority,
+            max_attempts,
+            run_at,
+            dedupe_key,
+            timeout_seconds,
+            queue,
+            concurrency_key,
+            concurrency_limit,
         )
         return self.enqueue_jobs([request], connection=connection, internal=internal)[0]
 
@@ -136,6 +154,7 @@ class JobQueue:
             )
         run_at = now if request.run_at is None else _utc(request.run_at, where)
         queue = check_queue_name(job_type.queue if request.queue is None else request.queue, where)
+        key, limit = self._concurrency(job_type, request, payload, where)
         if (
             request.dedupe_key is not None
             and not 0 < len(request.dedupe_key) <= DEDUPE_KEY_MAX_LENGTH
@@ -158,6 +177,24 @@ class JobQueue:
             dedupe_key=request.dedupe_key,
             timeout_seconds=timeout,
             queue=queue,
+            concurrency_key=key,
+            concurrency_limit=limit,
+        )
+
+    def _concurrency(
+        self, job_type: JobType[Any], request: EnqueueRequest, payload: JsonObject, where: str
+    ) -> tuple[str | None, int | None]:
+        key = request.concurrency_key
+        default_limit = None
+        if key is None and job_type.concurrency_key is not None:
+            key = job_type.concurrency_key(payload)
+            default_limit = job_type.concurrency_limit
+        return resolve_concurrency(
+            key,
+            request.concurrency_limit,
+            default_limit=default_limit,
+            limits=self.concurrency_limits,
+            where=where,
         )
 
     def get(self, job_id: int) -> Job:

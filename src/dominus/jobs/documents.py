@@ -47,6 +47,8 @@ class JobSummaryOut(BaseModel):
     dedupe_key: str | None = None
     timeout_seconds: float | None = None
     queue: str = "default"
+    concurrency_key: str | None = None
+    concurrency_limit: int | None = None
     created_at: str
     updated_at: str
     run_at: str
@@ -71,6 +73,8 @@ class JobSummaryOut(BaseModel):
             "dedupe_key": job.dedupe_key,
             "timeout_seconds": job.timeout_seconds,
             "queue": job.queue,
+            "concurrency_key": job.concurrency_key,
+            "concurrency_limit": job.concurrency_limit,
             "created_at": _required_timestamp(job.created_at),
             "updated_at": _required_timestamp(job.updated_at),
             "run_at": _required_timestamp(job.run_at),

@@ -93,6 +93,9 @@ class Job:
     dedupe_key: str | None = None
     timeout_seconds: float | None = None
     queue: str = DEFAULT_QUEUE
+    # At most `concurrency_limit` jobs with this key run at once (ADR 0052); None: no key.
+    concurrency_key: str | None = None
+    concurrency_limit: int | None = None
 
     @property
     def claim(self) -> Claim:
@@ -158,6 +161,8 @@ class NewJob:
     dedupe_key: str | None = None
     timeout_seconds: float | None = None
     queue: str = DEFAULT_QUEUE
+    concurrency_key: str | None = None
+    concurrency_limit: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,9 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from dominus.errors import DuplicateJobTypeError, NotEnqueueableError, UnknownJobTypeError
+from dominus.jobs.concurrency import check_concurrency_limit
 from dominus.jobs.context import JobContext
-from dominus.jobs.model import DEFAULT_QUEUE
+from dominus.jobs.model import DEFAULT_QUEUE, JsonObject
 from dominus.jobs.queues import check_queue_name
 from dominus.jobs.retry import RetryPolicy
 
@@ -21,6 +22,8 @@ SyncHandler = Callable[[PayloadT, JobContext], Any]
 # (ADR 0029).
 AsyncHandler = Callable[[PayloadT, JobContext], Coroutine[Any, Any, Any]]
 Handler = SyncHandler[PayloadT] | AsyncHandler[PayloadT]
+# A job type's default concurrency key, from the job's validated payload (None: no key).
+ConcurrencyKeyOf = Callable[[JsonObject], str | None]
 
 DEFAULT_MAX_ATTEMPTS = 3
 
@@ -44,6 +47,10 @@ class JobType(Generic[PayloadT]):
     enqueue_via: str | None = None
     # The named queue its jobs go to unless the caller names another (schedules included).
     queue: str = DEFAULT_QUEUE
+    # The concurrency key of its jobs unless the caller names one (ADR 0052), and that key's
+    # limit unless the caller or CONCURRENCY_LIMITS gives one.
+    concurrency_key: ConcurrencyKeyOf | None = None
+    concurrency_limit: int | None = None
     # Whether `handler` is an `async def` function; worked out once, at registration.
     is_async: bool = field(init=False, repr=False, compare=False)
 
@@ -75,6 +82,8 @@ class HandlerRegistry:
         if job_type.max_attempts < 1:
             raise ValueError(f"job type {job_type.name!r}: max_attempts must be at least 1")
         check_queue_name(job_type.queue, f"job type {job_type.name!r}: ")
+        if job_type.concurrency_limit is not None:
+            check_concurrency_limit(job_type.concurrency_limit, f"job type {job_type.name!r}: ")
         self._types[job_type.name] = job_type
 
     def register(
@@ -89,6 +98,8 @@ class HandlerRegistry:
         retry_policy: RetryPolicy | None = None,
         enqueue_via: str | None = None,
         queue: str = DEFAULT_QUEUE,
+        concurrency_key: ConcurrencyKeyOf | None = None,
+        concurrency_limit: int | None = None,
     ) -> JobType[PayloadT]:
         job_type = JobType(
             name=name,
@@ -100,6 +111,8 @@ class HandlerRegistry:
             retry_policy=retry_policy,
             enqueue_via=enqueue_via,
             queue=queue,
+            concurrency_key=concurrency_key,
+            concurrency_limit=concurrency_limit,
         )
         self.add(job_type)
         return job_type

@@ -63,6 +63,8 @@ def enqueue(body: EnqueueBody, response: Response, api: Services) -> JobOut:
         dedupe_key=body.dedupe_key,
         timeout_seconds=body.timeout_seconds,
         queue=body.queue,
+        concurrency_key=body.concurrency_key,
+        concurrency_limit=body.concurrency_limit,
     )
     response.headers["Location"] = f"/api/v1/jobs/{result.job_id}"
     if not result.created:

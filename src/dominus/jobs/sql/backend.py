@@ -48,7 +48,14 @@ class Backend(Protocol):
     ) -> list[Job]:
         """pending & due → running for up to `limit` jobs of `job_types` (limit > 0, some
         types) from `queues` (None: every queue; never a paused one), in claim order: highest
-        priority first, then oldest run_at, then id."""
+        priority first, then oldest run_at, then id. A job with a concurrency key is claimed only
+        within its key's free slots, counted so that concurrent claims never exceed them."""
+        ...
+
+    def claim_many(
+        self, connection: Connection, requests: Sequence[ClaimRequest], now: datetime
+    ) -> list[Job]:
+        """`claim` for each request (the requests' limits and queues), in one transaction."""
         ...
 
     def insert_plain(

@@ -47,8 +47,15 @@ from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
 from dominus.jobs.sql.driver_connections import DriverConnections
 from dominus.jobs.sql.metrics import BUCKET_LABELS, Increments, shard_for
+from dominus.jobs.sql.postgres_claims import (
+    LOCK_KEYS,
+    LOCK_KEYS_ASYNC_COMMIT,
+    claim_parameters,
+    claim_statement,
+    lock_parameters,
+)
 from dominus.jobs.sql.postgres_vacuum import QueueVacuum
-from dominus.jobs.sql.rows import JOB_FIELD_NAMES, job_from_fields
+from dominus.jobs.sql.rows import job_from_fields
 from dominus.jobs.sql.tables import (
     ENQUEUE_TIME_COLUMNS,
     JOB_VALUE_COLUMNS,
@@ -60,66 +67,6 @@ from dominus.jobs.wakeup import ChangeWatcher
 
 log = logging.getLogger("dominus.worker")
 
-
-_CLAIM = f"""
-    WITH due AS MATERIALIZED (
-        SELECT id
-          FROM job_queue
-         WHERE status = 'pending' AND run_at <= %(now)s AND job_type = ANY(%(job_types)s)
-           -- Paused queues, read by the claim itself (ADR 0050): a hashed list of a tiny
-           -- table, checked per row the walk of the claim index meets.
-           AND queue NOT IN (SELECT name FROM job_queues WHERE paused)
-         ORDER BY priority DESC, run_at, id
-         LIMIT %(limit)s
-         -- FOR NO KEY UPDATE, not FOR UPDATE: it still stops two workers from taking the
-         -- same row, but does not conflict with the KEY SHARE locks that inserting
-         -- job_events / dead_letter_jobs rows (foreign keys to job_queue) take.
-         -- SKIP LOCKED: a row another worker is claiming at this instant is skipped, not
-         -- waited for, so workers never queue behind each other and never double-claim.
-           FOR NO KEY UPDATE SKIP LOCKED
-    )
-    UPDATE job_queue AS job
-       SET status = 'running', locked_by = %(worker_id)s, attempts = job.attempts + 1,
-           started_at = %(now)s, heartbeat_at = %(now)s, updated_at = %(now)s
-      FROM due
-     WHERE job.id = due.id
-    RETURNING {", ".join(f"job.{name}" for name in JOB_FIELD_NAMES)}
-"""
-
-# The claim of a worker that names its queues: each queue's own walk of its part of the queue
-# claim index (in claim order, stopping after LIMIT rows, skipping rows locked by other claims),
-# then the best LIMIT of those; one statement whatever the number of queues. A queue paused is
-# left out before its walk starts. Rows a queue's walk locked but the final LIMIT left out stay
-# locked (skipped by other claims) only until this transaction ends.
-_CLAIM_QUEUES = f"""
-    WITH due AS MATERIALIZED (
-        SELECT candidate.id
-          FROM unnest(%(queues)s::text[]) AS wanted(name)
-          CROSS JOIN LATERAL (
-              SELECT id, priority, run_at
-                FROM job_queue
-               -- `queue` between the name and itself is `queue = wanted.name`, spelled so
-               -- that the planner walks the queue claim index: with an equality on a value it
-               -- cannot see, it reckons a queue is 1/n of the jobs (n queues) and may walk the
-               -- shared claim index instead, through every other queue's jobs. `queue` leads
-               -- the order for the same reason (one value here: the same order).
-               WHERE status = 'pending' AND queue >= wanted.name AND queue <= wanted.name
-                 AND run_at <= %(now)s AND job_type = ANY(%(job_types)s)
-               ORDER BY queue, priority DESC, run_at, id
-               LIMIT %(limit)s
-                 FOR NO KEY UPDATE SKIP LOCKED
-          ) AS candidate
-         WHERE wanted.name NOT IN (SELECT name FROM job_queues WHERE paused)
-         ORDER BY candidate.priority DESC, candidate.run_at, candidate.id
-         LIMIT %(limit)s
-    )
-    UPDATE job_queue AS job
-       SET status = 'running', locked_by = %(worker_id)s, attempts = job.attempts + 1,
-           started_at = %(now)s, heartbeat_at = %(now)s, updated_at = %(now)s
-      FROM due
-     WHERE job.id = due.id
-    RETURNING {", ".join(f"job.{name}" for name in JOB_FIELD_NAMES)}
-"""
 
 # Completes the batch (fenced on each claim) and adds the landed completions to the metrics in
 # the same statement, so a tick stays one round trip. Each duration falls in the first bucket
@@ -262,11 +209,23 @@ class PostgresBackend:
         now: datetime,
         queues: Sequence[str] | None = None,
     ) -> list[Job]:
-        request = ClaimRequest(worker_id, job_types, limit, queues)
-        rows = connection.exec_driver_sql(
-            _claim_statement(request), _claim_parameters(request, now)
-        ).fetchall()
-        return _claimed_jobs(rows)
+        return self.claim_many(connection, [ClaimRequest(worker_id, job_types, limit, queues)], now)
+
+    def claim_many(
+        self, connection: Connection, requests: Sequence[ClaimRequest], now: datetime
+    ) -> list[Job]:
+        if not requests:
+            return []
+        raw = connection.connection.driver_connection
+        assert isinstance(raw, psycopg.Connection)
+        # The key locks and the claims in one round trip, as in the worker loop's settle.
+        with raw.pipeline():
+            raw.execute(LOCK_KEYS, lock_parameters(requests, now))
+            claims = [
+                raw.execute(claim_statement(request), claim_parameters(request, now))
+                for request in requests
+            ]
+        return _claimed_jobs([row for claimed in claims for row in claimed.fetchall()])
 
     def insert_plain(
         self, connection: Connection, jobs: Sequence[NewJob], now: datetime
@@ -392,11 +351,15 @@ class _LoopConnection:
             raw = self._connection()
         try:
             with raw.pipeline():
-                raw.execute("SET LOCAL synchronous_commit = off")
+                if claim_for:
+                    # The key locks first: the claims' snapshots are taken after them.
+                    raw.execute(LOCK_KEYS_ASYNC_COMMIT, lock_parameters(claim_for, now))
+                else:
+                    raw.execute("SET LOCAL synchronous_commit = off")
                 parameters = _completion_parameters(outcomes, now)
                 completed = raw.execute(_COMPLETE, parameters, prepare=False)
                 claims = [
-                    raw.execute(_claim_statement(request), _claim_parameters(request, now))
+                    raw.execute(claim_statement(request), claim_parameters(request, now))
                     for request in claim_for
                 ]
                 raw.commit()
@@ -431,6 +394,8 @@ def _insert_parameters(jobs: Sequence[NewJob], now: datetime) -> dict[str, Any]:
         "run_at": [job.run_at for job in jobs],
         "timeout_seconds": [job.timeout_seconds for job in jobs],
         "queue": [job.queue for job in jobs],
+        "concurrency_key": [job.concurrency_key for job in jobs],
+        "concurrency_limit": [job.concurrency_limit for job in jobs],
     }
 
 
@@ -448,6 +413,8 @@ def _enqueue_one(raw: psycopg.Connection[Any], job: NewJob, now: datetime) -> li
         "now": now,
         "timeout_seconds": job.timeout_seconds,
         "queue": job.queue,
+        "concurrency_key": job.concurrency_key,
+        "concurrency_limit": job.concurrency_limit,
         "counter": ENQUEUED,
         "shard": shard_for(),
         "channel": JOBS_CHANNEL,
@@ -481,6 +448,8 @@ def _copy_in(raw: psycopg.Connection[Any], jobs: Sequence[NewJob], now: datetime
                         now,
                         job.timeout_seconds,
                         job.queue,
+                        job.concurrency_key,
+                        job.concurrency_limit,
                     )
                 )
         raw.execute(
@@ -534,22 +503,6 @@ def _completion_parameters(outcomes: Sequence[Completed], now: datetime) -> dict
 def _landed(outcomes: Sequence[Completed], rows: Sequence[Any]) -> list[bool]:
     landed = {row[0] for row in rows}
     return [outcome.claim.job_id in landed for outcome in outcomes]
-
-
-def _claim_statement(request: ClaimRequest) -> str:
-    return _CLAIM if request.queues is None else _CLAIM_QUEUES
-
-
-def _claim_parameters(request: ClaimRequest, now: datetime) -> dict[str, Any]:
-    parameters = {
-        "now": now,
-        "worker_id": request.worker_id,
-        "job_types": list(request.job_types),
-        "limit": request.limit,
-    }
-    if request.queues is not None:
-        parameters["queues"] = list(request.queues)
-    return parameters
 
 
 def _claimed_jobs(rows: Sequence[Any]) -> list[Job]:

@@ -66,6 +66,8 @@ def job_from_fields(fields: Sequence[Any], time: Decode, document: Decode) -> Jo
         dedupe_key=fields[19],
         timeout_seconds=fields[20],
         queue=fields[21],
+        concurrency_key=fields[22],
+        concurrency_limit=fields[23],
     )
 
 

@@ -19,7 +19,6 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Select, Table, literal, select
@@ -43,7 +42,8 @@ from dominus.jobs.model import Claim, ClaimRequest, Completed, Job, NewJob
 from dominus.jobs.sql import sqlite_enqueue_counts as enqueue_counts
 from dominus.jobs.sql.driver_connections import DriverConnections
 from dominus.jobs.sql.metrics import Increments, shard_for
-from dominus.jobs.sql.rows import JOB_FIELDS, job_from_fields
+from dominus.jobs.sql.rows import job_from_fields
+from dominus.jobs.sql.sqlite_claims import HAS_KEYED_PENDING, claim_parameters, claim_sql
 from dominus.jobs.sql.tables import NEW_JOB_COLUMN_LIST, job_queue, new_job_values
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher, SqliteDataVersionWatcher
 
@@ -65,62 +65,6 @@ _UPSERT_METRICS = (
     "INSERT INTO job_metrics (name, job_type, bucket, shard, value) VALUES (?, ?, ?, ?, ?) "
     "ON CONFLICT (name, job_type, bucket, shard) DO UPDATE SET value = value + excluded.value"
 )
-
-
-# Paused queues (`job_queues`), read by the claim itself: a pause holds from its commit on,
-# for every worker on every host, with nothing cached (ADR 0050). A tiny table, read once per
-# claim (SQLite materialises the list before walking the claim index).
-_PAUSED = "SELECT name FROM job_queues WHERE paused = 1"
-_CLAIMED = "ORDER BY priority DESC, run_at, id LIMIT ?"
-
-
-@lru_cache(maxsize=64)
-def _claim_sql(type_count: int, queue_count: int = 0) -> str:
-    """The claim of `type_count` job types from every queue (`queue_count` 0) or from that many
-    named queues. Parameters: worker id, now ×4, then the `_due_sql` parameters."""
-    return (
-        "UPDATE job_queue SET status = 'running', locked_by = ?, attempts = attempts + 1, "
-        "started_at = ?, heartbeat_at = ?, updated_at = ? "
-        f"WHERE id IN ({_due_sql(type_count, queue_count)}) "
-        f"RETURNING {JOB_FIELDS}"
-    )
-
-
-def _due_sql(type_count: int, queue_count: int) -> str:
-    # The literal 'pending' lets the planner match the partial claim index, and INDEXED BY holds
-    # it there: walking the claim index in order stops after LIMIT rows, however many jobs wait
-    # or have finished, where any other plan would sort every pending row on every claim.
-    types = ", ".join("?" * type_count)
-    if queue_count == 0:  # parameters: now, *types, limit
-        return (
-            "SELECT id FROM job_queue INDEXED BY ix_job_queue_claim "
-            f"WHERE status = 'pending' AND run_at <= ? AND job_type IN ({types}) "
-            f"AND queue NOT IN ({_PAUSED}) {_CLAIMED}"
-        )
-    # Named queues: each queue's own walk of its part of the queue claim index, stopping after
-    # LIMIT rows as above, then the best LIMIT of those. Parameters, per queue: queue, now,
-    # *types, queue, limit; then limit.
-    one_queue = (
-        "SELECT id, priority, run_at FROM (SELECT id, priority, run_at FROM job_queue "
-        "INDEXED BY ix_job_queue_queue_claim "
-        f"WHERE status = 'pending' AND queue = ? AND run_at <= ? AND job_type IN ({types}) "
-        f"AND ? NOT IN ({_PAUSED}) {_CLAIMED})"
-    )
-    if queue_count == 1:
-        return f"SELECT id FROM ({one_queue})"
-    arms = " UNION ALL ".join([one_queue] * queue_count)
-    return f"SELECT id FROM ({arms}) {_CLAIMED}"
-
-
-def _claim_parameters(
-    worker_id: str, stamp: str, job_types: Sequence[str], limit: int, queues: Sequence[str] | None
-) -> tuple[Any, ...]:
-    head = (worker_id, stamp, stamp, stamp)
-    if not queues:
-        return (*head, stamp, *job_types, limit)
-    per_queue = [(queue, stamp, *job_types, queue, limit) for queue in queues]
-    tail = (limit,) if len(queues) > 1 else ()
-    return (*head, *(value for arm in per_queue for value in arm), *tail)
 
 
 def driver_connection(connection: Connection) -> sqlite3.Connection:
@@ -180,6 +124,18 @@ class SqliteBackend:
         queues: Sequence[str] | None = None,
     ) -> list[Job]:
         return claim_jobs(driver_connection(connection), worker_id, job_types, limit, now, queues)
+
+    def claim_many(
+        self, connection: Connection, requests: Sequence[ClaimRequest], now: datetime
+    ) -> list[Job]:
+        raw = driver_connection(connection)
+        return [
+            job
+            for request in requests
+            for job in claim_jobs(
+                raw, request.worker_id, request.job_types, request.limit, now, request.queues
+            )
+        ]
 
     def insert_plain(
         self, connection: Connection, jobs: Sequence[NewJob], now: datetime
@@ -328,6 +284,8 @@ def insert_plain_jobs(raw: sqlite3.Connection, jobs: Sequence[NewJob], now: date
             created,
             job.timeout_seconds,
             job.queue,
+            job.concurrency_key,
+            job.concurrency_limit,
         )
         for job in jobs
     ]
@@ -355,9 +313,10 @@ def claim_jobs(
     queues: Sequence[str] | None = None,
 ) -> list[Job]:
     stamp = stored_time(now)
+    keyed = raw.execute(HAS_KEYED_PENDING).fetchone() is not None
     rows = raw.execute(
-        _claim_sql(len(job_types), len(queues or ())),
-        _claim_parameters(worker_id, stamp, job_types, limit, queues),
+        claim_sql(len(job_types), len(queues or ()), keyed),
+        claim_parameters(worker_id, stamp, job_types, limit, queues, keyed),
     ).fetchall()
 
     def claimed_time(text: str | None) -> datetime | None:

@@ -192,20 +192,7 @@ class SqlJobStore:
                 if outcomes
                 else []
             )
-            claimed = [
-                job
-                for request in requests
-                for job in claiming.claim_jobs(
-                    self._backend,
-                    connection,
-                    request.worker_id,
-                    request.job_types,
-                    request.limit,
-                    now,
-                    request.queues,
-                )
-            ]
-            return accepted, claimed
+            return accepted, self._backend.claim_many(connection, requests, now)
 
         return self._write(work)
 

@@ -76,11 +76,22 @@ job_queue = Table(
     Column("timeout_seconds", Float),
     # The named queue it waits in (migration 0015); a worker may take some queues only.
     Column("queue", String(64), nullable=False, server_default=text("'default'")),
+    # Its concurrency key and that key's limit at enqueue (migration 0016, ADR 0052): at most
+    # that many jobs with the key run at once. Both NULL for a job without a key.
+    Column("concurrency_key", String(200)),
+    Column("concurrency_limit", Integer),
     CheckConstraint(
         "status IN ('pending', 'running', 'completed', 'failed', 'cancelled')", name="status"
     ),
     CheckConstraint("max_attempts >= 1", name="max_attempts"),
 )
+
+# The pending jobs without a concurrency key, and those with one: the claim walks the first kind
+# in the claim indexes and the second in the key claim index, so that a key holding thousands of
+# jobs back is never walked through by the claim of the others (ADR 0052).
+UNKEYED_PENDING = text("status = 'pending' AND concurrency_key IS NULL")
+KEYED_PENDING = text("status = 'pending' AND concurrency_key IS NOT NULL")
+KEYED_RUNNING = text("status = 'running' AND concurrency_key IS NOT NULL")
 
 # The claim query walks this index in order and stops after LIMIT rows; finished jobs are not in
 # it, so a table full of history does not slow claiming down.
@@ -89,8 +100,8 @@ Index(
     job_queue.c.priority.desc(),
     job_queue.c.run_at,
     job_queue.c.id,
-    sqlite_where=job_queue.c.status == "pending",
-    postgresql_where=job_queue.c.status == "pending",
+    sqlite_where=UNKEYED_PENDING,
+    postgresql_where=UNKEYED_PENDING,
 )
 # The claim of a worker that names its queues walks this one, one queue at a time, in the same
 # order and with the same early stop as the claim above (a worker that takes every queue keeps
@@ -101,8 +112,27 @@ Index(
     job_queue.c.priority.desc(),
     job_queue.c.run_at,
     job_queue.c.id,
-    sqlite_where=job_queue.c.status == "pending",
-    postgresql_where=job_queue.c.status == "pending",
+    sqlite_where=UNKEYED_PENDING,
+    postgresql_where=UNKEYED_PENDING,
+)
+# A key's pending jobs in claim order: the keyed claim walks each key's part, stopping after its
+# free slots, and finds the next key with one probe (ADR 0052).
+Index(
+    "ix_job_queue_key_claim",
+    job_queue.c.concurrency_key,
+    job_queue.c.priority.desc(),
+    job_queue.c.run_at,
+    job_queue.c.id,
+    sqlite_where=KEYED_PENDING,
+    postgresql_where=KEYED_PENDING,
+)
+# A key's running jobs (claimed ahead included): what its slots are counted from.
+Index(
+    "ix_job_queue_key_running",
+    job_queue.c.concurrency_key,
+    job_queue.c.concurrency_limit,
+    sqlite_where=KEYED_RUNNING,
+    postgresql_where=KEYED_RUNNING,
 )
 Index(
     "ix_job_queue_running",
@@ -144,6 +174,8 @@ NEW_JOB_COLUMNS = (
     NewJobColumn("updated_at", "timestamptz"),
     NewJobColumn("timeout_seconds", "float8"),
     NewJobColumn("queue", "varchar"),
+    NewJobColumn("concurrency_key", "varchar"),
+    NewJobColumn("concurrency_limit", "int4"),
 )
 NEW_JOB_COLUMN_LIST = ", ".join(column.name for column in NEW_JOB_COLUMNS)
 ENQUEUE_TIME_COLUMNS = frozenset({"created_at", "updated_at"})

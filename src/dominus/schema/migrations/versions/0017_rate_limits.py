@@ -1,7 +1,7 @@
 """rate limits: limiters and pauses shared by every process through the database
 
 Revision ID: 0017_rate_limits
-Revises: 0015_named_queues
+Revises: 0016_concurrency_keys
 Create Date: 2026-12-05
 
 `rate_limits` holds a row per key configured or paused; `rate_limit_grants` the key's sliding-
@@ -16,7 +16,7 @@ from alembic import op
 from dominus.db.types import UTCDateTime
 
 revision = "0017_rate_limits"
-down_revision = "0015_named_queues"
+down_revision = "0016_concurrency_keys"
 branch_labels = None
 depends_on = None
 
