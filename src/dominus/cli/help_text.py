@@ -35,6 +35,7 @@ SHORT_HELP = {
     "jobs wait": "Wait for a job to finish, showing its progress.",
     "dlq purge": "Delete dead-letter entries (their jobs stay).",
     "queues list": "Every queue with active jobs or paused, and default.",
+    "keys list": "Every rate-limit key configured or paused, and until when.",
     "portfolio import": "Import names from a registrar's or marketplace's CSV.",
     "thresholds rollback": "Activate a copy of an earlier threshold set.",
     "valuation": "The value model: fit, measure, appraise names.",
