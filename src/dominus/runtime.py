@@ -1,37 +1,40 @@
 """What a process needs, built once at its edge from the settings: engine, store, registry,
-clock, change watcher, worker configuration. The CLI and the HTTP API both start here."""
+clock, change watcher, worker configuration. The CLI and the HTTP API both start here.
+
+Building a runtime imports the store and nothing above it: the handlers (and through them the
+pipeline, the providers, httpx, numpy), the notifiers and the scheduler are imported by the
+methods that build them, so `dominus jobs list` reads its rows without loading them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
 from dominus.config import Settings
 from dominus.db.engine import SqliteMode, create_database_engine
-from dominus.handlers import HandlerDependencies, build_registry
-from dominus.jobs.client import JobQueue
 from dominus.jobs.clock import Clock
 from dominus.jobs.concurrency import parse_concurrency_limits
 from dominus.jobs.limits import Limiters
 from dominus.jobs.queues import EVERY_QUEUE, QueueShares
 from dominus.jobs.rate_limit import parse_rate_limits
-from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.retry import RetryPolicy
 from dominus.jobs.sql import SqlJobStore
 from dominus.jobs.sql.backend import Backend, backend_for
 from dominus.jobs.sql.limits import RateLimitStore
 from dominus.jobs.wakeup import ChangeWatcher
-from dominus.jobs.worker import DeadLetterHook
 from dominus.jobs.worker_config import WorkerConfig
-from dominus.notify import Notifier, notifier_from_settings
-from dominus.notify.dead_letters import dead_letter_hook
-from dominus.providers.rate_gate import RateGate
-from dominus.providers.setup import rate_gate
-from dominus.providers.shared_gate import SharedRateGate
-from dominus.scheduling.service import ScheduleService
 from dominus.schema.migrate import ensure_migrated
+
+if TYPE_CHECKING:
+    from dominus.jobs.client import JobQueue
+    from dominus.jobs.registry import HandlerRegistry
+    from dominus.jobs.worker import DeadLetterHook
+    from dominus.notify import Notifier
+    from dominus.providers.rate_gate import RateGate
+    from dominus.scheduling.service import ScheduleService
 
 
 @dataclass
@@ -44,6 +47,8 @@ class Runtime:
         return SqlJobStore(self.engine)
 
     def registry(self, *, diagnostic_jobs: bool = False) -> HandlerRegistry:
+        from dominus.handlers import HandlerDependencies, build_registry  # noqa: PLC0415
+
         return build_registry(
             diagnostic_jobs=diagnostic_jobs or self.settings.DOMINUS_DIAGNOSTIC_JOBS,
             dependencies=HandlerDependencies(
@@ -55,16 +60,23 @@ class Runtime:
     def rate_gate(self) -> RateGate:
         """The gate for RDAP and WHOIS requests, shared through the database by every process
         on it (`dominus.providers.shared_gate`), this process's own when the database fails."""
+        from dominus.providers.setup import rate_gate  # noqa: PLC0415
+        from dominus.providers.shared_gate import SharedRateGate  # noqa: PLC0415
+
         local = rate_gate(self.settings)
         return SharedRateGate(self.limiters, local.limits, local)
 
     @cached_property
     def notifier(self) -> Notifier:
         """The log, plus the webhook when NOTIFY_WEBHOOK_URL is set (ADR 0022)."""
+        from dominus.notify import notifier_from_settings  # noqa: PLC0415
+
         return notifier_from_settings(self.settings)
 
     def dead_letter_hook(self) -> DeadLetterHook:
         """A worker's `on_dead_letter`: dead-lettered jobs notify."""
+        from dominus.notify.dead_letters import dead_letter_hook  # noqa: PLC0415
+
         return dead_letter_hook(self.notifier)
 
     @cached_property
@@ -83,6 +95,8 @@ class Runtime:
         return Limiters(RateLimitStore(self.engine), self.clock)
 
     def queue(self, registry: HandlerRegistry | None = None) -> JobQueue:
+        from dominus.jobs.client import JobQueue  # noqa: PLC0415
+
         return JobQueue(
             self.store,
             registry or self.registry(),
@@ -92,6 +106,8 @@ class Runtime:
         )
 
     def schedule_service(self, *, diagnostic_jobs: bool = False) -> ScheduleService:
+        from dominus.scheduling.service import ScheduleService  # noqa: PLC0415
+
         diagnostic = diagnostic_jobs or self.settings.DOMINUS_DIAGNOSTIC_JOBS
         return ScheduleService(
             self.settings,

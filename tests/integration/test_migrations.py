@@ -20,6 +20,7 @@ from dominus.errors import SchemaNotMigratedError
 from dominus.jobs import SqlJobStore
 from dominus.jobs.metrics_model import ENQUEUED
 from dominus.jobs.model import NewJob
+from dominus.schema import migrate
 from dominus.schema.migrate import (
     current_revision,
     downgrade,
@@ -50,6 +51,26 @@ def test_an_empty_database_is_refused_until_upgraded(tmp_path: Path) -> None:
     assert current_revision(engine) == head_revision()
     upgrade(engine)  # idempotent
     engine.dispose()
+
+
+def test_the_head_read_from_the_migration_files_is_alembics() -> None:
+    assert migrate._plain_head() is not None  # the quick reading applies to this history
+    assert head_revision() == migrate.alembic_head_revision()
+
+
+def test_a_history_the_quick_reading_cannot_settle_is_left_to_alembic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    versions = tmp_path / "versions"
+    versions.mkdir()
+    (versions / "a.py").write_text('revision = "a"\ndown_revision = None\n', encoding="utf-8")
+    (versions / "b.py").write_text('revision = "b"\ndown_revision = "a"\n', encoding="utf-8")
+    monkeypatch.setattr(migrate, "MIGRATIONS_DIRECTORY", tmp_path)
+    assert migrate._plain_head() == "b"
+    (versions / "c.py").write_text('revision = "c"\ndown_revision = "a"\n', encoding="utf-8")
+    assert migrate._plain_head() is None  # two heads
+    (versions / "c.py").write_text('revision = "c"\ndown_revision = ("a", "b")\n', encoding="utf-8")
+    assert migrate._plain_head() is None  # a merge
 
 
 def test_sqlite_migrations_build_exactly_the_described_schema(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 
 The commands' docstrings are hard-wrapped at the source's width, and Rich keeps those line ends
 where the terminal wraps again, so a paragraph broke mid-sentence; a command's whole first
-paragraph stood in its group's listing, over three or four lines. `HelpTidyGroup`, the root
-group's class, tidies every command of the tree once, when Typer builds it:
+paragraph stood in its group's listing, over three or four lines. The root group (cli/main.py)
+tidies each command as it is loaded (cli/lazy.py loads a command when it is first needed):
 
 - each paragraph of a help text is joined into one line (paragraphs stay apart), for Rich to
   wrap at the terminal's width;
@@ -19,7 +19,6 @@ from collections.abc import Iterable
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
 
 # The listing's line for commands whose first sentence is longer than a line at 80 columns
 # (the test renders every group at 80 columns and holds each to one line).
@@ -122,6 +121,13 @@ def short_help(path: str, help_text: str) -> str | None:
 
 def tidy(command: Any, path: str = "") -> None:
     """Tidy `command` and every command below it (see the module's docstring)."""
+    tidy_one(command, path)
+    for name, sub in getattr(command, "commands", {}).items():
+        tidy(sub, f"{path} {name}".strip())
+
+
+def tidy_one(command: Any, path: str = "") -> None:
+    """Tidy `command` itself, not the commands below it (a lazy group's are not loaded yet)."""
     if command.help:
         command.help = paragraphs(command.help)
         if path and not command.short_help:
@@ -129,13 +135,3 @@ def tidy(command: Any, path: str = "") -> None:
     for param in [*command.params, command.get_help_option(typer.Context(command))]:
         if param is not None and getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = ""  # Typer's type column shows the metavar, else `<bool>`
-    for name, sub in getattr(command, "commands", {}).items():
-        tidy(sub, f"{path} {name}".strip())
-
-
-class HelpTidyGroup(TyperGroup):
-    """The root group: tidies the whole tree once it is built."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        tidy(self)

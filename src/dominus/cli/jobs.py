@@ -14,7 +14,6 @@ from dominus.errors import InvalidJobOptionError
 from dominus.jobs.client import is_text
 from dominus.jobs.documents import JobOut, JobWithEventsOut, dumped
 from dominus.jobs.model import Job, JobEvent, JobStatus
-from dominus.providers.gate_waits import WAITING_FOR, describe_wait
 
 app = typer.Typer(help="Inspect and manage jobs.", no_args_is_help=True)
 
@@ -129,6 +128,9 @@ def _status_line(job: Job, elapsed: float) -> str:
     if job.status is JobStatus.RUNNING or job.attempts:
         line += f" (attempt {job.attempts}/{job.max_attempts})"
     if job.progress and not job.status.is_terminal:
+        # Only `jobs wait` gets here: the listing commands keep the providers unimported.
+        from dominus.providers.gate_waits import WAITING_FOR, describe_wait  # noqa: PLC0415
+
         fields = {key: value for key, value in job.progress.items() if key != WAITING_FOR}
         line += " " + ", ".join(f"{key}={value}" for key, value in fields.items())
         waiting = describe_wait(job.progress)

@@ -1,48 +1,24 @@
 """The `dominus` command. Errors DOMINUS raises on purpose become one line on stderr and an exit
 code: 2 for bad input (unknown type or id, invalid payload or option, un-migrated database,
 invalid settings), 75 when the queue is full (try again later), 1 for database failures and for
-a backup or restore that failed."""
+a backup or restore that failed.
+
+A command's module is imported when the command runs (dominus.cli.lazy): `dominus --help`,
+`queue stats` and `jobs list` start without the pipeline, the providers, the API server or the
+PostgreSQL driver, which cost most of a second (tests/integration/test_cli_lazy.py holds this)."""
 
 from __future__ import annotations
 
 import logging
-import sqlite3
 import sys
 from typing import NoReturn
 
-import psycopg
 import typer
-from sqlalchemy.exc import SQLAlchemyError
+from typer._click import Command  # Typer's own Click, as dominus.cli.lazy uses
 
-from dominus.cli import (
-    alerts,
-    backtest,
-    db,
-    dlq,
-    jobs,
-    keys,
-    maintenance,
-    marks,
-    outcomes,
-    portfolio,
-    queue,
-    rdap,
-    runs,
-    schedules,
-    scoring,
-    valuation,
-    watchlist,
-)
-from dominus.cli.demo import demo
-from dominus.cli.enqueue import enqueue
-from dominus.cli.help_text import HelpTidyGroup
-from dominus.cli.run import run
-from dominus.cli.scheduler import scheduler
-from dominus.cli.score import score
-from dominus.cli.serve import serve
-from dominus.cli.weights import thresholds_app, weights_app
-from dominus.cli.worker import worker
-from dominus.db.errors import translated
+from dominus.cli.help_text import tidy, tidy_one
+from dominus.cli.lazy import LazyCommand, LazyGroup
+from dominus.db.drivers import driver_errors
 from dominus.errors import (
     BackupFailedError,
     DatabaseError,
@@ -57,41 +33,117 @@ EXIT_FAILURE = 1
 
 log = logging.getLogger("dominus.cli")
 
+
+def _command(name: str, line: str) -> LazyCommand:
+    """`dominus NAME`: the function NAME of dominus.cli.NAME."""
+    return LazyCommand(name, f"dominus.cli.{name}", name, line)
+
+
+def _group(name: str, line: str, module: str = "", app: str = "app") -> LazyCommand:
+    """`dominus NAME ...`: the Typer app `app` of dominus.cli.MODULE (default: NAME)."""
+    return LazyCommand(name, f"dominus.cli.{module or name}", app, line)
+
+
+# In `dominus --help` order, each with the first paragraph of its own help (the function's
+# docstring, the group's `help=`); tests/integration/test_cli_lazy.py keeps the two equal.
+COMMANDS = (
+    _command(
+        "worker", "Run jobs. Stops gracefully on SIGTERM/SIGINT; a second signal exits at once."
+    ),
+    _command(
+        "scheduler",
+        "Enqueue each fire of each enabled schedule, exactly once however many schedulers run.\n"
+        "Stops gracefully on SIGTERM/SIGINT; a second signal exits at once.",
+    ),
+    _command("enqueue", "Enqueue a job and print its id (or the job, with --json)."),
+    _command(
+        "demo",
+        "Enqueue diagnostic jobs (no-ops, sleeps, flaky and broken jobs) on the configured\n"
+        "database and run one worker until every one has finished; then print what happened.",
+    ),
+    _command(
+        "serve",
+        "Serve the REST API (/api/v1, OpenAPI at /api/v1/docs). SIGTERM/SIGINT stop the server,\n"
+        "the embedded worker and scheduler gracefully; a second signal exits at once.",
+    ),
+    _command(
+        "run",
+        "Run the five-stage pipeline. By default it is enqueued (a worker runs it) and its ids "
+        "are\nprinted. Exit code with --sync/--wait: 0 success, 1 failed or degraded, 3 cancelled.",
+    ),
+    _command(
+        "score",
+        "Appraise each DOMAIN as a pipeline run would score it: signals and their evidence, EV,\n"
+        "buy max, the money gate, confidence, tier and its reason. --price/--age/--backlinks/\n"
+        "--wayback are a listing's facts (one DOMAIN; the closeout CSV's ranges) and make the "
+        "name a\npurchase. The trademark gate runs with the configured marks. Bad input: one "
+        "line, exit 2.",
+    ),
+    _group("db", "Database schema: apply and inspect migrations; copy to another database."),
+    _group("jobs", "Inspect and manage jobs."),
+    _group("dlq", "Jobs that exhausted their attempts."),
+    _group("queue", "The queue as a whole."),
+    _group("queues", "Named queues: list, pause, resume.", module="queue", app="queues_app"),
+    _group("keys", "Rate-limit keys: list, resume a paused one."),
+    _group("runs", "Follow and inspect pipeline runs."),
+    _group("rdap", "The RDAP bootstrap."),
+    _group("scoring", "The scoring engine's settings."),
+    _group("schedules", "The cron schedules and their last jobs."),
+    _group(
+        "maintenance", "Backups (with retention), restore, vacuum, and pruning of expired rows."
+    ),
+    _group(
+        "portfolio",
+        "The portfolio: names held, renewals, verdicts (keep/drop/reprice), imports, ledger.",
+    ),
+    _group("outcomes", "Outcomes: sales, drops and expiries, for the backtest."),
+    _group(
+        "backtest", "Backtest the engine on recorded sales; suggest and tune weights; calibrate."
+    ),
+    _group(
+        "weights",
+        "The signal weight sets: active, history, rollback.",
+        module="weights",
+        app="weights_app",
+    ),
+    _group(
+        "thresholds",
+        "Calibrated threshold sets: active, history, rollback.",
+        module="weights",
+        app="thresholds_app",
+    ),
+    _group("watchlist", "Domains watched until they can be registered."),
+    _group("alerts", "Renewal alerts of the portfolio (RENEWAL_CHECK)."),
+    _group("marks", "Trademark marks for the trademark gate."),
+    _group("valuation", "The value model: fit it on sales, measure it, appraise names."),
+)
+
+
+class DominusGroup(LazyGroup):
+    lazy = COMMANDS
+
+    def prepare(self, path: str, command: Command) -> None:
+        """One paragraph a help text, one line a listing entry (dominus.cli.help_text)."""
+        if command is self:
+            tidy_one(command)
+        else:
+            tidy(command, path)
+
+
 app = typer.Typer(
     name="dominus",
     help="DOMINUS: decision support for domain-name investors, on a durable job engine.",
+    cls=DominusGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    cls=HelpTidyGroup,  # one paragraph a help text, one line a listing entry
 )
-app.add_typer(db.app, name="db")
-app.add_typer(jobs.app, name="jobs")
-app.add_typer(dlq.app, name="dlq")
-app.add_typer(queue.app, name="queue")
-app.add_typer(queue.queues_app, name="queues")
-app.add_typer(keys.app, name="keys")
-app.add_typer(runs.app, name="runs")
-app.add_typer(rdap.app, name="rdap")
-app.add_typer(scoring.app, name="scoring")
-app.add_typer(schedules.app, name="schedules")
-app.add_typer(maintenance.app, name="maintenance")
-app.add_typer(portfolio.app, name="portfolio")
-app.add_typer(outcomes.app, name="outcomes")
-app.add_typer(backtest.app, name="backtest")
-app.add_typer(weights_app, name="weights")
-app.add_typer(thresholds_app, name="thresholds")
-app.add_typer(watchlist.app, name="watchlist")
-app.add_typer(alerts.app, name="alerts")
-app.add_typer(marks.app, name="marks")
-app.add_typer(valuation.app, name="valuation")
-app.command("worker")(worker)
-app.command("scheduler")(scheduler)
-app.command("enqueue")(enqueue)
-app.command("demo")(demo)
-app.command("serve")(serve)
-app.command("run")(run)
-app.command("score")(score)
+
+
+@app.callback()
+def _top_level() -> None:
+    """Nothing to do before a command (Typer builds a group, rather than one command, for an app
+    with a callback; the commands themselves come from COMMANDS)."""
 
 
 # Each kind of error and its exit code, most specific first; anything else DOMINUS refuses on
@@ -113,7 +165,9 @@ def main() -> None:
         app()
     except DominusError as error:
         fail(error)
-    except (SQLAlchemyError, sqlite3.Error, psycopg.Error) as error:
+    except driver_errors() as error:
+        from dominus.db.errors import translated  # noqa: PLC0415 - only on a failure
+
         fail(translated(error))  # a driver error that escaped translation: still one line
 
 

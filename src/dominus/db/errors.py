@@ -13,10 +13,10 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import psycopg
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
+from dominus.db.drivers import driver_errors, loaded_psycopg
 from dominus.errors import DatabaseBusyError, DatabaseError
 
 _SQLITE_BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED (and their extended codes' low byte)
@@ -78,7 +78,7 @@ def translated(error: BaseException) -> DatabaseError:
 def database_errors() -> Iterator[None]:
     try:
         yield
-    except (SQLAlchemyError, sqlite3.Error, psycopg.Error) as error:
+    except driver_errors() as error:
         # The hot paths use the driver connection directly (no SQLAlchemy wrapping).
         raise translated(error) from error
 
@@ -87,7 +87,8 @@ def _our_words(original: BaseException) -> str:
     if isinstance(original, sqlite3.Error):
         code = getattr(original, "sqlite_errorcode", None)
         return FAILED if code is None else _SQLITE_MESSAGES.get(code & 0xFF, FAILED)
-    if isinstance(original, psycopg.Error):
+    psycopg = loaded_psycopg()  # a psycopg error means psycopg is loaded
+    if psycopg is not None and isinstance(original, psycopg.Error):
         state = original.sqlstate
         if state is None:
             # No SQLSTATE: the client failed before the server answered (refused, timed out,

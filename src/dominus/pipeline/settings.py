@@ -5,13 +5,15 @@ is a base class of `dominus.config.Settings`."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from dominus.pipeline.runner import PipelineOptions
 from dominus.providers.settings import ProviderSettings
 from dominus.scoring.settings import ScoringSettings, scoring_config
-from dominus.valuation import load_model
+
+if TYPE_CHECKING:
+    from dominus.pipeline.runner import PipelineOptions
 
 
 class PipelineSettings(ProviderSettings, ScoringSettings):
@@ -25,6 +27,11 @@ class PipelineSettings(ProviderSettings, ScoringSettings):
 
 
 def pipeline_options(settings: PipelineSettings) -> PipelineOptions:
+    # Imported here: the settings class is every process's (the CLI's quickest commands
+    # included), the runner and the value model (numpy, the providers) only a pipeline's.
+    from dominus.pipeline.runner import PipelineOptions  # noqa: PLC0415
+    from dominus.valuation import load_model  # noqa: PLC0415
+
     path = settings.VALUATION_MODEL_PATH
     return PipelineOptions(
         value_model=load_model(Path(path) if path else None),

@@ -11,17 +11,41 @@ Public surface:
     ScheduleRow, SchedulerLiveness
 """
 
-from dominus.jobs.scheduling.model import (
-    FireRecord,
-    Schedule,
-    SchedulerInfo,
-    SchedulerLiveness,
-    ScheduleRow,
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dominus.lazy_exports import exported_from
+
+if TYPE_CHECKING:
+    from dominus.jobs.scheduling.model import (
+        FireRecord,
+        Schedule,
+        SchedulerInfo,
+        SchedulerLiveness,
+        ScheduleRow,
+    )
+    from dominus.jobs.scheduling.reporting import inactive_reason
+    from dominus.jobs.scheduling.scheduler import Scheduler, SchedulerConfig, SchedulerTick
+    from dominus.jobs.scheduling.store import ScheduleStore
+    from dominus.jobs.scheduling.timetable import Timetable, time_zone
+
+# Each name is imported on first use (dominus.lazy_exports says why).
+__getattr__ = exported_from(
+    {
+        "dominus.jobs.scheduling.model": (
+            "FireRecord",
+            "Schedule",
+            "SchedulerInfo",
+            "SchedulerLiveness",
+            "ScheduleRow",
+        ),
+        "dominus.jobs.scheduling.reporting": ("inactive_reason",),
+        "dominus.jobs.scheduling.scheduler": ("Scheduler", "SchedulerConfig", "SchedulerTick"),
+        "dominus.jobs.scheduling.store": ("ScheduleStore",),
+        "dominus.jobs.scheduling.timetable": ("Timetable", "time_zone"),
+    }
 )
-from dominus.jobs.scheduling.reporting import inactive_reason
-from dominus.jobs.scheduling.scheduler import Scheduler, SchedulerConfig, SchedulerTick
-from dominus.jobs.scheduling.store import ScheduleStore
-from dominus.jobs.scheduling.timetable import Timetable, time_zone
 
 __all__ = [
     "FireRecord",

@@ -23,7 +23,6 @@ from dominus.jobs.clock import Clock
 from dominus.jobs.liveness import LivenessLock, LockOwner
 from dominus.jobs.model import ClaimRequest, Completed, Job, NewJob
 from dominus.jobs.sql.metrics import Increments
-from dominus.jobs.sql.postgres_backend import PostgresBackend
 from dominus.jobs.sql.sqlite_backend import SqliteBackend
 from dominus.jobs.wakeup import ChangeWatcher
 
@@ -162,16 +161,15 @@ class Backend(Protocol):
         ...
 
 
-_BACKENDS: dict[str, type[SqliteBackend] | type[PostgresBackend]] = {
-    "sqlite": SqliteBackend,
-    "postgresql": PostgresBackend,
-}
-
-
 def backend_for(engine: Engine) -> Backend:
     """The backend for `engine`'s database: the one place in `dominus.jobs` that asks which
     database an engine speaks."""
-    backend = _BACKENDS.get(engine.dialect.name)
-    if backend is None:
-        raise ValueError(f"no job store backend for {engine.dialect.name} databases")
-    return backend(engine)
+    name = engine.dialect.name
+    if name == "sqlite":
+        return SqliteBackend(engine)
+    if name == "postgresql":
+        # Imported here: it imports psycopg, which costs a SQLite process a fifth of a second.
+        from dominus.jobs.sql.postgres_backend import PostgresBackend  # noqa: PLC0415
+
+        return PostgresBackend(engine)
+    raise ValueError(f"no job store backend for {name} databases")

@@ -31,12 +31,12 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.sql.dml import Insert
 
 from dominus.db.errors import database_errors, translated
+from dominus.jobs.advisory_lock import AdvisoryLivenessLock
 from dominus.jobs.clock import Clock, DatabaseClock
 from dominus.jobs.liveness import (
     ADVISORY,
     ADVISORY_NAMESPACE,
     HELD_ADVISORY_KEYS_SQL,
-    AdvisoryLivenessLock,
     LivenessLock,
     LockOwner,
     free_advisory_owners,
