@@ -16,6 +16,7 @@ from dominus.api.routes import (
     dead_letters,
     health,
     jobs,
+    jobs_bulk,
     portfolio,
     queue,
     runs,
@@ -51,6 +52,7 @@ def create_api(
     app.state.services = ApiServices(runtime=runtime, queue=runtime.queue(registry))
     app.state.token_throttle = token_throttle or TokenThrottle()
     for module in (
+        jobs_bulk,
         jobs,
         runs,
         score,

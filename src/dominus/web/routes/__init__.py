@@ -9,6 +9,7 @@ from dominus.web.routes import (
     backtest,
     dead_letters,
     jobs,
+    jobs_bulk,
     overview,
     portfolio,
     portfolio_entry,
@@ -22,6 +23,7 @@ from dominus.web.routes import (
 ROUTERS: list[APIRouter] = [
     auth.router,
     overview.router,
+    jobs_bulk.router,
     jobs.router,
     dead_letters.router,
     workers.router,

@@ -87,3 +87,29 @@ def notice_job(request: Request) -> int | None:
         return None
     value = int(text)
     return value if 0 < value <= MAX_ID else None
+
+
+def bulk_notice(request: Request) -> str | None:
+    """The words for a bulk action's outcome (`?notice=bulk&action=retry&done=37&skipped=2`):
+    built from the action's own name and two counts, never from text in the query."""
+    query = request.query_params
+    if query.get("notice") != "bulk":
+        return None
+    action = BULK_DONE.get(query.get("action", ""))
+    done, skipped = _count(query.get("done", "")), _count(query.get("skipped", ""))
+    if action is None or done is None or skipped is None:
+        return None
+    text = f"{done:,} job{'' if done == 1 else 's'} {action}."
+    if skipped:
+        text += (
+            f" {skipped:,} {'was' if skipped == 1 else 'were'} left as they were: their state "
+            "had changed since the confirmation."
+        )
+    return text
+
+
+BULK_DONE = {"retry": "retried", "cancel": "cancelled or asked to stop", "delete": "deleted"}
+
+
+def _count(text: str) -> int | None:
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
