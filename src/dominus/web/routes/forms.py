@@ -21,6 +21,7 @@ NOTICES = {
     "requeued-many": "The selected entries were requeued.",
     "nothing-selected": "Nothing was selected.",
     "purged": "The dead-letter entries were deleted.",
+    "deleted-many": "The selected dead-letter entries were deleted; their jobs stay failed.",
     "schedule-run": "The schedule's job was enqueued.",
     "schedule-already": "The schedule already has a pending or running job.",
     "enabled": "The schedule is enabled.",

@@ -154,6 +154,7 @@ def job_page(request: Request, job_id: JobId, api: Services, web: Web) -> Respon
         job=dumped(JobOut.of(job)),
         events=events,
         errors=_attempt_errors(events),
+        dead_letter=api.store.dead_letter_of_job(job_id),
         live=render_live(web, request, job),
         finished=job.status.is_terminal,
         notice=notice_text(request),
