@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import Connection
 
+from dominus.jobs.activity import TypeActivity, Window
 from dominus.jobs.liveness import LivenessLock
 from dominus.jobs.metrics_model import MetricTotals
 from dominus.jobs.model import (
@@ -282,6 +283,11 @@ class JobStore(Protocol):
 
     def list_queues(self) -> list[QueueState]:
         """Every queue with active jobs or a pause state, and `default`, by name."""
+        ...
+
+    def activity(self, window: Window) -> dict[str, TypeActivity]:
+        """Per job type and interval of `window`: jobs completed (and their run time) and
+        attempts failed, from the rows that carry times (kept JOB_RETENTION_DAYS)."""
         ...
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats: ...

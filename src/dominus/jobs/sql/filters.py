@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Text, cast, func, or_, select
 
@@ -87,10 +86,3 @@ def job_ids(
         .limit(limit)
     )
     return [row.id for row in connection.execute(query)]
-
-
-def seconds_between(connection: Connection, start: Any, end: Any) -> ColumnElement[Any]:
-    """`end - start` in seconds, for timestamps as each database stores them."""
-    if connection.dialect.name == "sqlite":
-        return (func.julianday(end) - func.julianday(start)) * 86400.0
-    return func.extract("epoch", end - start)

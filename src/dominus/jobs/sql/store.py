@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Engine
 
 from dominus.db.engine import read_only
 from dominus.db.errors import database_errors
+from dominus.jobs.activity import TypeActivity, Window
 from dominus.jobs.liveness import LivenessLock
 from dominus.jobs.metrics_model import MetricTotals
 from dominus.jobs.model import (
@@ -39,6 +40,7 @@ from dominus.jobs.model import (
 )
 from dominus.jobs.selection import BulkAction, BulkOutcome, JobSelection
 from dominus.jobs.sql import (
+    activity,
     admin,
     bulk,
     claiming,
@@ -372,6 +374,9 @@ class SqlJobStore:
 
     def list_queues(self) -> list[QueueState]:
         return self._read(queues.queue_states)
+
+    def activity(self, window: Window) -> dict[str, TypeActivity]:
+        return self._read(lambda conn: activity.activity(conn, window))
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats:
         return self._read(lambda conn: admin.queue_stats(conn, now, alive_since))
