@@ -31,6 +31,8 @@ NOTICES = {
     "run-started": "The run was started.",
     "logged-out": "You are logged out.",
     "alert-acknowledged": "The alert was acknowledged.",
+    "alerts-acknowledged": "Every open alert was acknowledged.",
+    "no-open-alert": "No alert was open: nothing to acknowledge.",
     "watch-added": "The domain is on the watchlist: the next poll checks it.",
     "watch-removed": "The domain is no longer watched.",
     "rescore-queued": "A rescore was enqueued: each name is appraised again, then its verdict "
