@@ -3,30 +3,19 @@ first time; an unknown id is a 404), in the one error shape."""
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 
 import pytest
 from fastapi.testclient import TestClient
 
-from dominus.notify import LogNotifier
-from dominus.renewals.check import RenewalCheck
-from dominus.renewals.model import Thresholds
 from tests.support.api import API, assert_error, runtime_of
-from tests.support.portfolio_rows import add_entry
+from tests.support.portfolio_rows import raise_renewal_alerts
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def raise_alerts(client: TestClient) -> None:
-    runtime = runtime_of(client)
-    today = runtime.clock().date()
-    add_entry(runtime.engine, "soon.com", today + timedelta(days=3), runtime.clock())
-    add_entry(runtime.engine, "later.com", today + timedelta(days=20), runtime.clock())
-    add_entry(runtime.engine, "late.com", today - timedelta(days=1), runtime.clock())
-    RenewalCheck(runtime.engine, LogNotifier(), Thresholds(7, 30), runtime.clock).run(
-        threading.Event()
-    )
+    raise_renewal_alerts(runtime_of(client))
 
 
 def test_alerts_are_listed_and_acknowledged(client: TestClient) -> None:

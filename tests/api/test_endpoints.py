@@ -903,6 +903,7 @@ def test_openapi_document_describes_every_endpoint(client: TestClient) -> None:
     paths = response.json()["paths"]
     expected = {
         f"{API}/jobs": {"get", "post"},
+        f"{API}/jobs/bulk": {"post"},
         f"{API}/jobs/{{job_id}}": {"get"},
         f"{API}/jobs/{{job_id}}/events": {"get"},
         f"{API}/jobs/{{job_id}}/stream": {"get"},

@@ -53,6 +53,8 @@ def test_every_page_loads_accessibly_at_desktop_and_phone_width(
         "jobs": ("/jobs", "Jobs"),
         "job": (f"/jobs/{failed['id']}", f"Job {failed['id']}"),
         "dead-letters": ("/dead-letters", "Dead letters"),
+        "history": ("/history", "History"),
+        "history-7d": ("/history?window=7d", "History"),
         "dead-letter": (f"/dead-letters/{entry['id']}", f"Dead letter {entry['id']}"),
         "purge": ("/dead-letters-purge", "Purge dead letters"),
         "workers": ("/workers", "Workers"),

@@ -17,6 +17,7 @@ from dominus.api.routes import (
     dead_letters,
     health,
     jobs,
+    jobs_bulk,
     keys,
     portfolio,
     queue,
@@ -87,6 +88,7 @@ def create_api(
     app.state.services = ApiServices(runtime=runtime, queue=runtime.queue(registry))
     app.state.token_throttle = token_throttle or TokenThrottle()
     for module in (
+        jobs_bulk,
         jobs,
         runs,
         score,

@@ -95,10 +95,23 @@ async def _http_error(request: Request, error: StarletteHTTPException) -> JSONRe
 def allowed_methods(request: Request) -> list[str]:
     """Every method the path supports. Starlette's own `Allow` names only the first route whose
     path matched, and GET /dlq and DELETE /dlq are two routes. Asking each route whether it would
-    take the request with each method relies on the public `matches` alone."""
+    take the request with each method relies on the public `matches` alone. A path the schema
+    names word for word (`/jobs/bulk`) answers with the methods the schema lists for it, even
+    where another route's template would also read it (`/jobs/{job_id}`)."""
+    documented = _documented_methods(request)
+    if documented:
+        return documented
     allowed = []
     for method in _METHODS:
         scope = dict(request.scope) | {"method": method}
         if any(route.matches(scope)[0] == Match.FULL for route in request.app.router.routes):
             allowed.append(method)
     return allowed
+
+
+def _documented_methods(request: Request) -> list[str]:
+    openapi = getattr(request.app, "openapi", None)
+    if openapi is None:
+        return []
+    item = openapi().get("paths", {}).get(request.url.path, {})
+    return [method for method in _METHODS if method.lower() in item]

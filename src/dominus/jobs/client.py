@@ -32,6 +32,7 @@ from dominus.jobs.json_limits import (
 from dominus.jobs.model import EnqueueResult, Job, JsonObject, NewJob, QueueState
 from dominus.jobs.queues import check_queue_name
 from dominus.jobs.registry import HandlerRegistry, JobType
+from dominus.jobs.selection import BulkAction, BulkOutcome
 from dominus.jobs.store import JobStore
 
 PRIORITY_RANGE = (-1000, 1000)
@@ -209,6 +210,13 @@ class JobQueue:
         job = self.store.retry_job(job_id, self.clock())
         self._notify()
         return job
+
+    def bulk(self, action: BulkAction, ids: Sequence[int]) -> BulkOutcome:
+        """`action` (retry, cancel, delete) on each of `ids`: see `JobStore.bulk`."""
+        outcome = self.store.bulk(action, ids, self.clock())
+        if action is not BulkAction.DELETE and outcome.done:
+            self._notify()
+        return outcome
 
     def requeue_dead_letter(self, entry_id: int) -> Job:
         job = self.store.requeue_dead_letter(entry_id, self.clock())

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import Connection
 
+from dominus.jobs.activity import TypeActivity, Window
 from dominus.jobs.liveness import LivenessLock
 from dominus.jobs.metrics_model import MetricTotals
 from dominus.jobs.model import (
@@ -32,6 +33,7 @@ from dominus.jobs.model import (
     ReclaimedJob,
     WorkerInfo,
 )
+from dominus.jobs.selection import BulkAction, BulkOutcome, JobSelection
 
 # (job_type, attempt number that failed) -> seconds to wait before the next attempt
 RetryDelay = Callable[[str, int], float]
@@ -97,6 +99,36 @@ class JobStore(Protocol):
         small whatever the jobs hold."""
         ...
 
+    def find_jobs(
+        self,
+        selection: JobSelection,
+        now: datetime | None,
+        *,
+        limit: int = 50,
+        before_id: int | None = None,
+        with_payload_and_result: bool = True,
+    ) -> list[Job]:
+        """As `list_jobs`, for any `JobSelection`; `now` judges its `waiting` view."""
+        ...
+
+    def count_jobs(self, selection: JobSelection, now: datetime | None) -> int: ...
+
+    def select_job_ids(
+        self, selection: JobSelection, now: datetime | None, limit: int
+    ) -> list[int]:
+        """The ids of the selection's first `limit` jobs, oldest first."""
+        ...
+
+    def job_states(self, ids: Sequence[int]) -> dict[int, JobStatus]:
+        """The state of each of `ids` that names a job."""
+        ...
+
+    def bulk(self, action: BulkAction, ids: Sequence[int], now: datetime) -> BulkOutcome:
+        """`action` on each of `ids`, in one transaction, as its one-job form does it (cancel
+        as `request_cancel`, retry as `retry_job`; delete takes any job but a running one).
+        Jobs it does not take are skipped with the reason."""
+        ...
+
     def job_events(self, job_id: int) -> list[JobEvent]:
         """Oldest first."""
         ...
@@ -112,8 +144,22 @@ class JobStore(Protocol):
 
     # --- dead-letter queue ---------------------------------------------------------------
     def list_dead_letters(
-        self, *, include_requeued: bool = False, limit: int = 100
+        self,
+        *,
+        include_requeued: bool = False,
+        limit: int = 100,
+        job_type: str | None = None,
+        failed_after: datetime | None = None,
+        failed_before: datetime | None = None,
     ) -> list[DeadLetterEntry]: ...
+
+    def dead_letter_of_job(self, job_id: int) -> DeadLetterEntry | None:
+        """The job's latest dead-letter entry, if it has one."""
+        ...
+
+    def delete_dead_letters(self, entry_ids: Sequence[int]) -> int:
+        """Delete these entries (their jobs stay failed). Returns how many."""
+        ...
 
     def get_dead_letter(self, entry_id: int) -> DeadLetterEntry: ...
 
@@ -237,6 +283,11 @@ class JobStore(Protocol):
 
     def list_queues(self) -> list[QueueState]:
         """Every queue with active jobs or a pause state, and `default`, by name."""
+        ...
+
+    def activity(self, window: Window) -> dict[str, TypeActivity]:
+        """Per job type and interval of `window`: jobs completed (and their run time) and
+        attempts failed, from the rows that carry times (kept JOB_RETENTION_DAYS)."""
         ...
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats: ...

@@ -35,7 +35,8 @@ class Chart:
     last_label: str
 
 
-def throughput_chart(throughput: Throughput) -> Chart:
+def throughput_chart(throughput: Throughput, time_format: str = "%H:%M") -> Chart:
+    """`time_format` writes the bars' times (`%H:%M` for minutes and hours, `%m-%d` for days)."""
     bars = throughput.bars
     top = max([1, *(max(bar.completed, bar.failed) for bar in bars)])
     base = float(HEIGHT - BOTTOM)
@@ -43,7 +44,7 @@ def throughput_chart(throughput: Throughput) -> Chart:
     drawn = []
     for index, bar in enumerate(bars):
         x = LEFT + index * slot
-        span = f"{bar.start:%H:%M}–{bar.end:%H:%M} UTC"
+        span = f"{bar.start:{time_format}}–{bar.end:{time_format}} UTC"
         drawn.append(
             ChartBar(
                 x=round(x, 2),
@@ -53,6 +54,6 @@ def throughput_chart(throughput: Throughput) -> Chart:
                 label=f"{span}: {bar.completed} completed, {bar.failed} failed",
             )
         )
-    first = f"{bars[0].start:%H:%M}" if bars else ""
-    last = f"{bars[-1].end:%H:%M} UTC" if bars else ""
+    first = f"{bars[0].start:{time_format}}" if bars else ""
+    last = f"{bars[-1].end:{time_format}} UTC" if bars else ""
     return Chart(WIDTH, HEIGHT, LEFT, base, top, drawn, first, last)

@@ -31,6 +31,7 @@ NAV_ITEMS: list[NavItem] = [
     NavItem("/", "Overview"),
     NavItem("/jobs", "Jobs"),
     NavItem("/dead-letters", "Dead letters"),
+    NavItem("/history", "History"),
     NavItem("/workers", "Workers"),
     NavItem("/schedules", "Schedules"),
     NavItem("/queues", "Queues"),

@@ -95,8 +95,8 @@ def list_jobs(
         job_type=type,
         limit=limit,
         before_id=cursor,
-        created_after=_utc_filter("created_after", created_after),
-        created_before=_utc_filter("created_before", created_before),
+        created_after=utc_filter("created_after", created_after),
+        created_before=utc_filter("created_before", created_before),
         with_payload_and_result=False,
     )
     next_cursor = jobs[-1].id if len(jobs) == limit else None
@@ -145,7 +145,7 @@ def retry(job_id: JobId, api: Services) -> JobOut:
     return job_out(api.queue.retry(job_id))
 
 
-def _utc_filter(name: str, value: datetime | None) -> datetime | None:
+def utc_filter(name: str, value: datetime | None) -> datetime | None:
     """A time filter in UTC. A well-formed time whose UTC value is outside the calendar (year
     9999 at -14:00) is bad input, a 422, not something for the database to choke on."""
     aware = _aware(value)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Connection, case, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -18,8 +20,10 @@ from dominus.jobs.model import (
     QueueStats,
     WorkerInfo,
 )
+from dominus.jobs.selection import JobSelection
 from dominus.jobs.sql import metrics
 from dominus.jobs.sql.backend import Backend
+from dominus.jobs.sql.filters import conditions
 from dominus.jobs.sql.history import record_event
 from dominus.jobs.sql.predicates import IS_PENDING
 from dominus.jobs.sql.queues import queue_states
@@ -48,30 +52,21 @@ def get_job(connection: Connection, job_id: int, *, for_update: bool = False) ->
     return job_from_row(row)
 
 
-@dataclass(frozen=True)
-class JobFilters:
-    status: JobStatus | None = None
-    job_type: str | None = None
-    before_id: int | None = None
-    created_after: datetime | None = None
-    created_before: datetime | None = None
-
-
 def list_jobs(
-    connection: Connection, filters: JobFilters, limit: int, with_payload_and_result: bool = True
+    connection: Connection,
+    selection: JobSelection,
+    now: datetime | None,
+    limit: int,
+    *,
+    before_id: int | None = None,
+    with_payload_and_result: bool = True,
 ) -> list[Job]:
+    """Newest first; `before_id` pages towards older jobs."""
     columns = JOB_COLUMNS if with_payload_and_result else SUMMARY_COLUMNS
-    query = select(*columns).order_by(job_queue.c.id.desc()).limit(limit)
-    if filters.status is not None:
-        query = query.where(job_queue.c.status == filters.status.value)
-    if filters.job_type is not None:
-        query = query.where(job_queue.c.job_type == filters.job_type)
-    if filters.before_id is not None:
-        query = query.where(job_queue.c.id < min(filters.before_id, MAX_ID))
-    if filters.created_after is not None:
-        query = query.where(job_queue.c.created_at > filters.created_after)
-    if filters.created_before is not None:
-        query = query.where(job_queue.c.created_at < filters.created_before)
+    query = select(*columns).where(*conditions(selection, now))
+    if before_id is not None:
+        query = query.where(job_queue.c.id < min(before_id, MAX_ID))
+    query = query.order_by(job_queue.c.id.desc()).limit(limit)
     return [job_from_row(row) for row in connection.execute(query)]
 
 
@@ -120,6 +115,22 @@ def request_cancel(backend: Backend, connection: Connection, job_id: int, now: d
     return get_job(connection, job_id)
 
 
+def restarted(now: datetime) -> dict[str, Any]:
+    """The columns of a job sent back to pending by a retry or a requeue."""
+    return {
+        "status": "pending",
+        "attempts": 0,
+        "run_at": now,
+        "updated_at": now,
+        "started_at": None,
+        "finished_at": None,
+        "heartbeat_at": None,
+        "cancel_requested_at": None,
+        "locked_by": None,
+        "result": None,
+    }
+
+
 def restart_job(
     backend: Backend, connection: Connection, job: Job, now: datetime, kind: EventKind
 ) -> Job:
@@ -131,20 +142,7 @@ def restart_job(
     try:
         with connection.begin_nested():
             connection.execute(
-                update(job_queue)
-                .where(job_queue.c.id == job.id)
-                .values(
-                    status="pending",
-                    attempts=0,
-                    run_at=now,
-                    updated_at=now,
-                    started_at=None,
-                    finished_at=None,
-                    heartbeat_at=None,
-                    cancel_requested_at=None,
-                    locked_by=None,
-                    result=None,
-                )
+                update(job_queue).where(job_queue.c.id == job.id).values(**restarted(now))
             )
     except IntegrityError as error:
         raise InvalidTransitionError(
@@ -162,13 +160,49 @@ def restart_job(
     return get_job(connection, job.id)
 
 
+@dataclass(frozen=True)
+class DeadLetterFilter:
+    """Which entries a listing shows: requeued ones too, of one job type, failed in a span."""
+
+    include_requeued: bool = False
+    job_type: str | None = None
+    failed_after: datetime | None = None
+    failed_before: datetime | None = None
+
+
 def list_dead_letters(
-    connection: Connection, include_requeued: bool, limit: int
+    connection: Connection, listed: DeadLetterFilter, limit: int
 ) -> list[DeadLetterEntry]:
     query = select(*DEAD_LETTER_COLUMNS).order_by(dead_letter_jobs.c.id.desc()).limit(limit)
-    if not include_requeued:
+    if not listed.include_requeued:
         query = query.where(dead_letter_jobs.c.requeued_at.is_(None))
+    if listed.job_type is not None:
+        query = query.where(dead_letter_jobs.c.job_type == listed.job_type)
+    if listed.failed_after is not None:
+        query = query.where(dead_letter_jobs.c.failed_at > listed.failed_after)
+    if listed.failed_before is not None:
+        query = query.where(dead_letter_jobs.c.failed_at < listed.failed_before)
     return [dead_letter_from_row(row) for row in connection.execute(query)]
+
+
+def dead_letter_of_job(connection: Connection, job_id: int) -> DeadLetterEntry | None:
+    """The job's latest dead-letter entry (a job requeued and failed again has several)."""
+    row = connection.execute(
+        select(*DEAD_LETTER_COLUMNS)
+        .where(dead_letter_jobs.c.job_id == job_id)
+        .order_by(dead_letter_jobs.c.id.desc())
+        .limit(1)
+    ).first()
+    return None if row is None else dead_letter_from_row(row)
+
+
+def delete_dead_letters(connection: Connection, entry_ids: Sequence[int]) -> int:
+    """Delete these entries (their jobs stay, failed); ids that name no entry are ignored."""
+    wanted = sorted({entry_id for entry_id in entry_ids if 0 < entry_id <= MAX_ID})
+    if not wanted:
+        return 0
+    statement = delete(dead_letter_jobs).where(dead_letter_jobs.c.id.in_(wanted))
+    return int(connection.execute(statement).rowcount)
 
 
 def get_dead_letter(connection: Connection, entry_id: int) -> DeadLetterEntry:

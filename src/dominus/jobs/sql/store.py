@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Engine
 
 from dominus.db.engine import read_only
 from dominus.db.errors import database_errors
+from dominus.jobs.activity import TypeActivity, Window
 from dominus.jobs.liveness import LivenessLock
 from dominus.jobs.metrics_model import MetricTotals
 from dominus.jobs.model import (
@@ -37,7 +38,19 @@ from dominus.jobs.model import (
     WorkerInfo,
     claim_requests,
 )
-from dominus.jobs.sql import admin, claiming, fencing, inserting, metrics, queues, settling
+from dominus.jobs.selection import BulkAction, BulkOutcome, JobSelection
+from dominus.jobs.sql import (
+    activity,
+    admin,
+    bulk,
+    claiming,
+    fencing,
+    filters,
+    inserting,
+    metrics,
+    queues,
+    settling,
+)
 from dominus.jobs.sql.backend import Backend, backend_for
 from dominus.jobs.store import RetryDelay
 
@@ -104,12 +117,59 @@ class SqlJobStore:
         created_before: datetime | None = None,
         with_payload_and_result: bool = True,
     ) -> list[Job]:
-        if job_type is not None and "\x00" in job_type:
-            return []  # no job has one (enqueue refuses NUL), and PostgreSQL cannot compare it
-        filters = admin.JobFilters(status, job_type, before_id, created_after, created_before)
-        return self._read(
-            lambda conn: admin.list_jobs(conn, filters, limit, with_payload_and_result)
+        selection = JobSelection(
+            status=status,
+            job_type=job_type,
+            created_after=created_after,
+            created_before=created_before,
         )
+        return self.find_jobs(
+            selection,
+            None,
+            limit=limit,
+            before_id=before_id,
+            with_payload_and_result=with_payload_and_result,
+        )
+
+    def find_jobs(
+        self,
+        selection: JobSelection,
+        now: datetime | None,
+        *,
+        limit: int = 50,
+        before_id: int | None = None,
+        with_payload_and_result: bool = True,
+    ) -> list[Job]:
+        if filters.matches_nothing(selection):
+            return []
+        return self._read(
+            lambda conn: admin.list_jobs(
+                conn,
+                selection,
+                now,
+                limit,
+                before_id=before_id,
+                with_payload_and_result=with_payload_and_result,
+            )
+        )
+
+    def count_jobs(self, selection: JobSelection, now: datetime | None) -> int:
+        if filters.matches_nothing(selection):
+            return 0
+        return self._read(lambda conn: filters.count_jobs(conn, selection, now))
+
+    def select_job_ids(
+        self, selection: JobSelection, now: datetime | None, limit: int
+    ) -> list[int]:
+        if filters.matches_nothing(selection):
+            return []
+        return self._read(lambda conn: filters.job_ids(conn, selection, now, limit))
+
+    def job_states(self, ids: Sequence[int]) -> dict[int, JobStatus]:
+        return self._read(lambda conn: bulk.job_states(conn, ids))
+
+    def bulk(self, action: BulkAction, ids: Sequence[int], now: datetime) -> BulkOutcome:
+        return self._write(lambda conn: bulk.apply(self._backend, conn, action, ids, now))
 
     def job_events(self, job_id: int) -> list[JobEvent]:
         return self._read(lambda conn: admin.job_events_of(conn, job_id))
@@ -130,9 +190,24 @@ class SqlJobStore:
 
     # --- dead-letter queue ---------------------------------------------------------------
     def list_dead_letters(
-        self, *, include_requeued: bool = False, limit: int = 100
+        self,
+        *,
+        include_requeued: bool = False,
+        limit: int = 100,
+        job_type: str | None = None,
+        failed_after: datetime | None = None,
+        failed_before: datetime | None = None,
     ) -> list[DeadLetterEntry]:
-        return self._read(lambda conn: admin.list_dead_letters(conn, include_requeued, limit))
+        if job_type is not None and "\x00" in job_type:
+            return []  # no entry has one, and PostgreSQL cannot compare it
+        listed = admin.DeadLetterFilter(include_requeued, job_type, failed_after, failed_before)
+        return self._read(lambda conn: admin.list_dead_letters(conn, listed, limit))
+
+    def dead_letter_of_job(self, job_id: int) -> DeadLetterEntry | None:
+        return self._read(lambda conn: admin.dead_letter_of_job(conn, job_id))
+
+    def delete_dead_letters(self, entry_ids: Sequence[int]) -> int:
+        return self._write(lambda conn: admin.delete_dead_letters(conn, entry_ids))
 
     def get_dead_letter(self, entry_id: int) -> DeadLetterEntry:
         return self._read(lambda conn: admin.get_dead_letter(conn, entry_id))
@@ -286,6 +361,9 @@ class SqlJobStore:
 
     def list_queues(self) -> list[QueueState]:
         return self._read(queues.queue_states)
+
+    def activity(self, window: Window) -> dict[str, TypeActivity]:
+        return self._read(lambda conn: activity.activity(conn, window))
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats:
         return self._read(lambda conn: admin.queue_stats(conn, now, alive_since))

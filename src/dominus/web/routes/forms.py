@@ -21,6 +21,7 @@ NOTICES = {
     "requeued-many": "The selected entries were requeued.",
     "nothing-selected": "Nothing was selected.",
     "purged": "The dead-letter entries were deleted.",
+    "deleted-many": "The selected dead-letter entries were deleted; their jobs stay failed.",
     "schedule-run": "The schedule's job was enqueued.",
     "schedule-already": "The schedule already has a pending or running job.",
     "enabled": "The schedule is enabled.",
@@ -31,6 +32,8 @@ NOTICES = {
     "run-started": "The run was started.",
     "logged-out": "You are logged out.",
     "alert-acknowledged": "The alert was acknowledged.",
+    "alerts-acknowledged": "Every open alert was acknowledged.",
+    "no-open-alert": "No alert was open: nothing to acknowledge.",
     "watch-added": "The domain is on the watchlist: the next poll checks it.",
     "watch-removed": "The domain is no longer watched.",
     "rescore-queued": "A rescore was enqueued: each name is appraised again, then its verdict "
@@ -88,3 +91,29 @@ def notice_job(request: Request) -> int | None:
         return None
     value = int(text)
     return value if 0 < value <= MAX_ID else None
+
+
+def bulk_notice(request: Request) -> str | None:
+    """The words for a bulk action's outcome (`?notice=bulk&action=retry&done=37&skipped=2`):
+    built from the action's own name and two counts, never from text in the query."""
+    query = request.query_params
+    if query.get("notice") != "bulk":
+        return None
+    action = BULK_DONE.get(query.get("action", ""))
+    done, skipped = _count(query.get("done", "")), _count(query.get("skipped", ""))
+    if action is None or done is None or skipped is None:
+        return None
+    text = f"{done:,} job{'' if done == 1 else 's'} {action}."
+    if skipped:
+        text += (
+            f" {skipped:,} {'was' if skipped == 1 else 'were'} left as they were: their state "
+            "had changed since the confirmation."
+        )
+    return text
+
+
+BULK_DONE = {"retry": "retried", "cancel": "cancelled or asked to stop", "delete": "deleted"}
+
+
+def _count(text: str) -> int | None:
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None

@@ -1,8 +1,8 @@
 """/portfolio: the names held with their verdicts and renewal clocks (filtered by status,
 verdict, registrar, TLD and renewal window), renewals due per month (the portfolio report's own
-figures), **Rescore now**, the open renewal alerts (acknowledge) and the watchlist (add,
-remove). Reads and writes go through the same services as /api/v1/portfolio, /alerts and
-/watchlist."""
+figures), **Rescore now**, the open renewal alerts (acknowledge one or all) and the watchlist
+(add, remove; each name's drop status). Reads and writes go through the same services as
+/api/v1/portfolio, /alerts and /watchlist."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from dominus.portfolio.verdicts import money_words
 from dominus.renewals.documents import AlertOut
 from dominus.renewals.store import AlertStore
 from dominus.watchlist.documents import WatchEntryOut
+from dominus.watchlist.drops import DropPhase
 from dominus.watchlist.model import (
     InvalidWatchDomainError,
     InvalidWatchlistInputError,
@@ -103,6 +104,7 @@ def _portfolio_page(
             dumped(WatchEntryOut.of(entry))
             for entry in WatchlistStore(api.runtime.engine).entries()
         ],
+        drop_labels={phase.value: phase.label for phase in DropPhase},
         watch_form=watch_form or EMPTY_FORM,
         watch_error=watch_error,
         notice=notice_text(request),
@@ -167,6 +169,14 @@ async def rescore(request: Request, api: Services) -> Response:
         return see_other(page, notice, job=queued.job_id)
 
     return await run_in_threadpool(enqueue)
+
+
+@router.post("/portfolio/alerts/ack")
+def acknowledge_all_alerts(api: Services) -> Response:
+    """**Acknowledge all**, as `dominus alerts ack --all` and `POST /api/v1/alerts/ack`: every
+    open alert, through the same store call."""
+    acknowledged = AlertStore(api.runtime.engine).acknowledge_all(api.now())
+    return see_other("/portfolio", "alerts-acknowledged" if acknowledged else "no-open-alert")
 
 
 @router.post("/portfolio/alerts/{alert_id}/ack")

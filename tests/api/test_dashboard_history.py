@@ -1,0 +1,43 @@
+"""The History page (ADR 0054): per job type, jobs completed, attempts failed and run times
+over 24 hours and 7 days, drawn as bars without scripts, beside the counters' totals since
+the database began. Through the app, on SQLite."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.support.api import enqueue, finish_jobs, runtime_of
+
+pytestmark = pytest.mark.backends("sqlite")
+
+
+def row_of(html: str, job_type: str) -> list[str]:
+    found = re.search(rf'<tr data-type="{re.escape(job_type)}">(.*?)</tr>', html, re.S)
+    assert found, f"no row for {job_type}"
+    return re.findall(r'<td class="num">([^<]*)</td>', found.group(1))
+
+
+def test_history_counts_each_type_over_24_hours_and_7_days(client: TestClient) -> None:
+    for _ in range(3):
+        enqueue(client, "diag.noop")
+    enqueue(client, "diag.fail", payload={"fail_times": 1}, max_attempts=2)  # fails, then passes
+    finish_jobs(runtime_of(client))
+    for window in ("24h", "7d"):
+        page = client.get(f"/history?window={window}")
+        assert page.status_code == 200
+        html = page.text
+        assert row_of(html, "diag.noop")[:3] == ["3", "0", "0.0 %"]
+        assert row_of(html, "diag.fail")[:3] == ["1", "1", "50.0 %"]
+        assert row_of(html, "diag.noop")[5] == "3"  # the counters' total
+        assert row_of(html, "diag.fail")[5:7] == ["1", "1"]
+        bars = "hour" if window == "24h" else "day"
+        assert f"Jobs completed and attempts failed per {bars}" in html
+        assert len(re.findall(r"<g><title>", html)) == (24 if window == "24h" else 7)
+        assert "<script" not in html.split("<main")[1]  # drawn by the page alone
+    one = client.get("/history?window=24h&type=diag.fail").text
+    assert "1 jobs completed, 1 attempts failed (failure rate 50.0 %)" in one
+    assert client.get("/history?window=1y").status_code == 422
+    assert 'href="/history"' in client.get("/").text  # in the navigation
