@@ -7,6 +7,7 @@
   environment, captures each one's stdout/stderr to files under `tmp_path`, attaches every
   process's output to the report of a failed test, and kills whatever is still running when the
   test ends.
+- `dns_servers`: two loopback DNS resolvers answering NXDOMAIN, for real providers.
 - tests/support/processes.py has the process handles and `wait_until`, which polls a condition
   until it holds or a deadline passes (never a fixed sleep to wait for a state).
 
@@ -25,6 +26,7 @@ import pytest
 from dominus.config import Settings
 from dominus.jobs import HandlerRegistry, JobQueue, SqlJobStore
 from dominus.jobs.diagnostic import register_diagnostic_jobs
+from tests.support.fakes.dns_server import FakeDnsServer
 from tests.support.processes import DominusProcesses, database_clock
 
 # Fast settings for every process a test starts; tests override single values.
@@ -74,6 +76,16 @@ def dominus_procs(
     request.node._dominus_processes = processes
     yield processes
     processes.kill_leftovers()
+
+
+@pytest.fixture
+def dns_servers() -> Iterator[list[FakeDnsServer]]:
+    """Two DNS resolvers on loopback (two confirm "available"), both answering NXDOMAIN for
+    every name: every name goes on to RDAP."""
+    servers = [FakeDnsServer({}, default="nxdomain") for _ in range(2)]
+    yield servers
+    for server in servers:
+        server.close()
 
 
 @pytest.fixture

@@ -113,15 +113,6 @@ def recommended_domains(document: dict[str, Any]) -> list[str]:
 
 
 @pytest.fixture
-def dns_servers() -> Iterator[list[FakeDnsServer]]:
-    """Two resolvers (two confirm "available"), both answering NXDOMAIN for every name."""
-    servers = [FakeDnsServer({}, default="nxdomain") for _ in range(2)]
-    yield servers
-    for server in servers:
-        server.close()
-
-
-@pytest.fixture
 def rdap_server() -> Iterator[FakeRdap]:
     """An RDAP server answering 404 (no such domain, i.e. available) slowly."""
     server = FakeRdap(default=(404, {}, b"{}", RDAP_DELAY_SECONDS))

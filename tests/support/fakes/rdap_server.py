@@ -20,23 +20,31 @@ def bootstrap_doc(base: str, tlds: Sequence[str] = ("test",)) -> dict[str, objec
     return {"version": "1.0", "publication": "test", "services": [[list(tlds), [base]]]}
 
 
-TOO_MANY: Reply = (429, {"Retry-After": "1"}, b"", 0.0)
-
-
 class FakeRdap:
     """Answers each path from `routes`, anything else with `default` (404 by default). `hits`
-    counts the requests per path; `arrivals` is when (time.monotonic()) each came. With
-    `rate_limit=(n, seconds)` a request that makes more than n in the last `seconds` is answered
-    429 with Retry-After: 1, whatever its path, as a rate-limiting registry would."""
+    counts the requests per path; `arrivals` is when (time.monotonic()) each came, and
+    `arrival_paths` the path of each, in the same order. With `rate_limit=(n, seconds)` a
+    request that makes more than n in the last `seconds` (every arrival counts, refused ones
+    too) is answered 429 with `retry_after` as its Retry-After, whatever its path, as a
+    rate-limiting registry would; `refusals` is when each such request came and `refused`
+    counts them per path."""
 
     def __init__(
-        self, default: Reply = NOT_FOUND, rate_limit: tuple[int, float] | None = None
+        self,
+        default: Reply = NOT_FOUND,
+        rate_limit: tuple[int, float] | None = None,
+        *,
+        retry_after: str = "1",
     ) -> None:
         self.routes: dict[str, list[Reply]] = {}
         self.default = default
         self.rate_limit = rate_limit
+        self.too_many: Reply = (429, {"Retry-After": retry_after}, b"", 0.0)
         self.hits: Counter[str] = Counter()
         self.arrivals: list[float] = []
+        self.arrival_paths: list[str] = []
+        self.refusals: list[float] = []
+        self.refused: Counter[str] = Counter()
         self._lock = threading.Lock()
         fake = self
 
@@ -45,12 +53,16 @@ class FakeRdap:
                 with fake._lock:
                     now = time.monotonic()
                     fake.arrivals.append(now)
+                    fake.arrival_paths.append(self.path)
                     fake.hits[self.path] += 1
                     count = fake.hits[self.path]
                     limited = fake._over_limit(now)
+                    if limited:
+                        fake.refusals.append(now)
+                        fake.refused[self.path] += 1
                 replies = fake.routes.get(self.path, [fake.default])
                 status, headers, body, delay = (
-                    TOO_MANY if limited else replies[min(count, len(replies)) - 1]
+                    fake.too_many if limited else replies[min(count, len(replies)) - 1]
                 )
                 time.sleep(delay)
                 self.send_response(status)
@@ -92,6 +104,11 @@ class FakeRdap:
     def total_hits(self) -> int:
         with self._lock:
             return sum(self.hits.values())
+
+    def answered_paths(self) -> set[str]:
+        """The paths at least one request of which was answered other than by the rate limit."""
+        with self._lock:
+            return {path for path, count in self.hits.items() if count > self.refused[path]}
 
     def hits_snapshot(self) -> Counter[str]:
         with self._lock:
