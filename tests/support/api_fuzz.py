@@ -63,8 +63,14 @@ def seed(runtime: Runtime) -> None:
 # refused. Their "schema-valid data is accepted" check is replaced by a stricter one: a 4xx for
 # schema-valid data must be the 422 that DOMINUS's own validation gives for that very input.
 # POST /outcomes and /watchlist likewise: a valid name (and for an outcome, no price with a drop
-# and a date not after today).
-NAMES_BEYOND_THE_SCHEMA = {"GET /api/v1/score", "POST /api/v1/outcomes", "POST /api/v1/watchlist"}
+# and a date not after today). POST /jobs: a concurrency limit without a key (a rule across two
+# fields, which the schema does not state).
+NAMES_BEYOND_THE_SCHEMA = {
+    "GET /api/v1/score",
+    "POST /api/v1/outcomes",
+    "POST /api/v1/watchlist",
+    "POST /api/v1/jobs",
+}
 
 
 def refused_only_for_what_dominus_refuses(
@@ -79,6 +85,9 @@ def refused_only_for_what_dominus_refuses(
         return None
     if case.operation.label == "POST /api/v1/watchlist":
         _watchlist_refusal(response, case)
+        return None
+    if case.operation.label == "POST /api/v1/jobs":
+        _enqueue_refusal(response, case)
         return None
     query = case.query or {}
     names = query.get("domain", [])
@@ -109,6 +118,15 @@ def _refused_outcome(response: Any, case: schemathesis.Case[Any]) -> None:
     except OutcomeInputError as error:
         assert response.status_code == 422, response.text
         assert response.json() == {"error": {"code": "invalid_outcome", "message": error.message}}
+        return
+    raise AssertionError(f"schema-valid and valid, yet {response.status_code}: {response.text}")
+
+
+def _enqueue_refusal(response: Any, case: schemathesis.Case[Any]) -> None:
+    body = cast(dict[str, Any], case.body)
+    if body.get("concurrency_limit") is not None and body.get("concurrency_key") is None:
+        assert response.status_code == 422, response.text
+        assert response.json()["error"]["message"] == "concurrency_limit needs a concurrency_key"
         return
     raise AssertionError(f"schema-valid and valid, yet {response.status_code}: {response.text}")
 
