@@ -4,9 +4,9 @@ execution log and the driver's log of what it did) and the job rows at the end.
 - lost: jobs enqueued that did not end `completed`, or that are `completed` with no execution
   that reached its end in the log (must be 0);
 - overlapping: pairs of executions of one job that ran at the same time (must be 0). An
-  execution runs from its `start` line to its `end` line or, if it has none, to the SIGKILL of
-  its process (a process that was never killed and left no `end` counts as running to the end
-  of the run, so it overlaps anything after it);
+  execution runs from its `start` line to its `end` (or `error`) line or, if it has none, to
+  the SIGKILL of its process (a process that was never killed and left no `end` counts as
+  running to the end of the run, so it overlaps anything after it);
 - duplicate attempts: one (job, attempt) started twice (must be 0: one claim, one run), unless
   the database server crashed between the two starts: the hot path commits claims and
   completions asynchronously (ADR 0005), so a crash may forget a claim, and the job is claimed
@@ -43,7 +43,8 @@ class Execution:
     pid: int
     worker: str
     start: float
-    end: float | None  # None: no `end` line
+    end: float | None  # None: no `end` (or `error`) line
+    failed: bool = False  # ended by an `error` line: the handler raised, nothing completed
 
 
 @dataclass
@@ -92,7 +93,8 @@ class Findings:
 
 
 def read_executions(paths: Iterable[Path]) -> list[Execution]:
-    """Pair each `end` line with the earliest open `start` of the same job, attempt and process.
+    """Pair each `end` (or `error`) line with the earliest open `start` of the same job,
+    attempt and process. Other lines (the limiters' `grant`s) are not executions.
 
     One process writes its file in order, so this is exact even when a process runs the same
     attempt twice (a claim lost in a server crash and made again): each run keeps its own end.
@@ -107,13 +109,16 @@ def read_executions(paths: Iterable[Path]) -> list[Execution]:
                 event = json.loads(line)
             except json.JSONDecodeError:
                 continue  # a line cut by a SIGKILL mid-write (never fsync'd as a whole)
+            if event["e"] not in ("start", "end", "error"):
+                continue
             key = (event["job"], event["attempt"], event["pid"])
             if event["e"] == "start":
-                started = {**event, "end": None}
+                started = {**event, "end": None, "failed": False}
                 executions.append(started)
                 open_runs[key].append(started)
-            elif event["e"] == "end" and open_runs[key]:
-                open_runs[key].pop(0)["end"] = event["t"]
+            elif open_runs[key]:
+                ended = open_runs[key].pop(0)
+                ended["end"], ended["failed"] = event["t"], event["e"] == "error"
     return [
         Execution(
             job=event["job"],
@@ -122,6 +127,7 @@ def read_executions(paths: Iterable[Path]) -> list[Execution]:
             worker=event["worker"],
             start=event["t"],
             end=event["end"],
+            failed=event["failed"],
         )
         for event in executions
     ]
@@ -146,7 +152,7 @@ def analyse(
         by_job[execution.job].append(execution)
     for job_id in enqueued:
         runs = sorted(by_job.get(job_id, []), key=lambda run: run.start)
-        if statuses.get(job_id) != "completed" or not any(run.end is not None for run in runs):
+        if statuses.get(job_id) != "completed" or not any(_completed(run) for run in runs):
             findings.lost.append(job_id)
         _check_job(job_id, runs, kills, server_crashes, findings)
     return findings
@@ -225,6 +231,10 @@ def reclaims_with_a_worker_up(
         origin = min(up_since, default=reclaimed)
         delays.append(reclaimed - origin)
     return delays
+
+
+def _completed(run: Execution) -> bool:
+    return run.end is not None and not run.failed
 
 
 def _until(run: Execution, kills: Mapping[int, float]) -> float:
