@@ -11,7 +11,9 @@ execution log and the driver's log of what it did) and the job rows at the end.
   the database server crashed between the two starts: the hot path commits claims and
   completions asynchronously (ADR 0005), so a crash may forget a claim, and the job is claimed
   again under the same attempt number (counted apart, `after_server_crash`);
-- jobs run more than once, each explained by what happened to the run before it: its process
+- jobs run more than once, each explained by what happened to the run before it: it raised
+  (an `error` line: a handler's own database call, its rate limiter's, failed when its backend
+  was terminated; the attempt failed and was retried, `after_error`), its process
   was SIGKILLed after it started (`after_kill`), or the database server was restarted in
   immediate mode (a crash: asynchronously committed outcomes may be lost, ADR 0005) while it
   was unrecorded (`after_server_crash`); anything else is `unexplained` (must be 0);
@@ -57,13 +59,15 @@ class Findings:
     duplicate_attempts_after_server_crash: list[tuple[int, int]] = field(default_factory=list)
     rerun_after_kill: int = 0
     rerun_after_server_crash: int = 0
+    rerun_after_error: int = 0
     rerun_unexplained: list[int] = field(default_factory=list)
     recoveries: list[float] = field(default_factory=list)
     final_statuses: dict[str, int] = field(default_factory=dict)
 
     @property
     def jobs_run_more_than_once(self) -> int:
-        return self.rerun_after_kill + self.rerun_after_server_crash + len(self.rerun_unexplained)
+        explained = self.rerun_after_kill + self.rerun_after_server_crash + self.rerun_after_error
+        return explained + len(self.rerun_unexplained)
 
     @property
     def longest_recovery(self) -> float | None:
@@ -84,6 +88,7 @@ class Findings:
             "jobs_run_more_than_once": self.jobs_run_more_than_once,
             "rerun_after_kill": self.rerun_after_kill,
             "rerun_after_server_crash": self.rerun_after_server_crash,
+            "rerun_after_error": self.rerun_after_error,
             "rerun_unexplained": len(self.rerun_unexplained),
             "rerun_unexplained_ids": self.rerun_unexplained[:20],
             "longest_recovery_seconds": self.longest_recovery,
@@ -269,10 +274,12 @@ def _check_job(  # noqa: PLR0912
                 findings.overlapping.append((job_id, first.attempt, second.attempt))
     if len(runs) < 2:
         return
-    explained_by_kill = explained_by_crash = unexplained = False
+    explained_by_error = explained_by_kill = explained_by_crash = unexplained = False
     for before, after in itertools.pairwise(runs):
         killed_at = kills.get(before.pid)
-        if killed_at is not None and before.start <= killed_at <= after.start:
+        if before.failed and before.end is not None and before.end <= after.start:
+            explained_by_error = True  # a retry of the attempt the handler failed
+        elif killed_at is not None and before.start <= killed_at <= after.start:
             explained_by_kill = True
             if before.end is None:  # cut short by the kill: measure how soon it ran again
                 findings.recoveries.append(after.start - killed_at)
@@ -286,3 +293,5 @@ def _check_job(  # noqa: PLR0912
         findings.rerun_after_kill += 1
     elif explained_by_crash:
         findings.rerun_after_server_crash += 1
+    elif explained_by_error:
+        findings.rerun_after_error += 1

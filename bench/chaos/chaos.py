@@ -531,6 +531,8 @@ def run_chaos(config: Config) -> dict[str, Any]:  # noqa: PLR0912
                 "longest_clean_reclaim_seconds": _max(clean_reclaims),
                 "longest_reclaim_with_a_worker_up_seconds": _max(with_a_worker_up),
                 "median_recovery_seconds": _median(findings.recoveries),
+                "failed_executions": sum(run.failed for run in executions),
+                "failed_seconds_after_trouble": _failed_after_trouble(executions, log),
                 "directory": str(directory),
             }
             | findings.summary()
@@ -565,6 +567,17 @@ def _clean_recoveries(executions: list[Any], log: Log) -> list[float | None]:
             troubled = any(start <= after.start and end >= killed_at for start, end in log.trouble)
             found.append(None if troubled else after.start - killed_at)
     return found
+
+
+def _failed_after_trouble(executions: list[Any], log: Log) -> list[float | None]:
+    """For each execution that raised, the seconds since the database trouble began that came
+    last before it (None: none had): what its error was most likely about."""
+    gaps: list[float | None] = []
+    for run in executions:
+        if run.failed:
+            before = [start for start, _ in log.trouble if start <= run.end]
+            gaps.append(round(run.end - max(before), 3) if before else None)
+    return gaps
 
 
 def _max(values: Any) -> float | None:

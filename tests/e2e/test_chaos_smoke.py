@@ -229,7 +229,7 @@ def test_the_key_analysis_finds_leaked_slots_and_a_limiter_above_its_limit(
 
 def test_an_execution_ended_by_an_error_is_neither_running_nor_completed(tmp_path: Path) -> None:
     """A handler that raised (its limiter's database call failed) wrote `error`: its run ended
-    there, and it did not complete the job."""
+    there, it did not complete the job, and the job's next run is the retry of that attempt."""
     analysis = load("analysis")
     lines = [
         {"e": "start", "t": 1.0, "job": 7, "attempt": 1, "pid": 3, "worker": "w"},
@@ -241,3 +241,5 @@ def test_an_execution_ended_by_an_error_is_neither_running_nor_completed(tmp_pat
     findings = analysis.analyse([7], {7: "completed"}, executions, {}, [])
     assert findings.lost == [7]
     assert findings.overlapping == []
+    # The second run is the retry of the attempt that failed, not an unexplained rerun.
+    assert findings.rerun_after_error == 1 and findings.rerun_unexplained == []
