@@ -4,14 +4,16 @@ execution log and the driver's log of what it did) and the job rows at the end.
 - lost: jobs enqueued that did not end `completed`, or that are `completed` with no execution
   that reached its end in the log (must be 0);
 - overlapping: pairs of executions of one job that ran at the same time (must be 0). An
-  execution runs from its `start` line to its `end` line or, if it has none, to the SIGKILL of
-  its process (a process that was never killed and left no `end` counts as running to the end
-  of the run, so it overlaps anything after it);
+  execution runs from its `start` line to its `end` (or `error`) line or, if it has none, to
+  the SIGKILL of its process (a process that was never killed and left no `end` counts as
+  running to the end of the run, so it overlaps anything after it);
 - duplicate attempts: one (job, attempt) started twice (must be 0: one claim, one run), unless
   the database server crashed between the two starts: the hot path commits claims and
   completions asynchronously (ADR 0005), so a crash may forget a claim, and the job is claimed
   again under the same attempt number (counted apart, `after_server_crash`);
-- jobs run more than once, each explained by what happened to the run before it: its process
+- jobs run more than once, each explained by what happened to the run before it: it raised
+  (an `error` line: a handler's own database call, its rate limiter's, failed when its backend
+  was terminated; the attempt failed and was retried, `after_error`), its process
   was SIGKILLed after it started (`after_kill`), or the database server was restarted in
   immediate mode (a crash: asynchronously committed outcomes may be lost, ADR 0005) while it
   was unrecorded (`after_server_crash`); anything else is `unexplained` (must be 0);
@@ -43,7 +45,8 @@ class Execution:
     pid: int
     worker: str
     start: float
-    end: float | None  # None: no `end` line
+    end: float | None  # None: no `end` (or `error`) line
+    failed: bool = False  # ended by an `error` line: the handler raised, nothing completed
 
 
 @dataclass
@@ -56,13 +59,15 @@ class Findings:
     duplicate_attempts_after_server_crash: list[tuple[int, int]] = field(default_factory=list)
     rerun_after_kill: int = 0
     rerun_after_server_crash: int = 0
+    rerun_after_error: int = 0
     rerun_unexplained: list[int] = field(default_factory=list)
     recoveries: list[float] = field(default_factory=list)
     final_statuses: dict[str, int] = field(default_factory=dict)
 
     @property
     def jobs_run_more_than_once(self) -> int:
-        return self.rerun_after_kill + self.rerun_after_server_crash + len(self.rerun_unexplained)
+        explained = self.rerun_after_kill + self.rerun_after_server_crash + self.rerun_after_error
+        return explained + len(self.rerun_unexplained)
 
     @property
     def longest_recovery(self) -> float | None:
@@ -83,6 +88,7 @@ class Findings:
             "jobs_run_more_than_once": self.jobs_run_more_than_once,
             "rerun_after_kill": self.rerun_after_kill,
             "rerun_after_server_crash": self.rerun_after_server_crash,
+            "rerun_after_error": self.rerun_after_error,
             "rerun_unexplained": len(self.rerun_unexplained),
             "rerun_unexplained_ids": self.rerun_unexplained[:20],
             "longest_recovery_seconds": self.longest_recovery,
@@ -92,7 +98,8 @@ class Findings:
 
 
 def read_executions(paths: Iterable[Path]) -> list[Execution]:
-    """Pair each `end` line with the earliest open `start` of the same job, attempt and process.
+    """Pair each `end` (or `error`) line with the earliest open `start` of the same job,
+    attempt and process. Other lines (the limiters' `grant`s) are not executions.
 
     One process writes its file in order, so this is exact even when a process runs the same
     attempt twice (a claim lost in a server crash and made again): each run keeps its own end.
@@ -107,13 +114,16 @@ def read_executions(paths: Iterable[Path]) -> list[Execution]:
                 event = json.loads(line)
             except json.JSONDecodeError:
                 continue  # a line cut by a SIGKILL mid-write (never fsync'd as a whole)
+            if event["e"] not in ("start", "end", "error"):
+                continue
             key = (event["job"], event["attempt"], event["pid"])
             if event["e"] == "start":
-                started = {**event, "end": None}
+                started = {**event, "end": None, "failed": False}
                 executions.append(started)
                 open_runs[key].append(started)
-            elif event["e"] == "end" and open_runs[key]:
-                open_runs[key].pop(0)["end"] = event["t"]
+            elif open_runs[key]:
+                ended = open_runs[key].pop(0)
+                ended["end"], ended["failed"] = event["t"], event["e"] == "error"
     return [
         Execution(
             job=event["job"],
@@ -122,6 +132,7 @@ def read_executions(paths: Iterable[Path]) -> list[Execution]:
             worker=event["worker"],
             start=event["t"],
             end=event["end"],
+            failed=event["failed"],
         )
         for event in executions
     ]
@@ -146,7 +157,7 @@ def analyse(
         by_job[execution.job].append(execution)
     for job_id in enqueued:
         runs = sorted(by_job.get(job_id, []), key=lambda run: run.start)
-        if statuses.get(job_id) != "completed" or not any(run.end is not None for run in runs):
+        if statuses.get(job_id) != "completed" or not any(_completed(run) for run in runs):
             findings.lost.append(job_id)
         _check_job(job_id, runs, kills, server_crashes, findings)
     return findings
@@ -227,6 +238,10 @@ def reclaims_with_a_worker_up(
     return delays
 
 
+def _completed(run: Execution) -> bool:
+    return run.end is not None and not run.failed
+
+
 def _until(run: Execution, kills: Mapping[int, float]) -> float:
     if run.end is not None:
         return run.end
@@ -259,10 +274,12 @@ def _check_job(  # noqa: PLR0912
                 findings.overlapping.append((job_id, first.attempt, second.attempt))
     if len(runs) < 2:
         return
-    explained_by_kill = explained_by_crash = unexplained = False
+    explained_by_error = explained_by_kill = explained_by_crash = unexplained = False
     for before, after in itertools.pairwise(runs):
         killed_at = kills.get(before.pid)
-        if killed_at is not None and before.start <= killed_at <= after.start:
+        if before.failed and before.end is not None and before.end <= after.start:
+            explained_by_error = True  # a retry of the attempt the handler failed
+        elif killed_at is not None and before.start <= killed_at <= after.start:
             explained_by_kill = True
             if before.end is None:  # cut short by the kill: measure how soon it ran again
                 findings.recoveries.append(after.start - killed_at)
@@ -276,3 +293,5 @@ def _check_job(  # noqa: PLR0912
         findings.rerun_after_kill += 1
     elif explained_by_crash:
         findings.rerun_after_server_crash += 1
+    elif explained_by_error:
+        findings.rerun_after_error += 1

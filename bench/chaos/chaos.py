@@ -10,6 +10,12 @@ was lost, overlapped or run twice.
     .venv/bin/python bench/chaos/chaos.py --backend sqlite --jobs 20000
     .venv/bin/python bench/chaos/chaos.py --backend postgresql --jobs 20000
     .venv/bin/python bench/chaos/chaos.py --backend sqlite --smoke     (300 jobs, ~30 s)
+    .venv/bin/python bench/chaos/chaos.py --backend sqlite --jobs 2000 --keys
+
+`--keys` enqueues every second job with a concurrency key (ADR 0052) of KEY_LIMITS and has
+every third job ask the shared rate limiter RATE_KEY (ADR 0053) before its simulated outside
+call; bench/chaos/keys_analysis.py then says whether a key ever ran above its limit, whether a
+slot leaked, and whether the limiter ever granted above its limit in a window of its period.
 
 Writes report.json (and the logs) into --out (default: a new directory under /tmp) and prints
 a markdown table row. Run from the repository root with the project's virtualenv. PostgreSQL
@@ -49,6 +55,7 @@ from analysis import (  # noqa: E402
     reclaims_with_a_worker_up,
 )
 from chaos_worker import JOB_TYPE, ChaosJob, chaos_registry  # noqa: E402
+from keys_analysis import analyse_keys, read_grants  # noqa: E402
 
 from dominus.db.engine import create_database_engine  # noqa: E402
 from dominus.jobs import EnqueueRequest, JobQueue, SqlJobStore  # noqa: E402
@@ -58,6 +65,11 @@ from dominus.schema.tables import job_events, job_queue  # noqa: E402
 
 WORKER_SCRIPT = HERE / "chaos_worker.py"
 RESTART_DELAY = 1.0  # seconds before a worker that exited by itself is started again
+# With --keys: the concurrency keys and their limits, a key per job in turn over every second
+# job; small limits, so the keys are full most of the run and kills land on held slots.
+KEY_LIMITS = {"chaos:one": 1, "chaos:two": 2, "chaos:three": 3, "chaos:five": 5}
+# ... and the shared limiter every third job asks, set by the workers' RATE_LIMITS.
+RATE_KEY, RATE_COUNT, RATE_PERIOD = "chaos:limited", 20, 1.0
 
 
 @dataclass
@@ -80,11 +92,13 @@ class Config:
     retry_base_ms: int = 50
     retry_max_ms: int = 400
     seed: int = 1
+    keys: bool = False  # concurrency keys and a shared rate limiter on a share of the jobs
     log_level: str = "WARNING"  # the workers' DOMINUS_LOG_LEVEL (INFO logs every job)
     out: Path | None = None
 
     def worker_env(self, database_url: str, events: Path) -> dict[str, str]:
         return {
+            "RATE_LIMITS": f"{RATE_KEY}={RATE_COUNT}/{RATE_PERIOD:g}s" if self.keys else "",
             "DATABASE_URL": database_url,
             "CHAOS_EVENTS_DIR": str(events),
             "WORKER_CONCURRENCY": str(self.concurrency),
@@ -266,14 +280,29 @@ class Database:
         low, high = self.config.job_seconds
         ids: list[int] = []
         for first in range(0, count, 1000):
-            requests = [
-                EnqueueRequest(
-                    JOB_TYPE, ChaosJob(n=n, min_seconds=low, max_seconds=high), max_attempts=25
-                )
-                for n in range(first, min(count, first + 1000))
-            ]
+            requests = [self._request(n, low, high) for n in range(first, min(count, first + 1000))]
             ids.extend(result.job_id for result in queue.enqueue_jobs(requests))
         return ids
+
+    def _request(self, n: int, low: float, high: float) -> EnqueueRequest:
+        key = concurrency_key(n) if self.config.keys else None
+        rate_key = RATE_KEY if self.config.keys and asks_limiter(n) else None
+        return EnqueueRequest(
+            JOB_TYPE,
+            ChaosJob(n=n, min_seconds=low, max_seconds=high, rate_key=rate_key),
+            max_attempts=25,
+            concurrency_key=key,
+            concurrency_limit=KEY_LIMITS[key] if key is not None else None,
+        )
+
+    def job_keys(self) -> dict[int, tuple[str, int]]:
+        """Job id -> (concurrency key, limit) of every keyed job, as the rows hold them."""
+        columns = (job_queue.c.id, job_queue.c.concurrency_key, job_queue.c.concurrency_limit)
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(*columns).where(job_queue.c.concurrency_key.is_not(None))
+            )
+            return {row.id: (row.concurrency_key, row.concurrency_limit) for row in rows}
 
     def active(self) -> int:
         """Pending + running jobs (None-safe while the database is troubled)."""
@@ -354,6 +383,19 @@ class Database:
 
 def _now() -> Any:
     return utc_now()
+
+
+def concurrency_key(n: int) -> str | None:
+    """The key of the n-th job with --keys: every second job, the keys in turn."""
+    if n % 2:
+        return None
+    names = list(KEY_LIMITS)
+    return names[(n // 2) % len(names)]
+
+
+def asks_limiter(n: int) -> bool:
+    """Every third job asks the shared limiter (keyed or not)."""
+    return n % 3 == 0
 
 
 def _active_or_none(database: Database) -> int | None:
@@ -437,6 +479,19 @@ def run_chaos(config: Config) -> dict[str, Any]:  # noqa: PLR0912
             if restart["mode"] == "immediate"
         ]
         findings = analyse(ids, statuses, executions, log.kills, crashes)
+        keyed = (
+            analyse_keys(
+                executions,
+                database.job_keys(),
+                statuses,
+                log.kills,
+                database.reclaimed_at(),
+                read_grants(sorted(workers.events.glob("events-*.jsonl"))),
+                (RATE_KEY, RATE_COUNT, RATE_PERIOD, sum(map(asks_limiter, range(config.jobs)))),
+            ).summary()
+            if config.keys
+            else {}
+        )
         clean = [
             recovery for recovery in _clean_recoveries(executions, log) if recovery is not None
         ]
@@ -449,34 +504,40 @@ def run_chaos(config: Config) -> dict[str, Any]:  # noqa: PLR0912
         with_a_worker_up = reclaims_with_a_worker_up(executions, log.kills, reclaims)
         delays = [delay for _, _, delay in reclaims]
         live_reclaims = reclaims_of_live_workers(executions, log.kills, database.reclaimed_at())
-        report = {
-            "backend": config.backend,
-            "config": {k: v for k, v in asdict(config).items() if k != "out"},
-            "duration_seconds": round(duration, 1),
-            "chaos_seconds": round(chaos_seconds, 1),
-            "kills": len(log.kills),
-            "worker_restarts": log.restarts,
-            "server_restarts": [r["mode"] for r in log.server_restarts],
-            "terminated_backends": log.terminated_backends,
-            "write_locks_held": len(log.locks),
-            "write_lock_seconds": round(sum(end - start for start, end in log.locks), 1),
-            "stuck_running": sum(1 for status in statuses.values() if status == "running"),
-            "workers_killed_at_the_end": len(leftovers),
-            "recovery_bound_seconds": config.recovery_bound(),
-            "longest_clean_recovery_seconds": max(clean) if clean else None,
-            "worker_exits": len(log.exits),
-            "worker_exit_codes": sorted({exit_["code"] for exit_ in log.exits}),
-            "reclaimed_after_kill": len(reclaims),
-            "longest_reclaim_seconds": _max(delay for _, _, delay in reclaims),
-            "median_reclaim_seconds": _median(delays),
-            "reclaim_seconds_p90": percentile(delays, 0.9),
-            "reclaim_seconds_p99": percentile(delays, 0.99),
-            "reclaimed_from_live_workers": len(live_reclaims),
-            "longest_clean_reclaim_seconds": _max(clean_reclaims),
-            "longest_reclaim_with_a_worker_up_seconds": _max(with_a_worker_up),
-            "median_recovery_seconds": _median(findings.recoveries),
-            "directory": str(directory),
-        } | findings.summary()
+        report = (
+            {
+                "backend": config.backend,
+                "config": {k: v for k, v in asdict(config).items() if k != "out"},
+                "duration_seconds": round(duration, 1),
+                "chaos_seconds": round(chaos_seconds, 1),
+                "kills": len(log.kills),
+                "worker_restarts": log.restarts,
+                "server_restarts": [r["mode"] for r in log.server_restarts],
+                "terminated_backends": log.terminated_backends,
+                "write_locks_held": len(log.locks),
+                "write_lock_seconds": round(sum(end - start for start, end in log.locks), 1),
+                "stuck_running": sum(1 for status in statuses.values() if status == "running"),
+                "workers_killed_at_the_end": len(leftovers),
+                "recovery_bound_seconds": config.recovery_bound(),
+                "longest_clean_recovery_seconds": max(clean) if clean else None,
+                "worker_exits": len(log.exits),
+                "worker_exit_codes": sorted({exit_["code"] for exit_ in log.exits}),
+                "reclaimed_after_kill": len(reclaims),
+                "longest_reclaim_seconds": _max(delay for _, _, delay in reclaims),
+                "median_reclaim_seconds": _median(delays),
+                "reclaim_seconds_p90": percentile(delays, 0.9),
+                "reclaim_seconds_p99": percentile(delays, 0.99),
+                "reclaimed_from_live_workers": len(live_reclaims),
+                "longest_clean_reclaim_seconds": _max(clean_reclaims),
+                "longest_reclaim_with_a_worker_up_seconds": _max(with_a_worker_up),
+                "median_recovery_seconds": _median(findings.recoveries),
+                "failed_executions": sum(run.failed for run in executions),
+                "failed_seconds_after_trouble": _failed_after_trouble(executions, log),
+                "directory": str(directory),
+            }
+            | findings.summary()
+            | keyed
+        )
         (directory / "report.json").write_text(json.dumps(report, indent=2, default=str))
         # What the driver did, for later analysis (kills, restarts, trouble windows).
         (directory / "driver.json").write_text(json.dumps(asdict(log), indent=2, default=str))
@@ -508,6 +569,17 @@ def _clean_recoveries(executions: list[Any], log: Log) -> list[float | None]:
     return found
 
 
+def _failed_after_trouble(executions: list[Any], log: Log) -> list[float | None]:
+    """For each execution that raised, the seconds since the database trouble began that came
+    last before it (None: none had): what its error was most likely about."""
+    gaps: list[float | None] = []
+    for run in executions:
+        if run.failed:
+            before = [start for start, _ in log.trouble if start <= run.end]
+            gaps.append(round(run.end - max(before), 3) if before else None)
+    return gaps
+
+
 def _max(values: Any) -> float | None:
     found = list(values)
     return max(found) if found else None
@@ -527,6 +599,19 @@ def markdown_row(report: dict[str, Any]) -> str:
         f"{report['kills']} | {restarts} | {report['lost']} | {report['overlapping']} | "
         f"{report['jobs_run_more_than_once']} | {_seconds(report['longest_reclaim_seconds'])} | "
         f"{_seconds(report['longest_recovery_seconds'])} |"
+    )
+
+
+def keys_row(report: dict[str, Any]) -> str:
+    """Keyed jobs, each key's most running at once against its limit, slots leaked, and the
+    limiter's busiest window against its limit."""
+    keys = ", ".join(
+        f"{key} {peak['most_running']}/{peak['limit']}" for key, peak in report["keys"].items()
+    )
+    return (
+        f"| {report['backend']} | {report['keyed_jobs']} | {keys} | {report['slots_leaked']} | "
+        f"{report['grants']} | {report['grants_most_in_a_window']} / {report['grant_limit']} "
+        f"({report['grants_most_in_a_wall_window']} wall) |"
     )
 
 
@@ -553,6 +638,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--log-level", help="the workers' log level (default WARNING)")
     parser.add_argument(
+        "--keys",
+        action="store_true",
+        help="every second job with a concurrency key (limits 1, 2, 3, 5), every third asking "
+        f"the shared limiter {RATE_KEY} ({RATE_COUNT}/{RATE_PERIOD:g}s); checks both limits",
+    )
+    parser.add_argument(
         "--default-timings",
         action="store_true",
         help="the seed's max running age, heartbeat, poll and retry defaults instead of fast "
@@ -570,6 +661,7 @@ def main() -> None:
         config.job_seconds = args.job_seconds
     if args.default_timings:
         with_default_timings(config)
+    config.keys = args.keys
     for name in ("jobs", "workers", "chaos_seconds", "seed", "out", "log_level"):
         value = getattr(args, name)
         if value is not None:
@@ -577,6 +669,8 @@ def main() -> None:
     report = run_chaos(config)
     print(json.dumps(report, indent=2, default=str))
     print(markdown_row(report))
+    if config.keys:
+        print(keys_row(report))
 
 
 if __name__ == "__main__":

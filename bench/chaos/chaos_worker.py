@@ -4,9 +4,15 @@ the environment exactly as `dominus worker` builds it) running one job type, `ch
 whose handler writes every execution to an append-only file outside the database.
 
 Each execution appends two JSON lines, fsync'd before the handler goes on: `start` (job id,
-attempt, worker id, pid, wall time) before its work, `end` after it. A line that reached the
-file survives a SIGKILL of this process a moment later. The file is per process
-(`events-<pid>.jsonl` in CHAOS_EVENTS_DIR), so no two processes append to one file.
+attempt, worker id, pid, wall time) before its work, `end` after it (`error` instead when the
+handler raised: its run ended, not completed). A line that reached the file survives a SIGKILL
+of this process a moment later. The file is per process (`events-<pid>.jsonl` in
+CHAOS_EVENTS_DIR), so no two processes append to one file.
+
+A job whose payload names a `rate_key` asks that shared limiter (`context.limiter(key)
+.acquire()`, ADR 0053) before its simulated outside call. Every grant the limiters' store makes
+is recorded as a `grant` line: the time stamped in the database (the clock the guarantee is
+stated in) and the wall times just before and after the statement.
 
 Run by bench/chaos/chaos.py; not a command of DOMINUS.
 """
@@ -19,14 +25,18 @@ import random
 import sys
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+from sqlalchemy import Engine
 
 from dominus.cli.runtime import open_runtime
 from dominus.cli.worker import _install_signal_handlers
 from dominus.jobs import HandlerRegistry, JobContext, Worker
+from dominus.jobs.limits import Limiters
+from dominus.jobs.sql.limits import RateLimitStore
 
 JOB_TYPE = "chaos.record"
 
@@ -35,6 +45,7 @@ class ChaosJob(BaseModel):
     n: int
     min_seconds: float = 0.05
     max_seconds: float = 0.25
+    rate_key: str | None = None  # a shared limiter asked before the simulated outside call
 
 
 class EventLog:
@@ -55,6 +66,32 @@ class EventLog:
             os.fsync(self._fd)
 
 
+class RecordingRateLimitStore(RateLimitStore):
+    """The limiters' store, writing each grant it makes to the event log once its statement
+    has committed (a SIGKILL in between loses the line: the check can only under-count)."""
+
+    def __init__(self, engine: Engine, events: EventLog) -> None:
+        super().__init__(engine)
+        self._events = events
+
+    def grant(self, key: str, now: datetime) -> int | None:
+        before = time.time()
+        slot = super().grant(key, now)
+        if slot is not None:
+            self._events.write(
+                {
+                    "e": "grant",
+                    "key": key,
+                    "slot": slot,
+                    "at": now.timestamp(),
+                    "t0": before,
+                    "t1": time.time(),
+                    "pid": os.getpid(),
+                }
+            )
+        return slot
+
+
 def chaos_registry(events: EventLog) -> HandlerRegistry:
     registry = HandlerRegistry()
     pid = os.getpid()
@@ -63,8 +100,16 @@ def chaos_registry(events: EventLog) -> HandlerRegistry:
         job = context.job
         about = {"job": job.id, "attempt": job.attempts, "worker": job.locked_by, "pid": pid}
         events.write({"e": "start", "t": time.time(), **about})
-        context.abort.wait(random.uniform(payload.min_seconds, payload.max_seconds))
-        context.abort.raise_if_set()
+        try:
+            if payload.rate_key is not None:
+                context.limiter(payload.rate_key).acquire()
+            context.abort.wait(random.uniform(payload.min_seconds, payload.max_seconds))
+            context.abort.raise_if_set()
+        except BaseException:
+            # The run ended here (a limiter's database call failed, the claim was lost): its
+            # interval ends now, and the job is not completed by it.
+            events.write({"e": "error", "t": time.time(), **about})
+            raise
         events.write({"e": "end", "t": time.time(), **about})
         return {"n": payload.n}
 
@@ -84,6 +129,7 @@ def main() -> None:
         runtime.worker_config(),
         clock=runtime.clock,
         watcher=runtime.change_watcher(),
+        limiters=Limiters(RecordingRateLimitStore(runtime.engine, events), runtime.clock),
     )
     _install_signal_handlers(worker)
     worker.run()
