@@ -1,6 +1,6 @@
-"""The RDAP rate gate shared by real `dominus worker` processes: three workers on one database poll a watchlist and run
-two pipelines at once, every lookup going to one loopback RDAP server that allows 5 requests a
-second and answers 429 with Retry-After: 3 beyond that.
+"""The RDAP rate gate shared by real `dominus worker` processes: three workers on one database
+poll a watchlist and run two pipelines at once, every lookup going to one loopback RDAP server
+that allows 5 requests a second and answers 429 with Retry-After: 3 beyond that.
 
 Everything is judged by the server's own record of when each request arrived, never by timing
 the clients:
