@@ -228,3 +228,6 @@ def test_every_series_of_every_known_type_is_there_at_zero(tokens_client: TestCl
         assert f'{family}{{type="diag.fail"}} 0.0' in text, family
     assert 'dominus_job_duration_seconds_bucket{le="+Inf",type="diag.sleep"} 0.0' in text
     assert 'dominus_job_duration_seconds_count{type="diag.sleep"} 0.0' in text
+    assert 'dominus_job_pickup_seconds_bucket{le="0.005",type="diag.sleep"} 0.0' in text
+    assert 'dominus_job_pickup_seconds_bucket{le="+Inf",type="diag.sleep"} 0.0' in text
+    assert 'dominus_job_pickup_seconds_sum{type="diag.sleep"} 0.0' in text

@@ -4,7 +4,8 @@ process reports the same figures for the whole installation.
 Gauges: jobs by status and type, active jobs and the pause state of each named queue, dead-letter
 entries, queue latency (the oldest due job's wait), oldest pending age, live workers.
 Counters (from `job_metrics`, which only grows): jobs enqueued, completed, failed attempts,
-reclaims, dead-lettered, cancelled; and the job duration histogram.
+reclaims, dead-lettered, cancelled; the job duration histogram, and the pickup histogram (how long
+after it became due each attempt started).
 
 One gauge is this process's own, not the installation's: the event streams it has open.
 
@@ -15,7 +16,7 @@ apart from a scrape that failed, and `rate()` or an alert on it has nothing to c
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import (
@@ -38,10 +39,11 @@ from dominus.jobs.metrics_model import (
     MetricTotals,
 )
 from dominus.jobs.model import JobStatus, QueueState, QueueStats
-from dominus.jobs.sql.metrics import BUCKET_LABELS
+from dominus.jobs.sql.metrics import BUCKET_LABELS, PICKUP_LABELS
 
-# An empty duration histogram: every bucket at 0.
+# An empty duration (pickup) histogram: every bucket at 0.
 NO_DURATIONS = tuple((label, 0.0) for label in (*BUCKET_LABELS, INFINITY))
+NO_PICKUPS = tuple((label, 0.0) for label in (*PICKUP_LABELS, INFINITY))
 
 COUNTERS = (
     (ENQUEUED, "dominus_jobs_enqueued", "Jobs enqueued."),
@@ -94,22 +96,44 @@ class QueueCollector(Collector):
             for job_type in job_types:
                 counter.add_metric([job_type], totals.counter(name, job_type))
             yield counter
-        durations = HistogramMetricFamily(
+        yield _histogram(
             "dominus_job_duration_seconds",
             "Run time of completed attempts.",
-            labels=["type"],
+            job_types,
+            (totals.histograms, totals.durations, NO_DURATIONS),
         )
-        for job_type in job_types:
-            buckets = totals.histograms.get(job_type, NO_DURATIONS)
-            total_seconds, _count = totals.durations.get(job_type, (0.0, 0.0))
-            durations.add_metric([job_type], list(buckets), total_seconds)
-        yield durations
+        yield _histogram(
+            "dominus_job_pickup_seconds",
+            "From when an attempt became due (its run_at, or its creation if later) to its "
+            "start, for attempts that completed or failed.",
+            job_types,
+            (totals.pickup_histograms, totals.pickups, NO_PICKUPS),
+        )
+
+
+Observed = tuple[
+    Mapping[str, Sequence[tuple[str, float]]],  # job_type → cumulative (le, count)
+    Mapping[str, tuple[float, float]],  # job_type → (sum, count)
+    Sequence[tuple[str, float]],  # the empty histogram
+]
+
+
+def _histogram(name: str, documentation: str, job_types: list[str], observed: Observed) -> Metric:
+    """A histogram with a series for every known type, at 0 where nothing was observed."""
+    buckets_by_type, sums_by_type, empty = observed
+    histogram = HistogramMetricFamily(name, documentation, labels=["type"])
+    for job_type in job_types:
+        buckets = buckets_by_type.get(job_type, empty)
+        total_seconds, _count = sums_by_type.get(job_type, (0.0, 0.0))
+        histogram.add_metric([job_type], list(buckets), total_seconds)
+    return histogram
 
 
 def _known_types(api: ApiServices, stats: QueueStats, totals: MetricTotals) -> list[str]:
     """Every registered job type, and any other the job table or the counters name (a type
     registered before, or by another process's registry)."""
     known = set(api.queue.registry.names()) | set(stats.by_type) | set(totals.histograms)
+    known |= set(totals.pickup_histograms)
     known |= {job_type for _name, job_type in totals.counters}
     return sorted(known)
 

@@ -144,6 +144,8 @@ class HandlerTransactions:
             progress=self._reporter.unwritten(),
             job_type=self._job.job_type,
             duration_seconds=(now - started).total_seconds() if started else None,
+            # From the claim, as the duration: this path does not see the handler's own start.
+            pickup_seconds=self._job.pickup_seconds(started),
         )
         transaction.complete(outcome, now)
 

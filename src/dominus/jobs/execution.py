@@ -321,6 +321,7 @@ def outcome_of(
         "job_type": running.job.job_type,
         "progress": running.reporter.unwritten(),
         "duration_seconds": duration,
+        "pickup_seconds": running.job.pickup_seconds(running.started_at),
     }
     if reason is AbortReason.CANCELLED:
         return Cancelled(claim, result_dropped=finished.value is not None, **about)

@@ -98,6 +98,16 @@ class Job:
     concurrency_limit: int | None = None
 
     @property
+    def due_at(self) -> datetime:
+        """When this attempt became due: its run_at (a retry's is its retry time), or its
+        creation if later."""
+        return max(self.run_at, self.created_at)
+
+    def pickup_seconds(self, started_at: datetime | None) -> float | None:
+        """How long after it became due an attempt started at `started_at` (None: not started)."""
+        return None if started_at is None else (started_at - self.due_at).total_seconds()
+
+    @property
     def claim(self) -> Claim:
         """The fence token of the attempt that is (or last was) running."""
         assert self.locked_by is not None, f"job {self.id} was never claimed"
@@ -247,13 +257,15 @@ class QueueStats:
 @dataclass(frozen=True, slots=True)
 class OutcomeBase:
     """What every outcome carries: the attempt it ends and, for the metrics and the job row,
-    the progress not yet written, the job's type and how long the attempt ran."""
+    the progress not yet written, the job's type, how long the attempt ran and how long after
+    it became due it started."""
 
     claim: Claim
     _: KW_ONLY
     progress: JsonObject | None = None
     job_type: str = ""
     duration_seconds: float | None = None
+    pickup_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

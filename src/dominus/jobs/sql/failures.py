@@ -30,6 +30,8 @@ class FailedAttempt:
     traceback: str | None = None
     progress: dict[str, Any] | None = None
     permanent: bool = False  # no retry, whatever attempts remain
+    # How long after it became due the attempt started (None: unknown, as for a reclaim).
+    pickup_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ def record_failed_attempt(
     )
     if dead:
         increments.add(metrics.DEAD_LETTERED, row.job_type)
+    increments.observe(metrics.PICKUPS, row.job_type, attempt.pickup_seconds)
     writer = claim.worker_id if attempt.kind is EventKind.FAILED else None
     backend.add_metrics(connection, increments, metrics.shard_for(writer))
     if dead:

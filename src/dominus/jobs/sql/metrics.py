@@ -12,7 +12,8 @@ import bisect
 import os
 import zlib
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import Connection, func, select
 
@@ -28,6 +29,10 @@ from dominus.jobs.metrics_model import (
     ENQUEUED_COUNTED_THROUGH,
     FAILED,
     INFINITY,
+    PICKUP_BUCKET,
+    PICKUP_BUCKETS,
+    PICKUP_COUNT,
+    PICKUP_SUM,
     RECLAIMED,
     MetricTotals,
 )
@@ -39,9 +44,13 @@ __all__ = [
     "CANCELLED",
     "COMPLETED",
     "DEAD_LETTERED",
+    "DURATIONS",
     "ENQUEUED",
     "FAILED",
+    "PICKUPS",
+    "PICKUP_LABELS",
     "RECLAIMED",
+    "Histogram",
     "Increments",
     "read",
     "shard_for",
@@ -61,15 +70,21 @@ class Increments:
     def add(self, name: str, job_type: str, amount: float = 1.0, bucket: str = "") -> None:
         self.values[(name, job_type, bucket)] += amount
 
-    def completed(self, job_type: str, duration_seconds: float | None) -> None:
+    def completed(
+        self, job_type: str, duration_seconds: float | None, pickup_seconds: float | None = None
+    ) -> None:
         self.add(COMPLETED, job_type)
-        if duration_seconds is not None:
-            duration = max(0.0, duration_seconds)
-            index = bisect.bisect_left(DURATION_BUCKETS, duration)
-            bucket = INFINITY if index == len(DURATION_BUCKETS) else BUCKET_LABELS[index]
-            self.add(DURATION_BUCKET, job_type, bucket=bucket)
-            self.add(DURATION_SUM, job_type, duration)
-            self.add(DURATION_COUNT, job_type)
+        self.observe(DURATIONS, job_type, duration_seconds)
+        self.observe(PICKUPS, job_type, pickup_seconds)
+
+    def observe(self, histogram: Histogram, job_type: str, seconds: float | None) -> None:
+        """One observation of `histogram` (none when `seconds` is unknown)."""
+        if seconds is None:
+            return
+        seconds = max(0.0, seconds)
+        self.add(histogram.bucket, job_type, bucket=histogram.label_for(seconds))
+        self.add(histogram.sum, job_type, seconds)
+        self.add(histogram.count, job_type)
 
     def enqueued(self, job_types: Iterable[str]) -> Increments:
         for job_type in job_types:
@@ -79,7 +94,7 @@ class Increments:
     def completions(self, outcomes: Iterable[AttemptOutcome]) -> Increments:
         for outcome in outcomes:
             if isinstance(outcome, Completed):
-                self.completed(outcome.job_type, outcome.duration_seconds)
+                self.completed(outcome.job_type, outcome.duration_seconds, outcome.pickup_seconds)
         return self
 
     def rows(self, shard: int) -> list[tuple[str, str, str, int, float]]:
@@ -95,7 +110,29 @@ def _label(bound: float) -> str:
     return f"{bound:g}"
 
 
-BUCKET_LABELS = tuple(_label(bound) for bound in DURATION_BUCKETS)
+@dataclass(frozen=True)
+class Histogram:
+    """A histogram's stored names and its buckets' upper bounds (seconds)."""
+
+    bucket: str
+    sum: str
+    count: str
+    bounds: Sequence[float]
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(_label(bound) for bound in self.bounds)
+
+    def label_for(self, seconds: float) -> str:
+        """The `le` label of the lowest bucket holding `seconds` (a bound holds its own value)."""
+        index = bisect.bisect_left(self.bounds, seconds)
+        return INFINITY if index == len(self.bounds) else _label(self.bounds[index])
+
+
+DURATIONS = Histogram(DURATION_BUCKET, DURATION_SUM, DURATION_COUNT, DURATION_BUCKETS)
+PICKUPS = Histogram(PICKUP_BUCKET, PICKUP_SUM, PICKUP_COUNT, PICKUP_BUCKETS)
+BUCKET_LABELS = DURATIONS.labels
+PICKUP_LABELS = PICKUPS.labels
 
 
 def shard_for(writer: str | None = None) -> int:
@@ -117,31 +154,51 @@ def read(connection: Connection, uncounted_enqueues: Mapping[str, int]) -> Metri
         .group_by(job_metrics.c.name, job_metrics.c.job_type, job_metrics.c.bucket)
     ).all()
     counters: dict[tuple[str, str], float] = {}
-    buckets: defaultdict[str, dict[str, float]] = defaultdict(dict)
-    sums: dict[str, float] = {}
-    counts: dict[str, float] = {}
+    # Histogram parts: (histogram name, job_type) → bucket label (or "" for sum and count) → total.
+    parts: defaultdict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for name, job_type, bucket, total in rows:
-        if name == DURATION_BUCKET:
-            buckets[job_type][bucket] = float(total)
-        elif name == DURATION_SUM:
-            sums[job_type] = float(total)
-        elif name == DURATION_COUNT:
-            counts[job_type] = float(total)
+        if name in _HISTOGRAM_PARTS:
+            parts[(name, job_type)][bucket] = float(total)
         else:
             counters[(name, job_type)] = float(total)
     for job_type, count in uncounted_enqueues.items():
         counters[(ENQUEUED, job_type)] = counters.get((ENQUEUED, job_type), 0.0) + count
-    histograms = {job_type: _cumulative(per_bucket) for job_type, per_bucket in buckets.items()}
-    durations = {
-        job_type: (sums.get(job_type, 0.0), counts.get(job_type, 0.0)) for job_type in counts
+    histograms, durations = _histogram(DURATIONS, parts)
+    pickup_histograms, pickups = _histogram(PICKUPS, parts)
+    return MetricTotals(counters, histograms, durations, pickup_histograms, pickups)
+
+
+_HISTOGRAM_PARTS = frozenset(
+    name
+    for histogram in (DURATIONS, PICKUPS)
+    for name in (histogram.bucket, histogram.sum, histogram.count)
+)
+
+
+def _histogram(
+    histogram: Histogram, parts: Mapping[tuple[str, str], Mapping[str, float]]
+) -> tuple[dict[str, list[tuple[str, float]]], dict[str, tuple[float, float]]]:
+    """Per job type: `histogram`'s cumulative buckets, and its (sum, count)."""
+    buckets = {
+        job_type: _cumulative(histogram, per_bucket)
+        for (name, job_type), per_bucket in parts.items()
+        if name == histogram.bucket
     }
-    return MetricTotals(counters, histograms, durations)
+    totals = {
+        job_type: (
+            parts.get((histogram.sum, job_type), {}).get("", 0.0),
+            per_count.get("", 0.0),
+        )
+        for (name, job_type), per_count in parts.items()
+        if name == histogram.count
+    }
+    return buckets, totals
 
 
-def _cumulative(per_bucket: Mapping[str, float]) -> list[tuple[str, float]]:
+def _cumulative(histogram: Histogram, per_bucket: Mapping[str, float]) -> list[tuple[str, float]]:
     running = 0.0
     result = []
-    for label in [*(_label(bound) for bound in DURATION_BUCKETS), INFINITY]:
+    for label in [*histogram.labels, INFINITY]:
         running += per_bucket.get(label, 0.0)
         result.append((label, running))
     return result

@@ -41,12 +41,12 @@ from dominus.jobs.liveness import (
     LockOwner,
     free_advisory_owners,
 )
-from dominus.jobs.metrics_model import DURATION_BUCKETS, ENQUEUED
+from dominus.jobs.metrics_model import DURATION_BUCKETS, ENQUEUED, PICKUP_BUCKETS
 from dominus.jobs.model import ClaimRequest, Completed, Job, NewJob
 from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
 from dominus.jobs.sql.driver_connections import DriverConnections
-from dominus.jobs.sql.metrics import BUCKET_LABELS, Increments, shard_for
+from dominus.jobs.sql.metrics import BUCKET_LABELS, PICKUP_LABELS, Increments, shard_for
 from dominus.jobs.sql.postgres_claims import (
     LOCK_KEYS,
     LOCK_KEYS_ASYNC_COMMIT,
@@ -84,11 +84,11 @@ _COMPLETE = """
                finished_at = %(now)s, updated_at = %(now)s
           FROM unnest(%(ids)s::bigint[], %(workers)s::text[], %(attempts)s::integer[],
                       %(results)s::jsonb[], %(progresses)s::jsonb[],
-                      %(seconds)s::double precision[])
-               AS batch(id, worker_id, attempt, result, progress, seconds)
+                      %(seconds)s::double precision[], %(pickups)s::double precision[])
+               AS batch(id, worker_id, attempt, result, progress, seconds, pickup)
          WHERE job.id = batch.id AND job.locked_by = batch.worker_id
            AND job.attempts = batch.attempt AND job.status = 'running'
-        RETURNING job.id, job.job_type, batch.seconds
+        RETURNING job.id, job.job_type, batch.seconds, batch.pickup
     ), increments AS (
         SELECT job_type, 'completed' AS name, '' AS bucket, 1.0::double precision AS value
           FROM done
@@ -104,6 +104,18 @@ _COMPLETE = """
                           WHERE done.seconds <= b.bound ORDER BY b.bound LIMIT 1), '+Inf'),
                1.0
           FROM done WHERE seconds IS NOT NULL
+        UNION ALL
+        SELECT job_type, 'pickup_count', '', 1.0 FROM done WHERE pickup IS NOT NULL
+        UNION ALL
+        SELECT job_type, 'pickup_sum', '', GREATEST(pickup, 0) FROM done
+         WHERE pickup IS NOT NULL
+        UNION ALL
+        SELECT job_type, 'pickup_bucket',
+               COALESCE((SELECT label FROM unnest(%(pickup_bounds)s::double precision[],
+                                                  %(pickup_labels)s::text[]) AS b(bound, label)
+                          WHERE done.pickup <= b.bound ORDER BY b.bound LIMIT 1), '+Inf'),
+               1.0
+          FROM done WHERE pickup IS NOT NULL
     ), counted AS (
         INSERT INTO job_metrics (name, job_type, bucket, shard, value)
         SELECT name, job_type, bucket, %(shard)s, sum(value)
@@ -186,6 +198,8 @@ _COUNT_AND_NOTIFY = f"""
 
 _BOUNDS = list(DURATION_BUCKETS)
 _LABELS = list(BUCKET_LABELS)
+_PICKUP_BOUNDS = list(PICKUP_BUCKETS)
+_PICKUP_LABELS = list(PICKUP_LABELS)
 
 
 class PostgresBackend:
@@ -492,6 +506,9 @@ def _completion_parameters(outcomes: Sequence[Completed], now: datetime) -> dict
         "bounds": _BOUNDS,
         "labels": _LABELS,
         "seconds": [outcome.duration_seconds for outcome in outcomes],
+        "pickup_bounds": _PICKUP_BOUNDS,
+        "pickup_labels": _PICKUP_LABELS,
+        "pickups": [outcome.pickup_seconds for outcome in outcomes],
         "ids": [outcome.claim.job_id for outcome in outcomes],
         "workers": [outcome.claim.worker_id for outcome in outcomes],
         "attempts": [outcome.claim.attempt for outcome in outcomes],

@@ -89,6 +89,7 @@ def _fail(backend: Backend, connection: Connection, outcome: Failed, now: dateti
         traceback=outcome.traceback,
         progress=outcome.progress,
         permanent=outcome.permanent,
+        pickup_seconds=outcome.pickup_seconds,
     )
     return record_failed_attempt(backend, connection, attempt, now) is not None
 
