@@ -21,16 +21,27 @@ log = logging.getLogger("dominus.worker")
 
 def worker(
     concurrency: int | None = typer.Option(
-        None, "--concurrency", min=1, max=256, help="Parallel jobs [WORKER_CONCURRENCY]."
+        None,
+        "--concurrency",
+        min=1,
+        max=256,
+        metavar="N",
+        help="Parallel jobs; setting: WORKER_CONCURRENCY",
     ),
     poll_interval_ms: int | None = typer.Option(
-        None, "--poll-interval-ms", min=10, help="Poll interval [JOB_QUEUE_POLL_INTERVAL_MS]."
+        None,
+        "--poll-interval-ms",
+        min=10,
+        metavar="MS",
+        help="Poll interval, at least 10 ms; setting: JOB_QUEUE_POLL_INTERVAL_MS",
     ),
     types: str | None = typer.Option(
         None, "--types", help="Comma-separated job types to run (default: every registered one)."
     ),
     diagnostic_jobs: bool = typer.Option(
-        False, "--diagnostic-jobs", help="Register the diag.* job types [DOMINUS_DIAGNOSTIC_JOBS]."
+        False,
+        "--diagnostic-jobs",
+        help="Register the diag.* job types; setting: DOMINUS_DIAGNOSTIC_JOBS",
     ),
     burst: bool = typer.Option(
         False, "--burst", help="Drain what is due, then exit 0 when nothing is left to do."
