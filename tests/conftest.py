@@ -113,13 +113,31 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     )
 
 
+# The tests that take longest (real worker and server processes, a browser, a model checker,
+# long property-based runs; see `--durations`), run first. pytest-xdist hands each process a
+# contiguous share of the collection and a process that runs out steals from the end of
+# another's: with these first, the end of a parallel run is short tests that spread over both
+# processes, never one long test that one process finishes while the other waits.
+LONG_RUNNING_MARKS = frozenset({"slow", "browser", "model"})
+LONG_RUNNING_MODULES = frozenset(
+    {"tests/integration/test_store_state_machine.py", "tests/api/test_stateful_fuzz.py"}
+)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark `postgres` every test that reaches the server through a fixture of its own (before
-    `-m` deselects)."""
+    `-m` deselects); put the long-running tests first (in their own order: each module's tests
+    and the browser package's stay together)."""
     for item in items:
         if POSTGRES_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.postgres)
+    items.sort(key=lambda item: not _long_running(item))
+
+
+def _long_running(item: pytest.Item) -> bool:
+    marks = {mark.name for mark in item.iter_markers()}
+    return bool(LONG_RUNNING_MARKS & marks) or item.nodeid.split("::")[0] in LONG_RUNNING_MODULES
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ the database is there and migrated."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,9 +14,9 @@ import httpx
 import pytest
 
 from tests.support.api import API, assert_error
+from tests.support.cli import run_in_process
 from tests.support.databases import PostgresDatabases
 from tests.support.polling import free_port, wait_until
-from tests.support.processes import dominus_executable
 from tests.support.serving import ServeProcess, serve_env
 
 pytestmark = pytest.mark.slow
@@ -36,16 +35,10 @@ def ready_code(http: httpx.Client) -> str:
 
 
 def upgrade(database_url: str, cwd: Path) -> None:
-    completed = subprocess.run(
-        [dominus_executable(), "db", "upgrade"],
-        env=serve_env(database_url),
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
+    """`dominus db upgrade`, in this process: the server's recovery is the point, not the
+    command's start-up."""
+    code, _, stderr = run_in_process(("db", "upgrade"), serve_env(database_url), cwd)
+    assert code == 0, stderr
 
 
 def assert_serves_jobs(http: httpx.Client) -> None:

@@ -5,7 +5,6 @@ bytes (a non-ASCII token used never to match)."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,9 +15,8 @@ from dominus.config import Settings
 from dominus.errors import ConfigurationError
 from dominus.server import create_app
 from tests.support.api import API, assert_error
-from tests.support.polling import free_port
-from tests.support.processes import dominus_executable
-from tests.support.serving import serve_env
+from tests.support.cli import CliResult
+from tests.support.serving import refused_serve
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
@@ -26,26 +24,9 @@ pytestmark = pytest.mark.backends("sqlite", "postgresql")
 UNICODE_TOKEN = "pässwörd-ünïcode-✓-token"
 
 
-def run_serve(
-    database_url: str, cwd: Path, *args: str, **env: str
-) -> subprocess.CompletedProcess[str]:
-    """`dominus serve ARGS` expected to refuse to start (a server that starts is killed by the
-    timeout and fails the test)."""
-    # A subprocess: a server that wrongly starts can be killed; an in-process one would hang.
-    return subprocess.run(
-        [dominus_executable(), "serve", "--port", str(free_port()), *args],
-        env=serve_env(database_url, **env),
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-
-
-def assert_refused(done: subprocess.CompletedProcess[str], *words: str) -> None:
+def assert_refused(done: CliResult, *words: str) -> None:
     """Exit 2 with one `error: ` line naming the variable (and `words`)."""
-    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert done.code == 2, str(done)
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("error: "), lines
@@ -59,19 +40,19 @@ def assert_refused(done: subprocess.CompletedProcess[str], *words: str) -> None:
 def test_serve_refuses_an_empty_token(
     database_url: str, tmp_path: Path, token: str, host: str
 ) -> None:
-    done = run_serve(database_url, tmp_path, "--host", host, DOMINUS_API_TOKEN=token)
+    done = refused_serve(database_url, tmp_path, "--host", host, DOMINUS_API_TOKEN=token)
     assert_refused(done, "empty")
 
 
 def test_serve_refuses_a_short_token_off_loopback(database_url: str, tmp_path: Path) -> None:
-    done = run_serve(database_url, tmp_path, "--host", "0.0.0.0", DOMINUS_API_TOKEN="x" * 15)
+    done = refused_serve(database_url, tmp_path, "--host", "0.0.0.0", DOMINUS_API_TOKEN="x" * 15)
     assert_refused(done, "0.0.0.0", "15 characters", "at least 16")
 
 
 def test_a_token_with_surrounding_whitespace_is_refused_without_echoing_it(
     database_url: str, tmp_path: Path
 ) -> None:
-    done = run_serve(database_url, tmp_path, DOMINUS_API_TOKEN=" a-secret-never-printed ")
+    done = refused_serve(database_url, tmp_path, DOMINUS_API_TOKEN=" a-secret-never-printed ")
     assert_refused(done, "whitespace")
     assert "a-secret-never-printed" not in done.stderr
 

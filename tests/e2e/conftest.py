@@ -6,7 +6,8 @@
 - `dominus_procs` starts `dominus worker` subprocesses (and one-shot CLI commands) with a given
   environment, captures each one's stdout/stderr to files under `tmp_path`, attaches every
   process's output to the report of a failed test, and kills whatever is still running when the
-  test ends.
+  test ends. `dominus_procs.cli(...)` runs a one-shot command in the test's own process, in the
+  same environment, where a process of its own is not the point.
 - `dns_servers`: two loopback DNS resolvers answering NXDOMAIN, for real providers.
 - tests/support/processes.py has the process handles and `wait_until`, which polls a condition
   until it holds or a deadline passes (never a fixed sleep to wait for a state).

@@ -101,6 +101,12 @@ def run_cli(
     return process
 
 
+def cli_json(procs: DominusProcesses, *args: str, env: dict[str, str] | None = None) -> Any:
+    """The JSON document a one-shot `--json` command printed, run in this process (where its
+    exit code, 0, is not the point)."""
+    return procs.cli(*args, env=env).json()
+
+
 def stages_checkpointed(runs: PipelineStore, run_id: int) -> set[str]:
     return {stage.value for stage in runs.checkpoints(run_id)}
 
@@ -151,7 +157,7 @@ def test_killed_worker_run_resumes_from_the_dns_checkpoint(
 ) -> None:
     env = real_providers_env
     runs = PipelineStore(store.engine)
-    created = json_of(run_cli(dominus_procs, "run", "-k", ",".join(KEYWORDS), "--json", env=env))
+    created = cli_json(dominus_procs, "run", "-k", ",".join(KEYWORDS), "--json", env=env)
     run_id, job_id = created["run_id"], created["job_id"]
     assert created["status"] == "pending", created
 
@@ -189,10 +195,7 @@ def test_killed_worker_run_resumes_from_the_dns_checkpoint(
 
     worker_b = dominus_procs.start("worker", "--concurrency", "1", env=worker_env, name="worker-b")
     assert worker_b.worker_id() != a_id
-    waited = run_cli(
-        dominus_procs, "runs", "wait", str(run_id), "--timeout", "60", "--json", timeout=90
-    )
-    document = json_of(waited)
+    document = cli_json(dominus_procs, "runs", "wait", str(run_id), "--timeout", "60", "--json")
 
     assert document["status"] == "completed", document
     assert document["degraded"] is False, document["degraded_reasons"]
@@ -243,24 +246,23 @@ def test_sample_sync_prints_sample_data_and_recommendations(
     dominus_procs: DominusProcesses,
 ) -> None:
     wide = OFFLINE | {"COLUMNS": "200"}  # the recommendations table in full, not truncated
-    process = run_cli(dominus_procs, "run", "--sample", "--sync", env=wide)
-    output = process.stdout()
-    assert "SAMPLE DATA" in output, process.describe()
-    assert "run 1: completed" in output, process.describe()
-    assert "Recommended (by expected profit)" in output, process.describe()
-    assert "homegym.com" in output, process.describe()  # a name the sample data recommends
+    ran = dominus_procs.cli("run", "--sample", "--sync", env=wide)
+    output = ran.stdout
+    assert "SAMPLE DATA" in output, ran
+    assert "run 1: completed" in output, ran
+    assert "Recommended (by expected profit)" in output, ran
+    assert "homegym.com" in output, ran  # a name the sample data recommends
     # The three tiers, apart: the speculative names in their own table, the rejected counted.
     assert "Speculative (name only, no market/keyword/expiry evidence" in output
-    assert re.search(r"rejected \d+: .*trademark: blocked \d+", output), process.describe()
-    assert "stage 5/5 trademark" in process.stderr(), process.describe()
+    assert re.search(r"rejected \d+: .*trademark: blocked \d+", output), ran
+    assert "stage 5/5 trademark" in ran.stderr, ran
 
 
 def test_sample_wait_with_a_worker_and_the_runs_commands_agree(
     dominus_procs: DominusProcesses,
 ) -> None:
     worker = dominus_procs.start("worker", env=OFFLINE, name="worker")
-    waited = run_cli(dominus_procs, "run", "--sample", "--wait", "--timeout", "60", "--json")
-    document = json_of(waited)
+    document = cli_json(dominus_procs, "run", "--sample", "--wait", "--timeout", "60", "--json")
     assert document["status"] == "completed", document
     assert document["degraded"] is False, document
     assert document["sample_data"] is True and document["providers"] == "sample", document
@@ -270,9 +272,9 @@ def test_sample_wait_with_a_worker_and_the_runs_commands_agree(
     assert all(item["trademark"]["verdict"] == "clear" for item in document["recommendations"])
     run_id = document["run_id"]
 
-    listed = json_of(run_cli(dominus_procs, "runs", "list", "--json"))
-    shown = json_of(run_cli(dominus_procs, "runs", "show", str(run_id), "--json"))
-    candidates = json_of(run_cli(dominus_procs, "runs", "candidates", str(run_id), "--json"))
+    listed = cli_json(dominus_procs, "runs", "list", "--json")
+    shown = cli_json(dominus_procs, "runs", "show", str(run_id), "--json")
+    candidates = cli_json(dominus_procs, "runs", "candidates", str(run_id), "--json")
 
     assert [run["run_id"] for run in listed] == [run_id]
     without_candidates = {
@@ -358,7 +360,7 @@ def test_degraded_run_exits_1_and_says_why(
     assert document["recommendations"] == []  # nothing checked passes
     assert [name for name, _ in silent_dns.queries] == ["solarpanels.com"]
 
-    shown = json_of(run_cli(dominus_procs, "runs", "show", str(run_id), "--json"))
+    shown = cli_json(dominus_procs, "runs", "show", str(run_id), "--json")
     assert (shown["degraded"], shown["degraded_reasons"]) == (True, [reason]), shown
     waited = run_cli(dominus_procs, "runs", "wait", str(run_id), "--timeout", "5", expect=1)
     assert "(DEGRADED)" in waited.stdout() and reason in waited.stdout(), waited.describe()

@@ -86,7 +86,7 @@ def start_draining(
 ) -> tuple[DominusProcess, list[int]]:
     """Migrate, enqueue `jobs` copies of `request`, start one worker (concurrency 4) and wait
     until a tenth of them are completed."""
-    procs.run("db", "upgrade")
+    procs.cli("db", "upgrade")
     ids = [result.job_id for result in queue.enqueue_jobs([request] * jobs)]
     worker = procs.start_worker("--concurrency", str(CONCURRENCY), env=env)
     worker.worker_id()

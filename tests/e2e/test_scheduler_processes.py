@@ -99,14 +99,14 @@ def test_enable_and_disable_from_the_cli_reach_a_running_scheduler(
     scheduler_id(process)
     wait_until(lambda: len(fires(store)) >= 2, 20, message="two fires")
 
-    dominus_procs.run("schedules", "disable", "diag", env=EVERY_SECOND)
+    dominus_procs.cli("schedules", "disable", "diag", env=EVERY_SECOND)
     fired = len(fires(store))  # the flag is committed: no fire can be enqueued after this
     wait_until(lambda: "schedule diag is disabled" in process.stderr(), 10, message="the log")
     time.sleep(2.5)  # two and a half fire times of an every-second schedule
     assert len(fires(store)) == fired
 
     enabling_at = database_clock(store)()
-    dominus_procs.run("schedules", "enable", "diag", env=EVERY_SECOND)
+    dominus_procs.cli("schedules", "enable", "diag", env=EVERY_SECOND)
     wait_until(lambda: "schedule diag is enabled again" in process.stderr(), 10, message="log")
     wait_until(lambda: len(fires(store)) >= fired + 2, 20, message="fires after enabling")
     records = fires(store)

@@ -39,7 +39,7 @@ def event_kinds(store: SqlJobStore, job_id: int) -> list[str]:
 
 
 def job_json(procs: DominusProcesses, job_id: int) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(procs.run("jobs", "show", str(job_id), "--json").stdout())
+    document: dict[str, Any] = procs.cli("jobs", "show", str(job_id), "--json").json()
     return document
 
 
@@ -235,10 +235,10 @@ def test_failing_job_is_dead_lettered_then_requeued_and_completes(
     dominus_procs: DominusProcesses, store: SqlJobStore
 ) -> None:
     payload = json.dumps({"fail_times": 5, "message": "deliberate boom"})
-    enqueued = dominus_procs.run(
+    enqueued = dominus_procs.cli(
         "enqueue", "diag.fail", "--payload", payload, "--max-attempts", "3", "--json"
     )
-    job_id = json.loads(enqueued.stdout())["id"]
+    job_id = enqueued.json()["id"]
 
     worker = dominus_procs.start_worker()
     wait_until(
@@ -261,7 +261,7 @@ def test_failing_job_is_dead_lettered_then_requeued_and_completes(
         "dead_lettered",
     ]
 
-    entries = json.loads(dominus_procs.run("dlq", "list", "--json").stdout())
+    entries = dominus_procs.cli("dlq", "list", "--json").json()
     assert [entry["job_id"] for entry in entries] == [job_id]
     entry = entries[0]
     assert entry["attempts"] == 3
@@ -272,8 +272,8 @@ def test_failing_job_is_dead_lettered_then_requeued_and_completes(
         assert "DeliberateFailureError" in (error["traceback"] or "")
     assert "failure 3 of 5" in entry["last_error"]
 
-    requeued = dominus_procs.run("dlq", "requeue", str(entry["id"]))
-    assert f"job {job_id} is pending again" in requeued.stdout()
+    requeued = dominus_procs.cli("dlq", "requeue", str(entry["id"]))
+    assert f"job {job_id} is pending again" in requeued.stdout
     job = store.get_job(job_id)
     assert (job.status, job.attempts, job.failure_count) == (JobStatus.PENDING, 0, 3)
     assert store.list_dead_letters() == []

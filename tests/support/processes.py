@@ -22,6 +22,7 @@ import pytest
 from dominus.errors import DatabaseBusyError
 from dominus.jobs import JobStatus, SqlJobStore
 from dominus.jobs.clock import Clock, DatabaseClock, utc_now
+from tests.support.cli import CliResult, run_in_process
 
 T = TypeVar("T")
 TIME_SCALE = float(os.environ.get("DOMINUS_E2E_TIME_SCALE", "1"))
@@ -195,6 +196,16 @@ class DominusProcesses:
         if check and code != 0:
             raise AssertionError(f"`dominus {' '.join(args)}` failed:\n{process.describe()}")
         return process
+
+    def cli(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> CliResult:
+        """`dominus ARGS...` run to completion in this process, in the processes' environment
+        (tests/support/cli.py): for the one-shot commands around the processes under test,
+        where a process of its own is not the point (its start-up costs more than a second);
+        with `check`, insist on exit code 0."""
+        result = CliResult(args, *run_in_process(args, self.env | (env or {}), self.directory))
+        if check and result.code != 0:
+            raise AssertionError(str(result))
+        return result
 
     def describe(self) -> str:
         database = f"===== DATABASE_URL={self.env.get('DATABASE_URL')}"

@@ -11,11 +11,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import httpx
 
 from dominus.config import Settings
 from tests.support.api import API, REQUESTED_BY_HEADER
+from tests.support.cli import CliResult, run_in_process
+from tests.support.polling import free_port
 
 
 @dataclass
@@ -75,3 +78,14 @@ def serve_env(database_url: str, **settings: str) -> dict[str, str]:
     """The environment of a `dominus serve`: this database, no DOMINUS setting leaking in."""
     env = {name: value for name, value in os.environ.items() if name not in Settings.model_fields}
     return env | {"DATABASE_URL": database_url, "DOMINUS_LOG_LEVEL": "INFO"} | settings
+
+
+def refused_serve(database_url: str, cwd: Path, *args: str, **settings: str) -> CliResult:
+    """`dominus serve --port P ARGS` with these settings, expected to refuse to start: run in
+    this process (a refusal is settled before any server exists), and a server that wrongly
+    gets as far as building its app fails at once instead of serving (and hanging the test)."""
+    refused = AssertionError("dominus serve went on to build its app: it was not refused")
+    with mock.patch("dominus.server.create_app", side_effect=refused):
+        command = ("serve", "--port", str(free_port()), *args)
+        code, stdout, stderr = run_in_process(command, serve_env(database_url, **settings), cwd)
+    return CliResult(command, code, stdout, stderr)
