@@ -206,15 +206,14 @@ def test_sigterm_past_graceful_timeout_interrupts_the_running_job(
     # Started, not only claimed: a job whose handler has not started is returned at once.
     wait_until(lambda: f"job {job_id} diag.sleep started" in worker.stderr(), 10)
 
-    signalled = time.monotonic()
     worker.send(signal.SIGTERM)
     code = worker.wait_exit(20)
-    took = time.monotonic() - signalled
     assert code == 0
-    # 0.3 s of grace, then the abort; the sleep handler stops at once (a handler that ignored
-    # the abort would be given up on only after 5 s).
-    assert took < 4.5, f"worker took {took:.1f} s to exit"
+    # 0.3 s of grace, then the abort; the sleep handler stops on it, so the worker never has to
+    # give up on it (which it says, after the abort grace). Read from the log, not the clock: on
+    # a loaded machine the exit may take seconds either way.
     assert "graceful timeout over" in worker.stderr()
+    assert "did not stop within" not in worker.stderr()
 
     job = store.get_job(job_id)
     kinds = event_kinds(store, job_id)
