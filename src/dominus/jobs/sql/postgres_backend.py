@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -55,7 +56,13 @@ from dominus.jobs.sql.postgres_claims import (
     lock_parameters,
 )
 from dominus.jobs.sql.postgres_vacuum import QueueVacuum
-from dominus.jobs.sql.rate_gate import PostgresGate, gate
+from dominus.jobs.sql.rate_gate import (
+    POSTGRES_TAKE_CLAIMED,
+    PostgresGate,
+    PrepaidPostgresGate,
+    gate,
+    take_claimed_parameters,
+)
 from dominus.jobs.sql.rows import job_from_fields
 from dominus.jobs.sql.tables import (
     ENQUEUE_TIME_COLUMNS,
@@ -381,15 +388,32 @@ class _LoopConnection:
                     raw.execute(claim_statement(request), claim_parameters(request, now))
                     for request in claim_for
                 ]
+                prepaid = self._expects_rate_keys and bool(claim_for)
+                if prepaid:
+                    workers = [request.worker_id for request in claim_for]
+                    tokens = raw.execute(
+                        POSTGRES_TAKE_CLAIMED, take_claimed_parameters(workers, now)
+                    )
                 raw.commit()
             landed = _landed(outcomes, completed.fetchall())
             jobs = _claimed_jobs([row for claimed in claims for row in claimed.fetchall()])
-            if any(job.rate_key is not None for job in jobs):
+            rate_keyed = any(job.rate_key is not None for job in jobs)
+            if prepaid:
+                jobs = _hand_back_untaken(raw, jobs, now, Counter(row[0] for row in tokens))
+            elif rate_keyed:
                 jobs = _gated(raw, jobs, now)
         except psycopg.Error as error:
             self._recover(raw, error)
             raise translated(error) from error
+        if claim_for:
+            self._local.expects_rate_keys = rate_keyed
         return landed, jobs
+
+    @property
+    def _expects_rate_keys(self) -> bool:
+        """Whether this thread's last claim took jobs with a rate key: then the next one takes
+        their tokens in its own pipeline (a claim without any sends nothing more)."""
+        return bool(getattr(self._local, "expects_rate_keys", False))
 
     def _connection(self) -> psycopg.Connection[Any]:
         pooled = getattr(self._local, "pooled", None)
@@ -413,6 +437,20 @@ def _gated(raw: psycopg.Connection[Any], jobs: list[Job], now: datetime) -> list
     Should this transaction fail, the claimed jobs are ones the worker does not know it holds:
     it hands them back, unspent, as after any claim whose outcome it did not see."""
     gated = gate(PostgresGate(raw, prelude="SET LOCAL synchronous_commit = off"), jobs, now)
+    raw.commit()
+    return gated
+
+
+def _hand_back_untaken(
+    raw: psycopg.Connection[Any], jobs: list[Job], now: datetime, taken: Counter[str]
+) -> list[Job]:
+    """After a claim that took its tokens in its own pipeline: the jobs of a key that got fewer
+    tokens than it has jobs are handed back in a second transaction (a key without a limit got
+    none, and its jobs are let through then, unless it is paused)."""
+    wanted = Counter(job.rate_key for job in jobs if job.rate_key is not None)
+    if all(taken[key] >= count for key, count in wanted.items()):
+        return jobs
+    gated = gate(PrepaidPostgresGate(raw, dict(taken)), jobs, now)
     raw.commit()
     return gated
 

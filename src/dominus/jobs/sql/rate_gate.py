@@ -12,9 +12,10 @@ limit, is unlimited: its jobs are held back only by a pause.
 
 The caller runs the gate only when a claimed job names a rate key, so a claim of jobs without one
 sends nothing more. Where it runs: SQLite and `store.claim` on PostgreSQL, in the claim's own
-transaction (a held-back job is never seen running); the PostgreSQL worker loop, in a second
-transaction right after its claim's (its claim, completions and commit go in one round trip, and
-the gate needs the claim's rows).
+transaction (a held-back job is never seen running); the PostgreSQL worker loop, whose claim,
+completions and COMMIT go in one round trip before the claim's rows are known, takes the tokens
+in that round trip (POSTGRES_TAKE_CLAIMED) while its last claim had rate-keyed jobs, and hands
+back what got none in a second transaction right after.
 """
 
 from __future__ import annotations
@@ -46,11 +47,10 @@ _TAKE = f"""
     WITH free AS MATERIALIZED (
         SELECT slot AS free_slot FROM rate_limit_grants
          WHERE key = :key AND granted_us <= :now_us - {_PERIOD}
-         ORDER BY granted_us, slot LIMIT :wanted {{lock}}
+         ORDER BY granted_us LIMIT :wanted {{lock}}
     )
     UPDATE rate_limit_grants SET granted_us = :now_us
-     WHERE key = :key AND slot IN (SELECT free_slot FROM free)
-       AND granted_us <= :now_us - {_PERIOD}
+     WHERE key = :key AND slot IN (SELECT free_slot FROM free) {{recheck}}
     RETURNING slot
 """
 _STATE = "SELECT limit_count, period_us, paused_until FROM rate_limits WHERE key = :key"
@@ -66,7 +66,10 @@ _HOLD = """
      WHERE id = :id AND locked_by = :worker_id AND attempts = :attempt AND status = 'running'
 """
 
-SQLITE_TAKE = _TAKE.format(lock="")
+# SQLite holds the write lock from BEGIN IMMEDIATE: nobody can take a slot in between, and a
+# second condition on `granted_us` would lead its planner to walk every old slot of the key
+# instead of the primary key's few.
+SQLITE_TAKE = _TAKE.format(lock="", recheck="")
 
 
 def _pyformat(sql: str) -> str:
@@ -74,8 +77,37 @@ def _pyformat(sql: str) -> str:
     return re.sub(r"(?<![:\w]):(\w+)", r"%(\1)s", sql)
 
 
-POSTGRES_TAKE = _pyformat(_TAKE.format(lock="FOR UPDATE SKIP LOCKED"))
+POSTGRES_TAKE = _pyformat(
+    _TAKE.format(lock="FOR UPDATE SKIP LOCKED", recheck=f"AND granted_us <= :now_us - {_PERIOD}")
+)
 POSTGRES_NEXT_FREE = _pyformat(_NEXT_FREE)
+
+# The worker loop's takes on PostgreSQL, sent in its claim's pipeline before the COMMIT, for the
+# rows the claim just wrote (this worker's, stamped `now` by the claim; found through the running
+# jobs' index): each rate key among them takes as many tokens as it has jobs there. One row per
+# token taken. The loop sends it while its last claim had rate-keyed jobs, so a drain of such
+# jobs takes its tokens in the claim's own round trip and transaction.
+_KEY_PERIOD = _PERIOD.replace(":key", "{key}")
+POSTGRES_TAKE_CLAIMED = _pyformat(f"""
+    WITH wanted AS (
+        SELECT rate_key AS key, count(*) AS jobs FROM job_queue
+         WHERE status = 'running' AND locked_by = ANY(:workers) AND heartbeat_at = :now
+           AND started_at = :now AND rate_key IS NOT NULL
+         GROUP BY rate_key
+    ), free AS MATERIALIZED (
+        SELECT wanted.key, oldest.slot FROM wanted CROSS JOIN LATERAL (
+            SELECT slot FROM rate_limit_grants
+             WHERE key = wanted.key
+               AND granted_us <= :now_us - {_KEY_PERIOD.format(key="wanted.key")}
+             ORDER BY granted_us LIMIT wanted.jobs FOR UPDATE SKIP LOCKED
+        ) AS oldest
+    )
+    UPDATE rate_limit_grants AS grant_row SET granted_us = :now_us
+      FROM free
+     WHERE grant_row.key = free.key AND grant_row.slot = free.slot
+       AND grant_row.granted_us <= :now_us - {_KEY_PERIOD.format(key="grant_row.key")}
+    RETURNING grant_row.key
+""")
 POSTGRES_HOLD = _pyformat(_HOLD)
 
 
@@ -254,6 +286,22 @@ class PostgresGate:
 
     def hold(self, held: Sequence[Held], now: datetime) -> None:
         self._raw.cursor().executemany(POSTGRES_HOLD, hold_parameters(held, now, _same))
+
+
+class PrepaidPostgresGate(PostgresGate):
+    """The gate after the loop's claim took its tokens in its own pipeline
+    (POSTGRES_TAKE_CLAIMED): `taken` holds how many each key got."""
+
+    def __init__(self, raw: psycopg.Connection[Any], taken: dict[str, int]) -> None:
+        super().__init__(raw)
+        self._taken = taken
+
+    def take(self, wanted: dict[str, int], now: datetime) -> dict[str, int]:
+        return {key: self._taken.get(key, 0) for key in wanted}
+
+
+def take_claimed_parameters(workers: Sequence[str], now: datetime) -> dict[str, Any]:
+    return {"workers": sorted(set(workers)), "now": now, "now_us": microseconds(now)}
 
 
 def _same(value: datetime) -> datetime:
