@@ -6,6 +6,7 @@ Resume button that needs the page's CSRF token."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from fastapi.testclient import TestClient
@@ -37,6 +38,7 @@ def test_keys_lists_limits_and_pauses(client: TestClient, runtime: Runtime) -> N
         "paused_until",
         "pause_reason",
         "updated_at",
+        "brought_forward",
     }
     assert (key["key"], key["limit"], key["limit_count"], key["period_seconds"]) == (
         KEY,
@@ -47,11 +49,21 @@ def test_keys_lists_limits_and_pauses(client: TestClient, runtime: Runtime) -> N
     assert (key["paused"], key["pause_reason"]) == (True, "429 Too Many Requests")
 
 
-def test_resume_ends_a_pause(client: TestClient, runtime: Runtime) -> None:
+def test_resume_ends_a_pause_and_brings_the_key_s_jobs_forward(
+    client: TestClient, runtime: Runtime
+) -> None:
     runtime.limiters.pause(KEY, 3600, "down")
+    later = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    body = {"type": "diag.noop", "rate_key": KEY, "run_at": later}
+    enqueued = client.post(f"{API}/jobs", json=body, headers=HEADERS)
+    assert enqueued.status_code == 202, enqueued.text
+    assert enqueued.json()["rate_key"] == KEY
     resumed = client.post(f"{API}/keys/{KEY}/resume", headers=HEADERS)
     assert resumed.status_code == 200, resumed.text
     assert (resumed.json()["paused"], resumed.json()["paused_until"]) == (False, None)
+    assert resumed.json()["brought_forward"] == 1
+    job = client.get(f"{API}/jobs/{enqueued.json()['id']}").json()
+    assert datetime.fromisoformat(job["run_at"]) < datetime.fromisoformat(later)
     assert runtime.limiters.try_acquire(KEY) is None
 
 

@@ -1,5 +1,5 @@
-"""`dominus enqueue --concurrency-key K [--concurrency-limit N]` and `dominus jobs show`: a bad key
-or limit is one line and exit 2, with nothing written (ADR 0052)."""
+"""`dominus enqueue --concurrency-key K [--concurrency-limit N]`, `--rate-key K` and `dominus
+jobs show`: a bad key or limit is one line and exit 2, with nothing written (ADR 0052, 0053)."""
 
 from __future__ import annotations
 
@@ -61,4 +61,19 @@ def test_enqueue_refuses_a_bad_key_or_limit(
 ) -> None:
     result = cli.run("enqueue", "diag.noop", "--diagnostic-jobs", *options)
     assert_bad_input(result, fragment)
+    assert store.list_jobs() == []
+
+
+def test_enqueue_with_a_rate_key_and_show_it(cli: Cli, store: SqlJobStore) -> None:
+    result = cli.run("enqueue", "diag.noop", "--diagnostic-jobs", "--rate-key", "api:example.com")
+    assert result.code == 0, str(result)
+    assert store.get_job(int(result.stdout)).rate_key == "api:example.com"
+    shown = cli.run("jobs", "show", result.stdout.strip(), "--json")
+    assert json.loads(shown.stdout)["rate_key"] == "api:example.com"
+
+
+@pytest.mark.parametrize("key", ["a b", "a/b", ""])
+def test_enqueue_refuses_a_bad_rate_key(cli: Cli, store: SqlJobStore, key: str) -> None:
+    result = cli.run("enqueue", "diag.noop", "--diagnostic-jobs", "--rate-key", key)
+    assert_bad_input(result, "--rate-key: rate_key must be 1 to 200 characters")
     assert store.list_jobs() == []

@@ -14,6 +14,7 @@ from dominus.jobs.client import integral_floats_as_ints
 from dominus.jobs.concurrency import CONCURRENCY_KEY_PATTERN, MAX_CONCURRENCY_LIMIT
 from dominus.jobs.documents import JobSummaryOut
 from dominus.jobs.queues import QUEUE_NAME_PATTERN
+from dominus.jobs.rate_limit import KEY_PATTERN as RATE_KEY_PATTERN
 
 _ISO_DATE_TIME_START = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]")
 
@@ -37,6 +38,7 @@ MaxAttempts = Annotated[int, Strict(), Field(ge=1, le=1000), _INTEGRAL]
 TimeoutSeconds = Annotated[float, Strict(), Field(gt=0, le=7 * 86_400)]
 QueueName = Annotated[str, Strict(), Field(pattern=QUEUE_NAME_PATTERN)]
 ConcurrencyKey = Annotated[str, Strict(), Field(pattern=CONCURRENCY_KEY_PATTERN)]
+RateKey = Annotated[str, Strict(), Field(pattern=RATE_KEY_PATTERN)]
 ConcurrencyLimit = Annotated[int, Strict(), Field(ge=1, le=MAX_CONCURRENCY_LIMIT), _INTEGRAL]
 
 
@@ -78,6 +80,12 @@ class EnqueueBody(BaseModel):
         default=None,
         description="The key's limit (default: CONCURRENCY_LIMITS' longest matching prefix, "
         "else the job type's, else 1). Needs a key.",
+    )
+    rate_key: RateKey | None = Field(
+        default=None,
+        description="Each run first takes a token from this rate limiter (RATE_LIMITS; a key "
+        "with no limit configured is unlimited, but honours pauses), or waits for one without "
+        "spending an attempt.",
     )
 
 

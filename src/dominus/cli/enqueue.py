@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from dominus.jobs.documents import EnqueuedJobOut
 from dominus.jobs.json_limits import MAX_PAYLOAD_BYTES, loads_limited
 from dominus.jobs.model import NewJob
 from dominus.jobs.queues import check_queue_name
+from dominus.jobs.rate_limit import check_rate_key
 from dominus.jobs.store import JobStore
 
 FILE_BATCH_SIZE = 1000
@@ -53,6 +55,11 @@ def enqueue(
         "--concurrency-limit",
         help="The key's limit (default: CONCURRENCY_LIMITS' longest matching prefix, else 1).",
     ),
+    rate_key: str | None = typer.Option(
+        None,
+        "--rate-key",
+        help="Each run takes a token from this RATE_LIMITS key first, or waits for one.",
+    ),
     diagnostic_jobs: bool = typer.Option(
         False, "--diagnostic-jobs", help="Accept the diag.* job types [DOMINUS_DIAGNOSTIC_JOBS]."
     ),
@@ -70,6 +77,8 @@ def enqueue(
     if concurrency_key is not None:
         check_concurrency_key(concurrency_key, "--concurrency-key: ")
     concurrency_limit = parse_concurrency_limit(concurrency_limit_text, "--concurrency-limit: ")
+    if rate_key is not None:
+        check_rate_key(rate_key, "--rate-key: ")
     runtime = open_runtime()
     queue = runtime.queue(runtime.registry(diagnostic_jobs=diagnostic_jobs))
     template = EnqueueRequest(
@@ -82,6 +91,7 @@ def enqueue(
         queue=queue_name,
         concurrency_key=concurrency_key,
         concurrency_limit=concurrency_limit,
+        rate_key=rate_key,
     )
     if from_file is not None:
         now = queue.clock()
@@ -107,18 +117,7 @@ def enqueue(
 
 
 def _replace_payload(template: EnqueueRequest, payload: dict[str, Any]) -> EnqueueRequest:
-    return EnqueueRequest(
-        job_type=template.job_type,
-        payload=payload,
-        priority=template.priority,
-        max_attempts=template.max_attempts,
-        run_at=template.run_at,
-        dedupe_key=template.dedupe_key,
-        timeout_seconds=template.timeout_seconds,
-        queue=template.queue,
-        concurrency_key=template.concurrency_key,
-        concurrency_limit=template.concurrency_limit,
-    )
+    return replace(template, payload=payload)
 
 
 def _parse_payload(text: str | None, where: str = "--payload") -> dict[str, Any]:

@@ -47,7 +47,9 @@ def resume(
     if as_json:
         print_model(RateLimitKeyOut.of(state))
         return
-    console.print(f"key {state.key}: resumed ({_limit(state)})")
+    waiting = state.brought_forward
+    due = f"; {waiting} waiting job{'s' if waiting != 1 else ''} due now" if waiting else ""
+    console.print(f"key {state.key}: resumed ({_limit(state)}){due}")
 
 
 def _limit(state: KeyState) -> str:

@@ -31,6 +31,7 @@ from dominus.jobs.json_limits import (
 )
 from dominus.jobs.model import EnqueueResult, Job, JsonObject, NewJob, QueueState
 from dominus.jobs.queues import check_queue_name
+from dominus.jobs.rate_limit import check_rate_key
 from dominus.jobs.registry import HandlerRegistry, JobType
 from dominus.jobs.selection import BulkAction, BulkOutcome
 from dominus.jobs.store import JobStore
@@ -59,6 +60,9 @@ class EnqueueRequest:
     # longest matching prefix, else the registration's, else 1 (ADR 0052).
     concurrency_key: str | None = None
     concurrency_limit: int | None = None
+    # Each claim of the job takes a token from this limiter (RATE_LIMITS; a key with no limit
+    # configured is unlimited), or the job waits for one without spending an attempt.
+    rate_key: str | None = None
 
 
 @dataclass
@@ -92,6 +96,7 @@ class JobQueue:
         queue: str | None = None,
         concurrency_key: str | None = None,
         concurrency_limit: int | None = None,
+        rate_key: str | None = None,
         connection: Connection | None = None,
         internal: bool = False,
     ) -> EnqueueResult:
@@ -108,6 +113,7 @@ class JobQueue:
             queue,
             concurrency_key,
             concurrency_limit,
+            rate_key,
         )
         return self.enqueue_jobs([request], connection=connection, internal=internal)[0]
 
@@ -156,6 +162,7 @@ class JobQueue:
         run_at = now if request.run_at is None else _utc(request.run_at, where)
         queue = check_queue_name(job_type.queue if request.queue is None else request.queue, where)
         key, limit = self._concurrency(job_type, request, payload, where)
+        rate_key = None if request.rate_key is None else check_rate_key(request.rate_key, where)
         if (
             request.dedupe_key is not None
             and not 0 < len(request.dedupe_key) <= DEDUPE_KEY_MAX_LENGTH
@@ -180,6 +187,7 @@ class JobQueue:
             queue=queue,
             concurrency_key=key,
             concurrency_limit=limit,
+            rate_key=rate_key,
         )
 
     def _concurrency(

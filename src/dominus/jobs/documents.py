@@ -49,6 +49,7 @@ class JobSummaryOut(BaseModel):
     queue: str = "default"
     concurrency_key: str | None = None
     concurrency_limit: int | None = None
+    rate_key: str | None = None
     created_at: str
     updated_at: str
     run_at: str
@@ -75,6 +76,7 @@ class JobSummaryOut(BaseModel):
             "queue": job.queue,
             "concurrency_key": job.concurrency_key,
             "concurrency_limit": job.concurrency_limit,
+            "rate_key": job.rate_key,
             "created_at": _required_timestamp(job.created_at),
             "updated_at": _required_timestamp(job.updated_at),
             "run_at": _required_timestamp(job.run_at),
@@ -265,6 +267,9 @@ class RateLimitKeyOut(BaseModel):
     paused_until: str | None = None
     pause_reason: str | None = None
     updated_at: str
+    brought_forward: int = Field(
+        0, description="After a resume: the waiting jobs it made due at once (else 0)."
+    )
 
     @classmethod
     def of(cls, state: KeyState) -> RateLimitKeyOut:
@@ -278,6 +283,7 @@ class RateLimitKeyOut(BaseModel):
             paused_until=timestamp(state.paused_until),
             pause_reason=state.pause_reason,
             updated_at=_required_timestamp(state.updated_at),
+            brought_forward=state.brought_forward,
         )
 
 

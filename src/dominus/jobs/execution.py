@@ -103,6 +103,8 @@ class Finished:
     permanent: bool = False  # the error was a PermanentJobError: no retry
     # The handler raised Snooze: run it again this many seconds after it finished.
     snooze_seconds: float | None = None
+    # ... because this rate-limit key is paused (RateLimited): its resume brings the job forward.
+    snooze_key: str | None = None
     # The handler completed its job in a fenced transaction: nothing is left to record.
     recorded: bool = False
 
@@ -239,7 +241,8 @@ def _snoozed(
 ) -> Finished:
     if context.completed_in_transaction:
         return _raised(running, context, snooze, clock)  # completed: nothing left to snooze
-    return Finished(running, finished_at=clock(), snooze_seconds=snooze.seconds)
+    key = snooze.key if isinstance(snooze, RateLimited) else None
+    return Finished(running, finished_at=clock(), snooze_seconds=snooze.seconds, snooze_key=key)
 
 
 def _context_for(running: RunningJob) -> JobContext:
@@ -336,7 +339,13 @@ def outcome_of(
         wake_at = (finished.finished_at or running.claimed_at) + timedelta(
             seconds=finished.snooze_seconds
         )
-        return Snoozed(claim, run_at=wake_at, seconds=finished.snooze_seconds, **about)
+        return Snoozed(
+            claim,
+            run_at=wake_at,
+            seconds=finished.snooze_seconds,
+            rate_key=finished.snooze_key,
+            **about,
+        )
     if finished.error is not None:
         return Failed(
             claim,

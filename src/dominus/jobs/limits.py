@@ -30,9 +30,10 @@ from dominus.jobs.rate_limit import (
     RateLimit,
     RateLimited,
     check_key,
+    microseconds,
 )
 from dominus.jobs.sql.backend import backend_for
-from dominus.jobs.sql.limits import Denial, RateLimitStore, microseconds
+from dominus.jobs.sql.limits import Denial, RateLimitStore
 
 # A waiter looks again at least this often, so a pause resumed early (or a limit raised) is
 # seen within about this long.

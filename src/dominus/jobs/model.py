@@ -20,7 +20,7 @@ State machine (who moves a job out of each state):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -96,6 +96,8 @@ class Job:
     # At most `concurrency_limit` jobs with this key run at once (ADR 0052); None: no key.
     concurrency_key: str | None = None
     concurrency_limit: int | None = None
+    # Each claim takes a token from this key's rate limiter, or the job waits (ADR 0053).
+    rate_key: str | None = None
 
     @property
     def due_at(self) -> datetime:
@@ -159,6 +161,30 @@ def claim_requests(claim_for: ClaimFor | None) -> list[ClaimRequest]:
     ]
 
 
+class ClaimedJobs(list[Job]):
+    """The jobs a claim took, in claim order, and when the jobs it handed back come due: those
+    refused a token of their rate key (ADR 0053), which the claiming worker looks for again
+    then rather than at its next regular poll."""
+
+    def __init__(self, jobs: Iterable[Job] = (), held_until: Iterable[datetime] = ()) -> None:
+        super().__init__(jobs)
+        self.held_until = list(held_until)
+
+    @classmethod
+    def joined(cls, parts: Iterable[list[Job]]) -> ClaimedJobs:
+        """The claims of several requests of one transaction as one."""
+        joined = cls()
+        for part in parts:
+            joined.extend(part)
+            joined.held_until.extend(held_until(part))
+        return joined
+
+
+def held_until(claimed: list[Job]) -> list[datetime]:
+    """When the jobs a claim handed back come due (none for a plain list)."""
+    return claimed.held_until if isinstance(claimed, ClaimedJobs) else []
+
+
 @dataclass(frozen=True, slots=True)
 class NewJob:
     """A validated job, ready to insert."""
@@ -173,6 +199,7 @@ class NewJob:
     queue: str = DEFAULT_QUEUE
     concurrency_key: str | None = None
     concurrency_limit: int | None = None
+    rate_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,6 +346,8 @@ class Snoozed(OutcomeBase):
 
     run_at: datetime
     seconds: float = 0.0
+    # The rate-limit key whose pause it waits out (RateLimited): `keys resume` brings it forward.
+    rate_key: str | None = None
 
 
 # How one attempt ended, as the owning worker reports it to the store.

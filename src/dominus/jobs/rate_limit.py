@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
-from dominus.errors import InvalidRateLimitError
+from dominus.errors import InvalidJobOptionError, InvalidRateLimitError
 from dominus.jobs.snooze import MAX_SNOOZE_SECONDS, Snooze
 
 # A limit is a row of slots per key (ADR 0053): a larger count is more likely a slip than a
@@ -19,6 +19,14 @@ MAX_LIMIT_COUNT = 10_000
 MAX_PERIOD_SECONDS = float(MAX_SNOOZE_SECONDS)
 MAX_PAUSE_SECONDS = float(MAX_SNOOZE_SECONDS)
 MAX_REASON_LENGTH = 500
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+# Slots stamped further ahead of a caller's `now` than this mean its clock was set back: they
+# are brought back to `now`. Closer ones are left alone: they are another caller's grant made
+# after this caller read its clock (a thread or a process a little behind), and pulling them
+# back would let that window hold more than the limit.
+CLOCK_SET_BACK_US = 60_000_000
 
 KEY_MAX_LENGTH = 200
 # No spaces, commas or '=' (the RATE_LIMITS list separates with them), no '/' (a key is a URL's
@@ -46,13 +54,33 @@ _UNITS = {
 _LIMIT = re.compile(r"^\s*(-?\d+)\s*/\s*(-?\d+(?:\.\d+)?)?\s*([a-z]+)\s*$")
 
 
+def microseconds(moment: datetime) -> int:
+    """`moment` as whole microseconds since the epoch (exact, unlike a float timestamp)."""
+    return (moment - _EPOCH) // _MICROSECOND
+
+
+def moment_of(us: int) -> datetime:
+    """The UTC moment `us` microseconds after the epoch (the inverse of `microseconds`)."""
+    return _EPOCH + timedelta(microseconds=us)
+
+
 def check_key(key: str) -> str:
     """`key` if it names a limiter; InvalidRateLimitError (one line) otherwise."""
+    return _checked_key(key, InvalidRateLimitError, "a rate-limit key is")
+
+
+def check_rate_key(key: object, where: str = "") -> str:
+    """`key` if it may be a job's `rate_key` (a limiter's key); InvalidJobOptionError in one
+    line otherwise, as every other enqueue option."""
+    return _checked_key(key, InvalidJobOptionError, f"{where}rate_key must be")
+
+
+def _checked_key(key: object, error: type[Exception], subject: str) -> str:
     if not isinstance(key, str) or _KEY.fullmatch(key) is None:
         shown = key[:80] if isinstance(key, str) else type(key).__name__
-        raise InvalidRateLimitError(
-            f"a rate-limit key is 1 to {KEY_MAX_LENGTH} characters of letters, digits and "
-            f"'_.:@+-', got {shown!r}"
+        raise error(
+            f"{subject} 1 to {KEY_MAX_LENGTH} characters of letters, digits and '_.:@+-', "
+            f"got {shown!r}"
         )
     return key
 
@@ -134,6 +162,8 @@ class KeyState:
     paused_until: datetime | None
     pause_reason: str | None
     updated_at: datetime
+    # After a resume: the waiting jobs it made due at once (see `RateLimitStore.resume`).
+    brought_forward: int = 0
 
     @property
     def paused(self) -> bool:

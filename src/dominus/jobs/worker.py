@@ -55,6 +55,7 @@ from dominus.jobs.model import (
     ReclaimedJob,
     Snoozed,
     WorkerInfo,
+    held_until,
 )
 from dominus.jobs.outcome_log import dead_lettered, scheduled_retry
 from dominus.jobs.prefetch import PrefetchBudget, StartGate
@@ -476,6 +477,8 @@ class Worker:
         for outcome, was_accepted in zip(outcomes, accepted, strict=True):
             if was_accepted and isinstance(outcome, Snoozed):
                 self._duties.expect_retry_at(outcome.run_at)  # look again when it wakes
+        for due in held_until(claimed):  # refused a rate key's token: look again when it frees
+            self._duties.expect_retry_at(due)
         if want_claim:
             wanted = sum(request.limit for request in claim_for)
             self._duties.claimed(now, full=wanted > 0 and len(claimed) == wanted)

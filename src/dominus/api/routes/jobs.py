@@ -65,6 +65,7 @@ def enqueue(body: EnqueueBody, response: Response, api: Services) -> JobOut:
         queue=body.queue,
         concurrency_key=body.concurrency_key,
         concurrency_limit=body.concurrency_limit,
+        rate_key=body.rate_key,
     )
     response.headers["Location"] = f"/api/v1/jobs/{result.job_id}"
     if not result.created:

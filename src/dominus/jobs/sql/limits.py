@@ -15,35 +15,31 @@ arithmetic on both databases. Every method takes `now`; the caller's clock decid
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, Engine, delete, exists, func, insert, or_, select, update
 
 from dominus.db.engine import read_only
 from dominus.db.errors import database_errors
 from dominus.errors import RateLimitKeyNotFoundError
-from dominus.jobs.rate_limit import KeyState, RateLimit
+from dominus.jobs.model import EventKind
+from dominus.jobs.rate_limit import CLOCK_SET_BACK_US, KeyState, RateLimit, microseconds
 from dominus.jobs.sql.backend import Backend, backend_for
-from dominus.jobs.sql.tables import rate_limit_grants, rate_limits
+from dominus.jobs.sql.tables import (
+    SNOOZED_FOR_KEY,
+    job_events,
+    job_queue,
+    rate_limit_grants,
+    rate_limits,
+)
 
 T = TypeVar("T")
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
-# Slots stamped further ahead of a caller's `now` than this mean its clock was set back: they
-# are brought back to `now`. Closer ones are left alone: they are another caller's grant made
-# after this caller read its clock (a thread or a process a little behind), and pulling them
-# back would let that window hold more than the limit.
-CLOCK_SET_BACK_US = 60_000_000
 _grants = rate_limit_grants.c
 _limits = rate_limits.c
-
-
-def microseconds(moment: datetime) -> int:
-    """`moment` as whole microseconds since the epoch (exact, unlike a float timestamp)."""
-    return (moment - _EPOCH) // _MICROSECOND
+_jobs = job_queue.c
 
 
 @dataclass(frozen=True)
@@ -213,8 +209,10 @@ class RateLimitStore:
         return _state_of(connection, key, now)
 
     def resume(self, key: str, now: datetime) -> KeyState:
-        """End `key`'s pause now. Raises RateLimitKeyNotFoundError for a key never configured
-        nor paused."""
+        """End `key`'s pause now, and make due now the pending jobs that wait for it: those
+        whose `rate_key` it is, and those a handler's RateLimited(key) snoozed (their latest
+        event says so). Raises RateLimitKeyNotFoundError for a key never configured nor
+        paused."""
 
         def work(connection: Connection) -> KeyState:
             changed = connection.execute(
@@ -224,7 +222,8 @@ class RateLimitStore:
             )
             if not changed.rowcount:
                 raise RateLimitKeyNotFoundError(f"no rate-limit key {key!r}")
-            return _state_of(connection, key, now)
+            moved = _bring_forward(connection, key, now)
+            return replace(_state_of(connection, key, now), brought_forward=moved)
 
         return self._write(work)
 
@@ -254,6 +253,31 @@ class RateLimitStore:
                 },
             )
         )
+
+
+def _bring_forward(connection: Connection, key: str, now: datetime) -> int:
+    """Make due now the pending jobs waiting for `key`; how many. Those naming it as their
+    `rate_key` through their partial index; those snoozed by RateLimited(key) by a walk of the
+    pending jobs not yet due, each checked against its latest event (one probe of the events'
+    job index): a resume is an operator's rare act, and this keeps the snooze's write as it
+    was."""
+    waiting = (_jobs.status == "pending", _jobs.run_at > now)
+    keyed = connection.execute(
+        update(job_queue)
+        .where(*waiting, _jobs.rate_key.is_not(None), _jobs.rate_key == key)
+        .values(run_at=now, updated_at=now)
+    ).rowcount
+    event, later = job_events.alias("event"), job_events.alias("later")
+    snoozed_for_key = exists().where(
+        event.c.job_id == _jobs.id,
+        event.c.kind == EventKind.SNOOZED.value,
+        event.c.details[SNOOZED_FOR_KEY].as_string() == key,
+        ~exists().where(later.c.job_id == event.c.job_id, later.c.id > event.c.id),
+    )
+    snoozed = connection.execute(
+        update(job_queue).where(*waiting, snoozed_for_key).values(run_at=now, updated_at=now)
+    ).rowcount
+    return keyed + snoozed
 
 
 def _denial(connection: Connection, key: str, now: datetime) -> Denial | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -55,6 +56,13 @@ from dominus.jobs.sql.postgres_claims import (
     lock_parameters,
 )
 from dominus.jobs.sql.postgres_vacuum import QueueVacuum
+from dominus.jobs.sql.rate_gate import (
+    POSTGRES_TAKE_CLAIMED,
+    PostgresGate,
+    PrepaidPostgresGate,
+    gate,
+    take_claimed_parameters,
+)
 from dominus.jobs.sql.rows import job_from_fields
 from dominus.jobs.sql.tables import (
     ENQUEUE_TIME_COLUMNS,
@@ -239,7 +247,11 @@ class PostgresBackend:
                 raw.execute(claim_statement(request), claim_parameters(request, now))
                 for request in requests
             ]
-        return _claimed_jobs([row for claimed in claims for row in claimed.fetchall()])
+        jobs = _claimed_jobs([row for claimed in claims for row in claimed.fetchall()])
+        if any(job.rate_key is not None for job in jobs):
+            # In the claim's transaction: a job refused a token is never seen running.
+            return gate(PostgresGate(raw), jobs, now)
+        return jobs
 
     def insert_plain(
         self, connection: Connection, jobs: Sequence[NewJob], now: datetime
@@ -376,13 +388,32 @@ class _LoopConnection:
                     raw.execute(claim_statement(request), claim_parameters(request, now))
                     for request in claim_for
                 ]
+                prepaid = self._expects_rate_keys and bool(claim_for)
+                if prepaid:
+                    workers = [request.worker_id for request in claim_for]
+                    tokens = raw.execute(
+                        POSTGRES_TAKE_CLAIMED, take_claimed_parameters(workers, now)
+                    )
                 raw.commit()
             landed = _landed(outcomes, completed.fetchall())
-            rows = [row for claimed in claims for row in claimed.fetchall()]
+            jobs = _claimed_jobs([row for claimed in claims for row in claimed.fetchall()])
+            rate_keyed = any(job.rate_key is not None for job in jobs)
+            if prepaid:
+                jobs = _hand_back_untaken(raw, jobs, now, Counter(row[0] for row in tokens))
+            elif rate_keyed:
+                jobs = _gated(raw, jobs, now)
         except psycopg.Error as error:
             self._recover(raw, error)
             raise translated(error) from error
-        return landed, _claimed_jobs(rows)
+        if claim_for:
+            self._local.expects_rate_keys = rate_keyed
+        return landed, jobs
+
+    @property
+    def _expects_rate_keys(self) -> bool:
+        """Whether this thread's last claim took jobs with a rate key: then the next one takes
+        their tokens in its own pipeline (a claim without any sends nothing more)."""
+        return bool(getattr(self._local, "expects_rate_keys", False))
 
     def _connection(self) -> psycopg.Connection[Any]:
         pooled = getattr(self._local, "pooled", None)
@@ -398,6 +429,32 @@ class _LoopConnection:
             self._local.pooled = None  # a broken connection: the next tick gets a fresh one
 
 
+def _gated(raw: psycopg.Connection[Any], jobs: list[Job], now: datetime) -> list[Job]:
+    """The rate gate in a transaction of its own, right after the claim's: the claim was sent
+    with its commit, in one round trip, before its rows were known. A job refused a token is
+    `running` between the two commits (a round trip or two), which only makes a concurrent claim
+    of its concurrency key more careful. Its commit is asynchronous, as the claim's (ADR 0005).
+    Should this transaction fail, the claimed jobs are ones the worker does not know it holds:
+    it hands them back, unspent, as after any claim whose outcome it did not see."""
+    gated = gate(PostgresGate(raw, prelude="SET LOCAL synchronous_commit = off"), jobs, now)
+    raw.commit()
+    return gated
+
+
+def _hand_back_untaken(
+    raw: psycopg.Connection[Any], jobs: list[Job], now: datetime, taken: Counter[str]
+) -> list[Job]:
+    """After a claim that took its tokens in its own pipeline: the jobs of a key that got fewer
+    tokens than it has jobs are handed back in a second transaction (a key without a limit got
+    none, and its jobs are let through then, unless it is paused)."""
+    wanted = Counter(job.rate_key for job in jobs if job.rate_key is not None)
+    if all(taken[key] >= count for key, count in wanted.items()):
+        return jobs
+    gated = gate(PrepaidPostgresGate(raw, dict(taken)), jobs, now)
+    raw.commit()
+    return gated
+
+
 def _insert_parameters(jobs: Sequence[NewJob], now: datetime) -> dict[str, Any]:
     return {
         "now": now,
@@ -410,6 +467,7 @@ def _insert_parameters(jobs: Sequence[NewJob], now: datetime) -> dict[str, Any]:
         "queue": [job.queue for job in jobs],
         "concurrency_key": [job.concurrency_key for job in jobs],
         "concurrency_limit": [job.concurrency_limit for job in jobs],
+        "rate_key": [job.rate_key for job in jobs],
     }
 
 
@@ -429,6 +487,7 @@ def _enqueue_one(raw: psycopg.Connection[Any], job: NewJob, now: datetime) -> li
         "queue": job.queue,
         "concurrency_key": job.concurrency_key,
         "concurrency_limit": job.concurrency_limit,
+        "rate_key": job.rate_key,
         "counter": ENQUEUED,
         "shard": shard_for(),
         "channel": JOBS_CHANNEL,
@@ -464,6 +523,7 @@ def _copy_in(raw: psycopg.Connection[Any], jobs: Sequence[NewJob], now: datetime
                         job.queue,
                         job.concurrency_key,
                         job.concurrency_limit,
+                        job.rate_key,
                     )
                 )
         raw.execute(

@@ -68,6 +68,7 @@ def job_from_fields(fields: Sequence[Any], time: Decode, document: Decode) -> Jo
         queue=fields[21],
         concurrency_key=fields[22],
         concurrency_limit=fields[23],
+        rate_key=fields[24],
     )
 
 

@@ -24,7 +24,7 @@ from dominus.jobs.sql.backend import Backend
 from dominus.jobs.sql.failures import FailedAttempt, record_failed_attempt
 from dominus.jobs.sql.history import record_event
 from dominus.jobs.sql.predicates import fenced
-from dominus.jobs.sql.tables import Document, job_events, job_queue
+from dominus.jobs.sql.tables import SNOOZED_FOR_KEY, Document, job_events, job_queue
 
 
 def settle_outcomes(
@@ -195,9 +195,16 @@ def _snooze(connection: Connection, outcome: Snoozed, now: datetime) -> bool:
         attempt=outcome.claim.attempt,
         worker_id=outcome.claim.worker_id,
         message=f"snoozed for {outcome.seconds:g} s by its handler; the attempt was not counted",
-        details={"run_at": outcome.run_at.isoformat()},
+        details=_snooze_details(outcome),
     )
     return True
+
+
+def _snooze_details(outcome: Snoozed) -> dict[str, str]:
+    details = {"run_at": outcome.run_at.isoformat()}
+    if outcome.rate_key is not None:
+        details[SNOOZED_FOR_KEY] = outcome.rate_key
+    return details
 
 
 def settle_unlanded(

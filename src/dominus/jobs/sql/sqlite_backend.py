@@ -38,10 +38,11 @@ from dominus.jobs.liveness import (
     lock_directory,
     remove_lock_files,
 )
-from dominus.jobs.model import Claim, ClaimRequest, Completed, Job, NewJob
+from dominus.jobs.model import Claim, ClaimedJobs, ClaimRequest, Completed, Job, NewJob
 from dominus.jobs.sql import sqlite_enqueue_counts as enqueue_counts
 from dominus.jobs.sql.driver_connections import DriverConnections
 from dominus.jobs.sql.metrics import Increments, shard_for
+from dominus.jobs.sql.rate_gate import SqliteGate, gate
 from dominus.jobs.sql.rows import job_from_fields
 from dominus.jobs.sql.sqlite_claims import HAS_KEYED_PENDING, claim_parameters, claim_sql
 from dominus.jobs.sql.tables import NEW_JOB_COLUMN_LIST, job_queue, new_job_values
@@ -129,13 +130,12 @@ class SqliteBackend:
         self, connection: Connection, requests: Sequence[ClaimRequest], now: datetime
     ) -> list[Job]:
         raw = driver_connection(connection)
-        return [
-            job
-            for request in requests
-            for job in claim_jobs(
+        return ClaimedJobs.joined(
+            claim_jobs(
                 raw, request.worker_id, request.job_types, request.limit, now, request.queues
             )
-        ]
+            for request in requests
+        )
 
     def insert_plain(
         self, connection: Connection, jobs: Sequence[NewJob], now: datetime
@@ -286,6 +286,7 @@ def insert_plain_jobs(raw: sqlite3.Connection, jobs: Sequence[NewJob], now: date
             job.queue,
             job.concurrency_key,
             job.concurrency_limit,
+            job.rate_key,
         )
         for job in jobs
     ]
@@ -326,6 +327,9 @@ def claim_jobs(
 
     jobs = [job_from_fields(row, claimed_time, _document) for row in rows]
     jobs.sort(key=lambda job: (-job.priority, job.run_at, job.id))
+    if any(job.rate_key is not None for job in jobs):
+        # In the claim's transaction: a job refused a token is never seen running.
+        return gate(SqliteGate(raw, stored_time, _time), jobs, now)
     return jobs
 
 
@@ -404,10 +408,8 @@ class _LoopConnection:
                     raw.rollback()
                     return None
                 count_completions(raw, outcomes)
-                claimed = [
-                    job
-                    for request in claim_for
-                    for job in claim_jobs(
+                claimed = ClaimedJobs.joined(
+                    claim_jobs(
                         raw,
                         request.worker_id,
                         request.job_types,
@@ -415,7 +417,8 @@ class _LoopConnection:
                         now,
                         request.queues,
                     )
-                ]
+                    for request in claim_for
+                )
                 raw.commit()
             except BaseException:
                 raw.rollback()

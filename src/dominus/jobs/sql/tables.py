@@ -80,6 +80,8 @@ job_queue = Table(
     # that many jobs with the key run at once. Both NULL for a job without a key.
     Column("concurrency_key", String(200)),
     Column("concurrency_limit", Integer),
+    # The rate limiter each claim takes a token from (migration 0018, ADR 0053); NULL: none.
+    Column("rate_key", String(200)),
     CheckConstraint(
         "status IN ('pending', 'running', 'completed', 'failed', 'cancelled')", name="status"
     ),
@@ -92,6 +94,9 @@ job_queue = Table(
 UNKEYED_PENDING = text("status = 'pending' AND concurrency_key IS NULL")
 KEYED_PENDING = text("status = 'pending' AND concurrency_key IS NOT NULL")
 KEYED_RUNNING = text("status = 'running' AND concurrency_key IS NOT NULL")
+RATE_KEYED_PENDING = text("status = 'pending' AND rate_key IS NOT NULL")
+# A `snoozed` event's detail naming the rate-limit key whose pause the job waits out.
+SNOOZED_FOR_KEY = "rate_key"
 
 # The claim query walks this index in order and stops after LIMIT rows; finished jobs are not in
 # it, so a table full of history does not slow claiming down.
@@ -133,6 +138,14 @@ Index(
     job_queue.c.concurrency_limit,
     sqlite_where=KEYED_RUNNING,
     postgresql_where=KEYED_RUNNING,
+)
+# A rate key's pending jobs: what `keys resume` brings forward (ADR 0053). Empty while no job
+# names a rate key.
+Index(
+    "ix_job_queue_rate_key",
+    job_queue.c.rate_key,
+    sqlite_where=RATE_KEYED_PENDING,
+    postgresql_where=RATE_KEYED_PENDING,
 )
 Index(
     "ix_job_queue_running",
@@ -176,6 +189,7 @@ NEW_JOB_COLUMNS = (
     NewJobColumn("queue", "varchar"),
     NewJobColumn("concurrency_key", "varchar"),
     NewJobColumn("concurrency_limit", "int4"),
+    NewJobColumn("rate_key", "varchar"),
 )
 NEW_JOB_COLUMN_LIST = ", ".join(column.name for column in NEW_JOB_COLUMNS)
 ENQUEUE_TIME_COLUMNS = frozenset({"created_at", "updated_at"})
