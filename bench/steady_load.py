@@ -87,6 +87,15 @@ _PICKUPS = """
     SELECT extract(epoch FROM started_at - greatest(run_at, created_at))
       FROM job_queue WHERE job_type = %s AND started_at IS NOT NULL
 """
+# What each statement cost in the run (the statements of the workers and of the offerer; the
+# sampler's and this script's own are left out by what they read).
+_STATEMENTS = """
+    SELECT query, calls, total_plan_time, total_exec_time, rows
+      FROM pg_stat_statements
+     WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+       AND query !~* 'pg_stat_|pgstattuple|pg_database'
+     ORDER BY total_plan_time + total_exec_time DESC
+"""
 _FINISHED = "SELECT count(*) FROM job_queue WHERE job_type = %s AND status = 'completed'"
 _UNFINISHED = (
     "SELECT count(*) FROM job_queue WHERE job_type = %s AND status IN ('pending', 'running')"
@@ -251,6 +260,8 @@ class Run:
     cluster_cpu: float | None  # the whole cluster, every client
     span: float  # seconds the CPU figures cover
     load: tuple[str, str]  # load average before and after
+    # pg_stat_statements rows of the run (--statements): query, calls, plan ms, exec ms, rows.
+    statements: tuple[tuple[Any, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -261,6 +272,7 @@ class Options:
     concurrency: int
     offer_threads: int
     exact: bool
+    statements: bool = False
 
 
 def one_run(server: PgServer, options: Options, workdir: Path) -> Run:
@@ -278,6 +290,9 @@ def one_run(server: PgServer, options: Options, workdir: Path) -> Run:
         if options.exact:
             with server.connect(database) as connection:
                 connection.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
+        if options.statements:
+            with server.connect(database) as connection:
+                connection.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         workers = [start_worker(server, database, options.concurrency, log) for log in logs]
         wait_for(
             lambda: _count(server, database, "SELECT count(*) FROM workers") >= options.workers,
@@ -323,13 +338,15 @@ def _offer_and_drain(
     )
     offerer.start()
     time.sleep(max(0.0, start_at - time.time() - 0.5))
+    if options.statements:
+        server.query(database, "SELECT pg_stat_statements_reset()")
     sampler.sample()  # every backend's reading just before the first offer
     backends_before = sampler.backend_cpu()
     workers_before = sum(_process_cpu(worker.pid) or 0.0 for worker in workers)
     cluster_before = server.cpu_seconds()
     began = time.monotonic()
     sampler.record()
-    if not receive.poll(options.seconds + 60):
+    if not receive.poll(3 * options.seconds + 60):
         offerer.kill()
         raise RuntimeError("the offerer did not finish")
     offered: Offered = receive.recv()
@@ -361,6 +378,7 @@ def _results(
     load_before: str,
 ) -> Run:
     pickups = sorted(float(row[0]) for row in server.query(database, _PICKUPS, (NOOP,)))
+    statements = server.query(database, _STATEMENTS) if options.statements else []
     samples = sampler.samples
     return Run(
         offered=offered,
@@ -378,6 +396,7 @@ def _results(
         cluster_cpu=cpu.cluster,
         span=cpu.span,
         load=(load_before, envinfo.load_average()),
+        statements=tuple(statements),
     )
 
 
@@ -469,6 +488,28 @@ def summary(runs: Sequence[Run]) -> dict[str, float]:
     }
 
 
+def statement_rows(run: Run, limit: int = 12) -> list[str]:
+    """Where the server's time went, per job: the statements of the last run."""
+    jobs = max(run.completed, 1)
+    total = sum(row[2] + row[3] for row in run.statements) or 1.0
+    lines = [
+        f"Statements (pg_stat_statements, last run): {1000 * total / jobs:.0f} µs of planning "
+        "and execution per job in all (not parse, protocol, commit or waiting).",
+        "",
+        "| statement | calls per job | plan µs per job | exec µs per job | share | rows per call |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for query, calls, plan_ms, exec_ms, rows in run.statements[:limit]:
+        text = " ".join(str(query).split())
+        text = text if len(text) <= 100 else text[:99] + "…"
+        lines.append(
+            f"| `{text}` | {calls / jobs:.3f} | {1000 * plan_ms / jobs:.1f} | "
+            f"{1000 * exec_ms / jobs:.1f} | {100 * (plan_ms + exec_ms) / total:.1f} % | "
+            f"{rows / max(calls, 1):.2f} |"
+        )
+    return lines
+
+
 def report(options: Options, runs: Sequence[Run], machine: Sequence[tuple[str, str]]) -> str:
     figures = summary(runs)
     last = runs[-1].table
@@ -500,6 +541,8 @@ def report(options: Options, runs: Sequence[Run], machine: Sequence[tuple[str, s
         f"job_queue at the end of the last run: {last[2]:,} updates of which {last[3]:,} HOT, "
         f"{last[4]:,} deletes, {last[5]} vacuums (manual + auto) since the database was made.",
     ]
+    if runs[-1].statements:
+        lines += ["", *statement_rows(runs[-1])]
     return "\n".join(lines)
 
 
@@ -522,6 +565,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     )
     parser.add_argument("--repeats", type=int, default=3, help="runs; the summary shows medians")
     parser.add_argument("--pgstattuple", action="store_true", help="also count dead tuples exactly")
+    parser.add_argument(
+        "--statements",
+        action="store_true",
+        help="with --throwaway-cluster: the server's time per statement (pg_stat_statements)",
+    )
     parser.add_argument("--pg-url", default=os.environ.get("BENCH_PG_URL", DEFAULT_URL))
     parser.add_argument(
         "--throwaway-cluster",
@@ -542,8 +590,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     if min(args.workers, args.repeats, args.concurrency, args.offer_threads) < 1:
         parser.error("--workers, --concurrency, --offer-threads and --repeats must be at least 1")
     settings = dict(_setting(parser, text) for text in args.server_setting)
-    if settings and not args.throwaway_cluster:
-        parser.error("--server-setting needs --throwaway-cluster")
+    if (settings or args.statements) and not args.throwaway_cluster:
+        parser.error("--server-setting and --statements need --throwaway-cluster")
+    if args.statements:
+        # Read per database; reset for the whole cluster, so only on a cluster of our own.
+        settings = {
+            "shared_preload_libraries": "pg_stat_statements",
+            "pg_stat_statements.track_planning": "on",
+        } | settings
     options = Options(
         args.rate,
         args.seconds,
@@ -551,6 +605,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         args.concurrency,
         args.offer_threads,
         args.pgstattuple,
+        args.statements,
     )
     with _server(args.pg_url, settings if args.throwaway_cluster else None) as server:
         return _measure(server, options, args.repeats, args.out)
