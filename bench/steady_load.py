@@ -96,6 +96,18 @@ _STATEMENTS = """
        AND query !~* 'pg_stat_|pgstattuple|pg_database'
      ORDER BY total_plan_time + total_exec_time DESC
 """
+# The engine's own pickup histogram (`dominus_job_pickup_seconds`): from due to the handler's
+# start, where the rows' started_at is the claim (a job claimed ahead waits after it).
+_HISTOGRAM = """
+    SELECT bucket, sum(value) FROM job_metrics
+     WHERE name = 'pickup_bucket' AND job_type = %s GROUP BY bucket
+"""
+# Jobs handed back to pending unstarted (a job claimed ahead that waited past the worker's limit
+# goes back, its attempt refunded; its row's started_at is then its second claim).
+_CLAIMED_AGAIN = """
+    SELECT count(DISTINCT job_id) FROM job_events WHERE kind = 'released'
+       AND job_id IN (SELECT id FROM job_queue WHERE job_type = %s)
+"""
 _FINISHED = "SELECT count(*) FROM job_queue WHERE job_type = %s AND status = 'completed'"
 _UNFINISHED = (
     "SELECT count(*) FROM job_queue WHERE job_type = %s AND status IN ('pending', 'running')"
@@ -260,6 +272,11 @@ class Run:
     cluster_cpu: float | None  # the whole cluster, every client
     span: float  # seconds the CPU figures cover
     load: tuple[str, str]  # load average before and after
+    # From the engine's histogram: the share of jobs whose handler started within 10 ms of
+    # being due, and the bucket bound (seconds) that 99 % of them fell within.
+    within_10ms: float = 0.0
+    histogram_p99: float = 0.0
+    claimed_again: int = 0
     # pg_stat_statements rows of the run (--statements): query, calls, plan ms, exec ms, rows.
     statements: tuple[tuple[Any, ...], ...] = ()
 
@@ -379,6 +396,7 @@ def _results(
 ) -> Run:
     pickups = sorted(float(row[0]) for row in server.query(database, _PICKUPS, (NOOP,)))
     statements = server.query(database, _STATEMENTS) if options.statements else []
+    within_10ms, histogram_p99 = _histogram(server.query(database, _HISTOGRAM, (NOOP,)))
     samples = sampler.samples
     return Run(
         offered=offered,
@@ -397,7 +415,23 @@ def _results(
         span=cpu.span,
         load=(load_before, envinfo.load_average()),
         statements=tuple(statements),
+        within_10ms=within_10ms,
+        histogram_p99=histogram_p99,
+        claimed_again=_count(server, database, _CLAIMED_AGAIN, NOOP),
     )
+
+
+def _histogram(rows: Sequence[tuple[Any, ...]]) -> tuple[float, float]:
+    """(share within 10 ms, the bucket bound 99 % fell within) from (label, count) rows."""
+    buckets = sorted((float(label), float(count)) for label, count in rows)  # "+Inf" → inf
+    total = sum(count for _, count in buckets) or 1.0
+    within = sum(count for bound, count in buckets if bound <= 0.010) / total
+    seen = 0.0
+    for bound, count in buckets:
+        seen += count
+        if seen >= 0.99 * total:
+            return within, bound
+    return within, float("inf")
 
 
 def _quantiles(ordered: Sequence[float]) -> dict[str, float]:
@@ -443,10 +477,11 @@ def _us_per_job(seconds: float | None, jobs: int) -> str:
 def run_rows(runs: Sequence[Run]) -> list[str]:
     lines = [
         "| run | offered /s | offerer's worst lag ms | completed | pickup p50 ms | p90 | p99 | max "
+        "| handler start ≤ 10 ms (histogram) | histogram p99 ≤ ms | claimed again "
         "| n_dead_tup median | max | worker CPU µs/job | server (workers' backends) µs/job "
         "| offerer µs/job | offerer's backend µs/job | whole cluster µs/job "
         "| load before → after |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for number, run in enumerate(runs, 1):
         jobs = run.completed
@@ -457,7 +492,9 @@ def run_rows(runs: Sequence[Run]) -> list[str]:
         lines.append(
             f"| {number} | {run.offered.rate:,.1f} | {_ms(run.offered.worst_lag_seconds)} | "
             f"{jobs:,} | {_ms(pickup['p50'])} | "
-            f"{_ms(pickup['p90'])} | {_ms(pickup['p99'])} | {_ms(pickup['max'])} | {dead} | "
+            f"{_ms(pickup['p90'])} | {_ms(pickup['p99'])} | {_ms(pickup['max'])} | "
+            f"{100 * run.within_10ms:.1f} % | {1000 * run.histogram_p99:g} | "
+            f"{run.claimed_again:,} | {dead} | "
             f"{run.dead_max:,} | {_us_per_job(run.worker_cpu, jobs)} | "
             f"{_us_per_job(run.server_cpu, jobs)} | {_us_per_job(run.offerer_cpu, jobs)} | "
             f"{_us_per_job(run.offerer_server_cpu, jobs)} | {_us_per_job(run.cluster_cpu, jobs)} "
@@ -477,6 +514,7 @@ def summary(runs: Sequence[Run]) -> dict[str, float]:
         "pickup_p90_ms": med([1000 * run.pickup["p90"] for run in runs]),
         "pickup_p99_ms": med([1000 * run.pickup["p99"] for run in runs]),
         "pickup_max_ms": med([1000 * run.pickup["max"] for run in runs]),
+        "within_10ms_share": med([run.within_10ms for run in runs]),
         "dead_tuples_median": med([run.dead_median for run in runs]),
         "dead_tuples_max": med([run.dead_max for run in runs]),
         "worker_cpu_us_per_job": med(
@@ -530,7 +568,9 @@ def report(options: Options, runs: Sequence[Run], machine: Sequence[tuple[str, s
         "",
         f"Medians of {len(runs)}: offered {figures['offered_rate']:,.1f} jobs/s, "
         f"pickup p50 {figures['pickup_p50_ms']:.1f} ms, p90 {figures['pickup_p90_ms']:.1f} ms, "
-        f"**p99 {figures['pickup_p99_ms']:.1f} ms**, max {figures['pickup_max_ms']:.1f} ms; "
+        f"**p99 {figures['pickup_p99_ms']:.1f} ms**, max {figures['pickup_max_ms']:.1f} ms "
+        "(from the rows: claim − due); handlers started within 10 ms of due: "
+        f"{100 * figures['within_10ms_share']:.1f} % (the engine's histogram); "
         f"**n_dead_tup median {figures['dead_tuples_median']:,.0f}**, "
         f"max {figures['dead_tuples_max']:,.0f}; CPU per job: worker processes "
         f"{figures['worker_cpu_us_per_job']:.0f} µs, their backends "

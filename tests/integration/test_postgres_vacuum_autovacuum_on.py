@@ -17,7 +17,7 @@ from dominus.jobs import SqlJobStore
 from dominus.jobs.sql.postgres_vacuum import DEAD_TUPLES_THRESHOLD
 from dominus.schema.migrate import upgrade
 from tests.support.dead_rows import dead_tuples, make_dead_rows
-from tests.support.throwaway_postgres import ThrowawayPostgres
+from tests.support.throwaway_postgres import ThrowawayPostgres, running
 
 pytestmark = pytest.mark.postgres
 
@@ -28,12 +28,8 @@ VISITOR = "dominus_visitor"  # a role with rights on the tables, owning none of 
 def server() -> Iterator[ThrowawayPostgres]:
     instance = ThrowawayPostgres()
     instance.settings = {"autovacuum": "on", "autovacuum_naptime": "3600"}
-    try:
-        instance.init()
-        instance.start()
+    with running(instance):
         yield instance
-    finally:
-        instance.destroy()
 
 
 @pytest.fixture
