@@ -68,7 +68,7 @@ class PgServer:
             # big prefilled template. FILE_COPY copies the files (and checkpoints).
             sql += " STRATEGY = FILE_COPY"
         with self._admin() as admin:
-            admin.execute(sql)  # type: ignore[arg-type]
+            admin.execute(sql)
         self._created.append(name)
         return name
 
@@ -76,7 +76,7 @@ class PgServer:
         if name not in self._created:
             raise ValueError(f"refusing to drop {name!r}: not created by this benchmark")
         with self._admin() as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         self._created.remove(name)
 
     def drop_all(self) -> None:
@@ -92,7 +92,7 @@ class PgServer:
 
     def query(self, database: str, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self.connect(database) as connection:
-            return connection.execute(sql, params).fetchall()  # type: ignore[arg-type]
+            return connection.execute(sql, params).fetchall()
 
     def vacuum_analyze(self, database: str) -> None:
         with self.connect(database) as connection:

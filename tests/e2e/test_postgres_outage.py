@@ -22,7 +22,7 @@ from sqlalchemy import text
 
 from dominus.jobs import EnqueueRequest, Job, JobQueue, JobStatus, SqlJobStore
 from tests.support.processes import DominusProcess, DominusProcesses, wait_until
-from tests.support.throwaway_postgres import ThrowawayPostgres
+from tests.support.throwaway_postgres import ThrowawayPostgres, running
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -36,12 +36,8 @@ def throwaway_postgres(request: pytest.FixtureRequest) -> Iterator[ThrowawayPost
     """A server of this test's own; stopped and removed afterwards, whatever happened."""
     instance = ThrowawayPostgres()
     request.node._dominus_extra_reports = [("throwaway postgres", instance.logs)]
-    try:
-        instance.init()
-        instance.start()
+    with running(instance):
         yield instance
-    finally:
-        instance.destroy()
 
 
 @pytest.fixture

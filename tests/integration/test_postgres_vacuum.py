@@ -1,44 +1,22 @@
 """PostgreSQL housekeeping with an old snapshot pinning the xmin horizon: the VACUUM it makes
 useless is run once, the session that pins it is named once at WARNING, and no VACUUM runs
 again until that transaction ends; then one runs at once. (The test server runs with autovacuum
-off, the case in which workers vacuum the queue themselves.)"""
+off; test_postgres_vacuum_autovacuum_on.py runs a server of its own with it on.)"""
 
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 import psycopg
 import pytest
-from sqlalchemy import make_url, text
+from sqlalchemy import make_url
 
 from dominus.jobs import SqlJobStore
 from dominus.jobs.sql.postgres_vacuum import DEAD_TUPLES_THRESHOLD
-from tests.support.clock import T0
-from tests.support.jobs import new_job
+from tests.support.dead_rows import dead_tuples, make_dead_rows
 
 pytestmark = pytest.mark.backends("postgresql")
-
-
-def dead_tuples(store: SqlJobStore) -> int:
-    with store.engine.connect() as connection:
-        value = connection.execute(
-            text("SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 'job_queue'")
-        ).scalar_one()
-    return int(value)
-
-
-def make_dead_rows(store: SqlJobStore, conninfo: str, count: int) -> None:
-    """`count` job rows, each updated once: a dead row version each."""
-    store.enqueue([new_job() for _ in range(count)], T0)
-    with psycopg.connect(conninfo) as connection:
-        connection.execute("UPDATE job_queue SET updated_at = now()")
-        connection.execute("SELECT pg_stat_force_next_flush()")  # counted at this commit
-    deadline = time.monotonic() + 30
-    while dead_tuples(store) < DEAD_TUPLES_THRESHOLD:
-        assert time.monotonic() < deadline, "the server never counted the dead rows"
-        time.sleep(0.05)
 
 
 def test_an_old_snapshot_is_named_once_and_vacuum_waits_for_its_end(

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -134,3 +135,14 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+@contextlib.contextmanager
+def running(instance: ThrowawayPostgres) -> Iterator[ThrowawayPostgres]:
+    """`instance` initialised and started, destroyed afterwards whatever happened."""
+    try:
+        instance.init()
+        instance.start()
+        yield instance
+    finally:
+        instance.destroy()

@@ -2,9 +2,15 @@
 impossible.
 
 A queue writes a dead row version for every claim and completion, and a claim walks past the dead
-index entries of the jobs before it: without VACUUM it slows down job by job. With the server's
-autovacuum on, autovacuum does it; with it off, a worker runs VACUUM (ANALYZE) once `job_queue`
-has DEAD_TUPLES_THRESHOLD dead rows.
+index entries of the jobs before it: without VACUUM it slows down job by job. Migration 0002 asks
+autovacuum to vacuum `job_queue` every DEAD_TUPLES_THRESHOLD changes, but autovacuum looks at a
+database only once per `autovacuum_naptime` (a minute by default): at 800 jobs/s that is up to
+96,000 dead rows between its visits. So a worker vacuums `job_queue` itself once it has
+DEAD_TUPLES_THRESHOLD dead rows (the worker looks every few seconds). With autovacuum on:
+`VACUUM (SKIP_LOCKED) job_queue`, nothing else (autovacuum still analyses, and a table autovacuum
+is at already is left to it). With autovacuum off: `VACUUM (ANALYZE)` of every queue table. Only
+a role that may vacuum the table (a member of its owner, or a superuser) does; for any other
+role PostgreSQL would skip it with a WARNING, so it is left to autovacuum (ADR 0059).
 
 VACUUM can only remove a row version that no open snapshot can still see: one transaction left
 open (an idle session `idle in transaction`, a long report, a forgotten replication slot) holds
@@ -20,6 +26,7 @@ pin and came back within 2 s of its end (docs/reliability.md).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, text
@@ -39,6 +46,11 @@ _STATS = (
     "SELECT last_analyze IS NULL AND last_autoanalyze IS NULL, n_dead_tup "
     "FROM pg_stat_user_tables WHERE relname = 'job_queue'"
 )
+_MAY_VACUUM = """
+    SELECT pg_has_role(current_user, relowner, 'MEMBER')
+           OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+      FROM pg_class WHERE oid = 'job_queue'::regclass
+"""
 _OLDEST_SNAPSHOT = """
     SELECT pid, coalesce(backend_xmin, backend_xid)::text, coalesce(application_name, ''),
            coalesce(state, ''), extract(epoch FROM now() - xact_start)
@@ -77,40 +89,68 @@ class QueueVacuum:
         self._engine = engine
         self._held_back_by: Pin | None = None  # the pin named at WARNING, while it lasts
         self._held_back_unknown = False
+        self._may: bool | None = None  # whether this role may vacuum job_queue, once asked
 
     def maintain(self) -> str | None:  # noqa: PLR0911 - each way out is one reason to stop
-        """When the server's autovacuum is off, VACUUM (ANALYZE) the queue tables once job_queue
-        has about DEAD_TUPLES_THRESHOLD dead tuples, unless an old snapshot makes it useless.
-        With autovacuum on, only ANALYZE tables that were never analysed (without statistics
-        the planner may sort every pending row instead of walking the claim index)."""
+        """VACUUM job_queue once it has about DEAD_TUPLES_THRESHOLD dead tuples, unless an old
+        snapshot makes it useless (see the module's docstring); first ANALYZE tables never
+        analysed (without statistics the planner may sort every pending row instead of walking
+        the claim index). Returns what it did when that is news (a first ANALYZE, a VACUUM on a
+        server whose autovacuum is off); the routine VACUUM beside autovacuum is logged at
+        DEBUG only."""
         with self._engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             autovacuum = connection.execute(
                 text("SELECT current_setting('autovacuum')")
             ).scalar_one()
             never_analyzed, dead_tuples = _stats(connection)
-            if autovacuum == "on" and not never_analyzed:
-                return None
-            if autovacuum != "on" and not never_analyzed and dead_tuples < DEAD_TUPLES_THRESHOLD:
+            if autovacuum == "on" and never_analyzed:
+                if not self._under_lock(connection, "ANALYZE", QUEUE_TABLES):
+                    return None  # another worker is at it
+                return "analysed the queue tables (they had no statistics yet)"
+            if not never_analyzed and dead_tuples < DEAD_TUPLES_THRESHOLD:
                 self._held_back_by = None
                 return None
-            if autovacuum != "on" and self._still_held_back(connection):
+            if self._still_held_back(connection) or not self._may_vacuum(connection):
                 return None
-            if not connection.execute(text(_LOCK)).scalar_one():
-                return None  # another worker is at it
-            try:
-                command = "VACUUM (ANALYZE)" if autovacuum != "on" else "ANALYZE"
-                for table in QUEUE_TABLES:
-                    connection.execute(text(f"{command} {table}"))
-            finally:
-                connection.execute(text(_UNLOCK))
             if autovacuum == "on":
-                return "analysed the queue tables (they had no statistics yet)"
+                vacuumed = self._under_lock(connection, "VACUUM (SKIP_LOCKED)", QUEUE_TABLES[:1])
+            else:
+                vacuumed = self._under_lock(connection, "VACUUM (ANALYZE)", QUEUE_TABLES)
+            if not vacuumed:
+                return None  # another worker is at it
             left = _stats(connection)[1]
             if dead_tuples >= DEAD_TUPLES_THRESHOLD and left > dead_tuples * IN_VAIN_SHARE:
                 self._say_held_back(connection, left)
                 return None
         self._held_back_by = None
+        if autovacuum == "on":
+            log.debug("vacuumed job_queue: %d dead rows before, %d after", dead_tuples, left)
+            return None
         return f"autovacuum is off on the server: vacuumed the queue tables ({dead_tuples} dead)"
+
+    @staticmethod
+    def _under_lock(connection: Connection, command: str, tables: Sequence[str]) -> bool:
+        """`command` on each table, under the maintenance lock; False (nothing run) if another
+        worker holds that lock."""
+        if not connection.execute(text(_LOCK)).scalar_one():
+            return False
+        try:
+            for table in tables:
+                connection.execute(text(f"{command} {table}"))
+        finally:
+            connection.execute(text(_UNLOCK))
+        return True
+
+    def _may_vacuum(self, connection: Connection) -> bool:
+        """Whether this role may VACUUM job_queue. Asked once: ownership seldom changes."""
+        if self._may is None:
+            self._may = bool(connection.execute(text(_MAY_VACUUM)).scalar_one())
+            if not self._may:
+                log.info(
+                    "this database role does not own job_queue, so workers leave vacuuming the "
+                    "queue to autovacuum"
+                )
+        return self._may
 
     def _still_held_back(self, connection: Connection) -> bool:
         """Whether the snapshot that made the last VACUUM useless is still open."""
