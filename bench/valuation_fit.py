@@ -48,7 +48,7 @@ PUBLIC_WEIGHT = 10.0
 NAMEBIO_HOLDOUT = 0.2
 PUBLIC_HOLDOUT = 0.25
 PUBLIC_SEED = 2026
-VERSION = "2024.10-1"
+VERSION = "2024.10-2"
 # The inputs of version 1 of the model (before the market patterns, pinyin and TLD × length)
 PATTERNS_V2 = frozenset(
     {
@@ -113,7 +113,6 @@ def candidates() -> dict[str, tuple[FitOptions, float]]:
         "v3, public x30": (plain, 30.0),
         "v4, public x30": (full, 30.0),
         "v4, public x100": (full, 100.0),
-        "v5: v4 + retail stretch, public x3": (stretch, 3.0),
         "v5, public x10": (stretch, PUBLIC_WEIGHT),
         "v5, public x30": (stretch, 30.0),
         "v5, public x10, P50 without the median shift": (
@@ -124,10 +123,11 @@ def candidates() -> dict[str, tuple[FitOptions, float]]:
             replace(stretch, lambdas=(*full.lambdas, 1000.0, 3000.0)),
             PUBLIC_WEIGHT,
         ),
-        "v4: v3 fitted in two stages (base, then retail head), public x10 (chosen)": (
+        "v4: v3 fitted in two stages (base, then retail head), public x10": (
             full,
             PUBLIC_WEIGHT,
         ),
+        "v5: v4 + retail stretch, public x3 (chosen)": (stretch, 3.0),
     }
 
 
