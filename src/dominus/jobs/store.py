@@ -286,8 +286,9 @@ class JobStore(Protocol):
         ...
 
     def activity(self, window: Window) -> dict[str, TypeActivity]:
-        """Per job type and interval of `window`: jobs completed (and their run time) and
-        attempts failed, from the rows that carry times (kept JOB_RETENTION_DAYS)."""
+        """Per job type and interval of `window` (whole UTC hours): jobs completed (and their
+        run time), attempts failed and jobs dead-lettered, from the hourly history the counters
+        keep (HISTORY_KEPT, whatever becomes of the job rows)."""
         ...
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats: ...

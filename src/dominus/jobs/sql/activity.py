@@ -1,68 +1,54 @@
-"""The History page's reads (ADR 0054): per job type and interval of a window, jobs completed
-(with their run time) and attempts failed. Two grouped queries over the rows that carry times;
-reporting only, never on the claim or settle paths."""
+"""The History page's reads (ADR 0060): per job type and interval of a window, jobs completed
+(with their run time), attempts failed and jobs dead-lettered, added up from the hourly history
+rows of `job_metrics` that the completion and failure statements write beside the counters.
+Pruning finished jobs does not touch them; PRUNE deletes hours older than HISTORY_KEPT.
+Reporting only, never on the claim or settle paths."""
 
 from __future__ import annotations
 
-from typing import Any
+from sqlalchemy import Connection
 
-from sqlalchemy import ColumnElement, Connection, Integer, cast, func, literal, select
-
-from dominus.db.types import UTCDateTime
 from dominus.jobs.activity import TypeActivity, Window
-from dominus.jobs.model import ATTEMPT_ERROR_EVENTS
-from dominus.jobs.sql.tables import job_events, job_queue
-
-
-def seconds_between(connection: Connection, start: Any, end: Any) -> ColumnElement[Any]:
-    """`end - start` in seconds, for timestamps as each database stores them."""
-    if connection.dialect.name == "sqlite":
-        return (func.julianday(end) - func.julianday(start)) * 86400.0
-    return func.extract("epoch", end - start)
-
-
-def _bucket(connection: Connection, window: Window, moment: Any) -> ColumnElement[Any]:
-    start = literal(window.start, UTCDateTime)
-    offset = seconds_between(connection, start, moment)
-    return cast(func.floor(offset / window.bucket.total_seconds()), Integer)
+from dominus.jobs.metrics_model import (
+    HISTORY_COMPLETED,
+    HISTORY_DEAD_LETTERED,
+    HISTORY_FAILED,
+    HISTORY_NAMES,
+    HISTORY_RUN_SECONDS,
+    history_hour,
+    hour_of,
+)
+from dominus.jobs.sql.metrics import summed
+from dominus.jobs.sql.tables import job_metrics
 
 
 def activity(connection: Connection, window: Window) -> dict[str, TypeActivity]:
-    """Every job type with a completion or a failed attempt in the window, by name."""
+    """Every job type with a completion or a failed attempt in an hour that begins inside the
+    window (its intervals are whole hours), by name."""
     found: dict[str, TypeActivity] = {}
-
-    def of(job_type: str) -> TypeActivity:
-        return found.setdefault(job_type, TypeActivity.empty(job_type, window.buckets))
-
-    finished = job_queue.c.finished_at
-    bucket = _bucket(connection, window, finished).label("bucket")
-    run = seconds_between(connection, job_queue.c.started_at, finished)
-    completed = connection.execute(
-        select(job_queue.c.job_type, bucket, func.count(), func.sum(run), func.max(run))
-        .where(job_queue.c.status == "completed")
-        .where(finished >= window.start, finished < window.end)
-        .group_by(job_queue.c.job_type, bucket)
+    rows = connection.execute(
+        summed(
+            job_metrics.c.name.in_(HISTORY_NAMES),
+            job_metrics.c.bucket >= history_hour(window.start),
+            job_metrics.c.bucket <= history_hour(window.end),
+        )
     )
-    for job_type, index, count, total, longest in completed:
-        counts = of(job_type)
-        counts.completed[_clamped(index, window)] += count
-        counts.run_seconds_total += max(0.0, float(total or 0.0))
-        if longest is not None:
-            counts.run_seconds_max = max(counts.run_seconds_max or 0.0, float(longest))
-    at = job_events.c.at
-    bucket = _bucket(connection, window, at).label("bucket")
-    failed = connection.execute(
-        select(job_queue.c.job_type, bucket, func.count())
-        .select_from(job_events.join(job_queue, job_queue.c.id == job_events.c.job_id))
-        .where(job_events.c.kind.in_([kind.value for kind in ATTEMPT_ERROR_EVENTS]))
-        .where(at >= window.start, at < window.end)
-        .group_by(job_queue.c.job_type, bucket)
-    )
-    for job_type, index, count in failed:
-        of(job_type).failed[_clamped(index, window)] += count
+    for name, job_type, bucket, total in rows:
+        start = hour_of(bucket)
+        if not window.start <= start < window.end:
+            continue
+        index = (start - window.start) // window.bucket
+        counts = found.setdefault(job_type, TypeActivity.empty(job_type, window.buckets))
+        _add(counts, name, index, float(total))
     return dict(sorted(found.items()))
 
 
-def _clamped(index: int | None, window: Window) -> int:
-    """Floating-point edges cannot push a moment inside the window out of its buckets."""
-    return min(max(int(index or 0), 0), window.buckets - 1)
+def _add(counts: TypeActivity, name: str, index: int, total: float) -> None:
+    if name == HISTORY_COMPLETED:
+        counts.completed[index] += round(total)
+    elif name == HISTORY_FAILED:
+        counts.failed[index] += round(total)
+    elif name == HISTORY_DEAD_LETTERED:
+        counts.dead_lettered += round(total)
+    elif name == HISTORY_RUN_SECONDS:
+        counts.run_seconds_total += total

@@ -4,6 +4,12 @@ Each transition adds to its counters in its own transaction (through its backend
 `Backend.add_metrics`), so the counters agree with the job rows and never fall (pruning finished
 jobs does not touch them). Rows are sharded by writer so that concurrent workers do not
 serialise on one hot row; reading adds the shards up.
+
+The same increments carry the hourly history (ADR 0060): a completion also adds to its type's
+`history_completed` and `history_run_seconds` rows of the current UTC hour, a failed or reclaimed
+attempt to `history_failed` (and `history_dead_lettered`), with the hour in `bucket`. Being
+written in the counters' own statement, they can never disagree with them; PRUNE deletes hours
+older than `HISTORY_KEPT`, which the totals never notice (they leave those rows out).
 """
 
 from __future__ import annotations
@@ -14,8 +20,9 @@ import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import ColumnElement, Connection, Select, func, select
 
 from dominus.jobs.metrics_model import (
     CANCELLED,
@@ -28,6 +35,11 @@ from dominus.jobs.metrics_model import (
     ENQUEUED,
     ENQUEUED_COUNTED_THROUGH,
     FAILED,
+    HISTORY_COMPLETED,
+    HISTORY_DEAD_LETTERED,
+    HISTORY_FAILED,
+    HISTORY_NAMES,
+    HISTORY_RUN_SECONDS,
     INFINITY,
     PICKUP_BUCKET,
     PICKUP_BUCKETS,
@@ -35,6 +47,7 @@ from dominus.jobs.metrics_model import (
     PICKUP_SUM,
     RECLAIMED,
     MetricTotals,
+    history_hour,
 )
 from dominus.jobs.model import AttemptOutcome, Completed
 from dominus.jobs.sql.tables import job_metrics
@@ -71,11 +84,30 @@ class Increments:
         self.values[(name, job_type, bucket)] += amount
 
     def completed(
-        self, job_type: str, duration_seconds: float | None, pickup_seconds: float | None = None
+        self,
+        job_type: str,
+        duration_seconds: float | None,
+        pickup_seconds: float | None = None,
+        *,
+        hour: str,
     ) -> None:
+        """One completion, in the totals and in the history of `hour` (`history_hour`)."""
         self.add(COMPLETED, job_type)
+        self.add(HISTORY_COMPLETED, job_type, bucket=hour)
         self.observe(DURATIONS, job_type, duration_seconds)
+        if duration_seconds is not None:
+            self.add(HISTORY_RUN_SECONDS, job_type, max(0.0, duration_seconds), bucket=hour)
         self.observe(PICKUPS, job_type, pickup_seconds)
+
+    def failed_attempt(self, name: str, job_type: str, now: datetime, *, dead: bool) -> None:
+        """An attempt that failed (`name` FAILED) or was reclaimed (RECLAIMED), and, if `dead`,
+        its job dead-lettered: in the totals and in the history of `now`'s hour."""
+        hour = history_hour(now)
+        self.add(name, job_type)
+        self.add(HISTORY_FAILED, job_type, bucket=hour)
+        if dead:
+            self.add(DEAD_LETTERED, job_type)
+            self.add(HISTORY_DEAD_LETTERED, job_type, bucket=hour)
 
     def observe(self, histogram: Histogram, job_type: str, seconds: float | None) -> None:
         """One observation of `histogram` (none when `seconds` is unknown)."""
@@ -91,10 +123,13 @@ class Increments:
             self.add(ENQUEUED, job_type)
         return self
 
-    def completions(self, outcomes: Iterable[AttemptOutcome]) -> Increments:
+    def completions(self, outcomes: Iterable[AttemptOutcome], now: datetime) -> Increments:
+        hour = history_hour(now)
         for outcome in outcomes:
             if isinstance(outcome, Completed):
-                self.completed(outcome.job_type, outcome.duration_seconds, outcome.pickup_seconds)
+                self.completed(
+                    outcome.job_type, outcome.duration_seconds, outcome.pickup_seconds, hour=hour
+                )
         return self
 
     def rows(self, shard: int) -> list[tuple[str, str, str, int, float]]:
@@ -141,18 +176,16 @@ def shard_for(writer: str | None = None) -> int:
     return zlib.crc32(key.encode()) % SHARDS
 
 
+def summed(*where: ColumnElement[bool]) -> Select[str, str, str, float]:
+    """(name, job_type, bucket, value) of the rows `where` picks, added up over their shards."""
+    name, job_type, bucket = job_metrics.c.name, job_metrics.c.job_type, job_metrics.c.bucket
+    total = func.sum(job_metrics.c.value)
+    return select(name, job_type, bucket, total).where(*where).group_by(name, job_type, bucket)
+
+
 def read(connection: Connection, uncounted_enqueues: Mapping[str, int]) -> MetricTotals:
     """The totals, with the enqueues not yet in the stored counters added (ADR 0036)."""
-    rows = connection.execute(
-        select(
-            job_metrics.c.name,
-            job_metrics.c.job_type,
-            job_metrics.c.bucket,
-            func.sum(job_metrics.c.value),
-        )
-        .where(job_metrics.c.name != ENQUEUED_COUNTED_THROUGH)
-        .group_by(job_metrics.c.name, job_metrics.c.job_type, job_metrics.c.bucket)
-    ).all()
+    rows = connection.execute(summed(job_metrics.c.name.not_in(_NOT_TOTALS))).all()
     counters: dict[tuple[str, str], float] = {}
     # Histogram parts: (histogram name, job_type) → bucket label (or "" for sum and count) → total.
     parts: defaultdict[tuple[str, str], dict[str, float]] = defaultdict(dict)
@@ -167,6 +200,10 @@ def read(connection: Connection, uncounted_enqueues: Mapping[str, int]) -> Metri
     pickup_histograms, pickups = _histogram(PICKUPS, parts)
     return MetricTotals(counters, histograms, durations, pickup_histograms, pickups)
 
+
+# Rows that are not totals: the enqueue mark and the hourly history (`dominus.jobs.sql.history`
+# reads those).
+_NOT_TOTALS = (ENQUEUED_COUNTED_THROUGH, *HISTORY_NAMES)
 
 _HISTOGRAM_PARTS = frozenset(
     name

@@ -1,6 +1,6 @@
-"""/history: per job type, jobs completed, attempts failed and run time over the last 24 hours
-(hourly bars) or 7 days (daily bars), beside the `job_metrics` totals since the database began
-(ADR 0054)."""
+"""/history: per job type, jobs completed, attempts failed, jobs dead-lettered and run time over
+the last 24 hours (hourly bars) or 7 days (daily bars), from the hourly `job_metrics` history,
+beside the counters' totals since the database began (ADR 0054, ADR 0060)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from starlette.responses import Response
 
 from dominus.api.services import ApiServices, Services
 from dominus.jobs.activity import TypeActivity, Window
-from dominus.jobs.metrics_model import COMPLETED, FAILED
+from dominus.jobs.metrics_model import COMPLETED, FAILED, HISTORY_KEPT
 from dominus.web.charts import throughput_chart
 from dominus.web.context import Web
 from dominus.web.throughput import Bar, Throughput
@@ -87,7 +87,7 @@ async def history(
         throughput=throughput,
         chart=throughput_chart(throughput, shape.time_format),
         chart_interval=shape.interval,
-        retention_days=api.runtime.settings.JOB_RETENTION_DAYS,
+        history_days=HISTORY_KEPT.days,
     )
 
 
