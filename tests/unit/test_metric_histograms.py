@@ -3,20 +3,10 @@ reading."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta, timezone
-
 import pytest
 
-from dominus.jobs.metrics_model import (
-    HISTORY_COMPLETED,
-    HISTORY_RUN_SECONDS,
-    PICKUP_BUCKETS,
-    history_hour,
-    hour_of,
-)
+from dominus.jobs.metrics_model import PICKUP_BUCKETS
 from dominus.jobs.sql.metrics import DURATIONS, PICKUP_LABELS, PICKUPS, Increments
-
-HOUR = "2030-01-01T12"
 
 
 @pytest.mark.parametrize(
@@ -45,13 +35,10 @@ def test_the_pickup_buckets_are_the_documented_ones() -> None:
 
 def test_a_completion_observes_its_duration_and_its_pickup_apart() -> None:
     increments = Increments()
-    increments.completed("t", duration_seconds=0.2, pickup_seconds=40.0, hour=HOUR)
-    increments.completed("t", duration_seconds=None, pickup_seconds=-0.5, hour=HOUR)  # skew: 0
-    increments.completed("t", duration_seconds=7.0, pickup_seconds=None, hour=HOUR)
+    increments.completed("t", duration_seconds=0.2, pickup_seconds=40.0)
+    increments.completed("t", duration_seconds=None, pickup_seconds=-0.5)  # clock skew: 0
+    increments.completed("t", duration_seconds=7.0, pickup_seconds=None)
     values = increments.values
-    # The hour's history: every completion, and the run time of those that have one.
-    assert values[(HISTORY_COMPLETED, "t", HOUR)] == 3
-    assert values[(HISTORY_RUN_SECONDS, "t", HOUR)] == pytest.approx(7.2)
     assert values[(PICKUPS.count, "t", "")] == 2
     assert values[(PICKUPS.sum, "t", "")] == 40.0
     assert values[(PICKUPS.bucket, "t", "60")] == 1
@@ -59,11 +46,3 @@ def test_a_completion_observes_its_duration_and_its_pickup_apart() -> None:
     assert values[(DURATIONS.count, "t", "")] == 2
     assert values[(DURATIONS.bucket, "t", "0.5")] == 1
     assert values[(DURATIONS.bucket, "t", "10")] == 1
-
-
-def test_a_history_hour_is_fixed_width_utc_text_in_time_order() -> None:
-    noon = datetime(2030, 1, 1, 12, 59, 59, tzinfo=UTC)
-    assert history_hour(noon) == HOUR
-    assert history_hour(noon.astimezone(timezone(timedelta(hours=-5)))) == HOUR
-    assert hour_of(HOUR) == noon.replace(minute=0, second=0)
-    assert history_hour(datetime(2030, 1, 2, 9, tzinfo=UTC)) > HOUR  # as text, as in SQL

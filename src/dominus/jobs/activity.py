@@ -1,10 +1,10 @@
 """What each job type did over a window (the History page, ADR 0060): jobs completed and
 attempts failed per interval, jobs dead-lettered, and the run time of the completed ones.
 
-Read from the hourly history rows of `job_metrics` (`dominus.jobs.sql.activity`), which the
-statements that count completions and failures write in the same transaction, per UTC hour. So
-a window's intervals are whole hours (or days of them), and pruning finished jobs leaves the
-history as it was; PRUNE keeps HISTORY_KEPT (8 days) of it."""
+Read from the hourly history folded from the `job_metrics` counters per UTC hour
+(`dominus.jobs.sql.history_fold`). So a window's intervals are whole hours (or days of them),
+and pruning finished jobs leaves the history as it was; PRUNE keeps HISTORY_KEPT (8 days) of
+it."""
 
 from __future__ import annotations
 

@@ -28,13 +28,18 @@ COUNTERS = (ENQUEUED, COMPLETED, FAILED, RECLAIMED, DEAD_LETTERED, CANCELLED)
 # (dominus.jobs.sql.sqlite_enqueue_counts, ADR 0036). Readings leave it out.
 ENQUEUED_COUNTED_THROUGH = "enqueued_counted_through"
 # Hourly history (the History page, ADR 0060): per job type and UTC hour, `bucket` holding the
-# hour ("2030-01-01T12"). Written by the same statements as the counters above, so they agree
-# with them exactly; PRUNE deletes hours older than HISTORY_KEPT.
+# hour ("2030-01-01T12"). Folded from the counters off the hot path (what each counter gained
+# since the last fold goes to the hour of the fold: `dominus.jobs.sql.history_fold`); PRUNE
+# deletes hours older than HISTORY_KEPT.
 HISTORY_COMPLETED = "history_completed"
 HISTORY_RUN_SECONDS = "history_run_seconds"  # the run time of the hour's completions
 HISTORY_FAILED = "history_failed"  # attempts failed or reclaimed, as FAILED + RECLAIMED
 HISTORY_DEAD_LETTERED = "history_dead_lettered"
 HISTORY_NAMES = (HISTORY_COMPLETED, HISTORY_RUN_SECONDS, HISTORY_FAILED, HISTORY_DEAD_LETTERED)
+# Not a counter: the fold's bookkeeping. With `bucket` a counter's name, the counter's total
+# at the last fold, per job type; with job type and bucket empty, the mark that the history
+# has begun (the first fold took what the job rows showed, ADR 0060). Readings leave it out.
+HISTORY_FOLDED = "history_folded"
 # The 7-day window's first day began less than 7 days ago; a day more is a margin.
 HISTORY_KEPT = timedelta(days=8)
 # Histogram parts, stored per bucket (not cumulative) and made cumulative on reading.

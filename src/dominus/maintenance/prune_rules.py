@@ -50,6 +50,7 @@ from sqlalchemy import (
 from dominus.db.engine import read_only
 from dominus.db.errors import database_errors
 from dominus.jobs.metrics_model import HISTORY_KEPT, HISTORY_NAMES, history_hour
+from dominus.jobs.sql import history_fold
 from dominus.jobs.sql.backend import backend_for
 from dominus.schema.tables import (
     candidates,
@@ -140,7 +141,7 @@ def prune_rules(retention: Retention, now: datetime) -> list[PruneRule]:
     if dead_letter_cutoff is not None:
         rules.append(DeadLetterRule(dead_letter_cutoff))
     if jobs_cutoff is not None:
-        rules.append(JobRule(jobs_cutoff, dead_letter_cutoff))
+        rules.append(JobRule(jobs_cutoff, dead_letter_cutoff, now))
     if runs_cutoff is not None:
         rules.append(PipelineRunRule(runs_cutoff))
         rules.append(CandidateRule(runs_cutoff))
@@ -296,6 +297,7 @@ class DeadLetterRule:
 class JobRule:
     jobs_cutoff: datetime
     dead_letter_cutoff: datetime | None
+    now: datetime
     name: str = "jobs"
     tables: tuple[str, ...] = ("job_events", "job_queue")
 
@@ -319,10 +321,10 @@ class JobRule:
             if not ids:
                 return
             after = ids[-1]
-            yield self._delete(engine, ids, where)
+            yield self._delete(engine, ids, where, self.now)
 
     @staticmethod
-    def _delete(engine: Engine, ids: Sequence[int], where: Any) -> Deleted:
+    def _delete(engine: Engine, ids: Sequence[int], where: Any, now: datetime) -> Deleted:
         # The events go with their job, in its transaction (the foreign key would cascade
         # anyway; deleting them first is what lets them be counted).
         still = select(job_queue.c.id).where(job_queue.c.id.in_(ids), where)
@@ -333,6 +335,9 @@ class JobRule:
             # The enqueue counters, where they are counted from the rows, are brought up to
             # date before rows go and marked again after (ADR 0036).
             backend.fold_enqueues(connection)
+            # The job history's first fold takes the rows' history (ADR 0060): before any
+            # row goes, or a database whose workers never folded would lose it.
+            history_fold.begin(backend, connection, now)
             events = connection.execute(delete(job_events).where(job_events.c.job_id.in_(still)))
             jobs = connection.execute(delete(job_queue).where(job_queue.c.id.in_(ids), where))
             backend.fold_enqueues(connection)

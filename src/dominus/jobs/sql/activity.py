@@ -1,10 +1,12 @@
 """The History page's reads (ADR 0060): per job type and interval of a window, jobs completed
 (with their run time), attempts failed and jobs dead-lettered, added up from the hourly history
-rows of `job_metrics` that the completion and failure statements write beside the counters.
-Pruning finished jobs does not touch them; PRUNE deletes hours older than HISTORY_KEPT.
-Reporting only, never on the claim or settle paths."""
+(`history_fold`: the folded rows, and what is not folded yet in the hour under way). Pruning
+finished jobs does not touch it; PRUNE deletes hours older than HISTORY_KEPT. Reporting only,
+never on the claim or settle paths."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from sqlalchemy import Connection
 
@@ -13,42 +15,32 @@ from dominus.jobs.metrics_model import (
     HISTORY_COMPLETED,
     HISTORY_DEAD_LETTERED,
     HISTORY_FAILED,
-    HISTORY_NAMES,
     HISTORY_RUN_SECONDS,
-    history_hour,
-    hour_of,
 )
-from dominus.jobs.sql.metrics import summed
-from dominus.jobs.sql.tables import job_metrics
+from dominus.jobs.sql.history_fold import HOUR, history, hour_start
 
 
-def activity(connection: Connection, window: Window) -> dict[str, TypeActivity]:
+def activity(connection: Connection, window: Window, now: datetime) -> dict[str, TypeActivity]:
     """Every job type with a completion or a failed attempt in an hour that begins inside the
     window (its intervals are whole hours), by name."""
     found: dict[str, TypeActivity] = {}
-    rows = connection.execute(
-        summed(
-            job_metrics.c.name.in_(HISTORY_NAMES),
-            job_metrics.c.bucket >= history_hour(window.start),
-            job_metrics.c.bucket <= history_hour(window.end),
-        )
-    )
-    for name, job_type, bucket, total in rows:
-        start = hour_of(bucket)
-        if not window.start <= start < window.end:
+    start = hour_start(window.start)
+    end = hour_start(window.end - HOUR) + HOUR
+    for name, job_type, hour, value in history(connection, start, end, now):
+        if not window.start <= hour < window.end:
             continue
-        index = (start - window.start) // window.bucket
+        index = (hour - window.start) // window.bucket
         counts = found.setdefault(job_type, TypeActivity.empty(job_type, window.buckets))
-        _add(counts, name, index, float(total))
+        _add(counts, name, index, value)
     return dict(sorted(found.items()))
 
 
-def _add(counts: TypeActivity, name: str, index: int, total: float) -> None:
+def _add(counts: TypeActivity, name: str, index: int, value: float) -> None:
     if name == HISTORY_COMPLETED:
-        counts.completed[index] += round(total)
+        counts.completed[index] += round(value)
     elif name == HISTORY_FAILED:
-        counts.failed[index] += round(total)
+        counts.failed[index] += round(value)
     elif name == HISTORY_DEAD_LETTERED:
-        counts.dead_lettered += round(total)
+        counts.dead_lettered += round(value)
     elif name == HISTORY_RUN_SECONDS:
-        counts.run_seconds_total += total
+        counts.run_seconds_total += value

@@ -93,8 +93,11 @@ def record_failed_attempt(
     )
     dead = row.status == "failed"
     increments = metrics.Increments()
-    counter = metrics.FAILED if attempt.kind is EventKind.FAILED else metrics.RECLAIMED
-    increments.failed_attempt(counter, row.job_type, now, dead=dead)
+    increments.add(
+        metrics.FAILED if attempt.kind is EventKind.FAILED else metrics.RECLAIMED, row.job_type
+    )
+    if dead:
+        increments.add(metrics.DEAD_LETTERED, row.job_type)
     increments.observe(metrics.PICKUPS, row.job_type, attempt.pickup_seconds)
     writer = claim.worker_id if attempt.kind is EventKind.FAILED else None
     backend.add_metrics(connection, increments, metrics.shard_for(writer))

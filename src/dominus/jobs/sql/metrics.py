@@ -5,11 +5,9 @@ Each transition adds to its counters in its own transaction (through its backend
 jobs does not touch them). Rows are sharded by writer so that concurrent workers do not
 serialise on one hot row; reading adds the shards up.
 
-The same increments carry the hourly history (ADR 0060): a completion also adds to its type's
-`history_completed` and `history_run_seconds` rows of the current UTC hour, a failed or reclaimed
-attempt to `history_failed` (and `history_dead_lettered`), with the hour in `bucket`. Being
-written in the counters' own statement, they can never disagree with them; PRUNE deletes hours
-older than `HISTORY_KEPT`, which the totals never notice (they leave those rows out).
+Beside the counters, rows that are not totals (readings leave them out): SQLite's enqueue mark
+(ADR 0036) and the hourly job history (ADR 0060, `dominus.jobs.sql.history_fold`), which is
+folded from these counters off the hot path.
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from sqlalchemy import ColumnElement, Connection, Select, func, select
 
@@ -35,11 +32,8 @@ from dominus.jobs.metrics_model import (
     ENQUEUED,
     ENQUEUED_COUNTED_THROUGH,
     FAILED,
-    HISTORY_COMPLETED,
-    HISTORY_DEAD_LETTERED,
-    HISTORY_FAILED,
+    HISTORY_FOLDED,
     HISTORY_NAMES,
-    HISTORY_RUN_SECONDS,
     INFINITY,
     PICKUP_BUCKET,
     PICKUP_BUCKETS,
@@ -47,7 +41,6 @@ from dominus.jobs.metrics_model import (
     PICKUP_SUM,
     RECLAIMED,
     MetricTotals,
-    history_hour,
 )
 from dominus.jobs.model import AttemptOutcome, Completed
 from dominus.jobs.sql.tables import job_metrics
@@ -84,30 +77,11 @@ class Increments:
         self.values[(name, job_type, bucket)] += amount
 
     def completed(
-        self,
-        job_type: str,
-        duration_seconds: float | None,
-        pickup_seconds: float | None = None,
-        *,
-        hour: str,
+        self, job_type: str, duration_seconds: float | None, pickup_seconds: float | None = None
     ) -> None:
-        """One completion, in the totals and in the history of `hour` (`history_hour`)."""
         self.add(COMPLETED, job_type)
-        self.add(HISTORY_COMPLETED, job_type, bucket=hour)
         self.observe(DURATIONS, job_type, duration_seconds)
-        if duration_seconds is not None:
-            self.add(HISTORY_RUN_SECONDS, job_type, max(0.0, duration_seconds), bucket=hour)
         self.observe(PICKUPS, job_type, pickup_seconds)
-
-    def failed_attempt(self, name: str, job_type: str, now: datetime, *, dead: bool) -> None:
-        """An attempt that failed (`name` FAILED) or was reclaimed (RECLAIMED), and, if `dead`,
-        its job dead-lettered: in the totals and in the history of `now`'s hour."""
-        hour = history_hour(now)
-        self.add(name, job_type)
-        self.add(HISTORY_FAILED, job_type, bucket=hour)
-        if dead:
-            self.add(DEAD_LETTERED, job_type)
-            self.add(HISTORY_DEAD_LETTERED, job_type, bucket=hour)
 
     def observe(self, histogram: Histogram, job_type: str, seconds: float | None) -> None:
         """One observation of `histogram` (none when `seconds` is unknown)."""
@@ -123,13 +97,10 @@ class Increments:
             self.add(ENQUEUED, job_type)
         return self
 
-    def completions(self, outcomes: Iterable[AttemptOutcome], now: datetime) -> Increments:
-        hour = history_hour(now)
+    def completions(self, outcomes: Iterable[AttemptOutcome]) -> Increments:
         for outcome in outcomes:
             if isinstance(outcome, Completed):
-                self.completed(
-                    outcome.job_type, outcome.duration_seconds, outcome.pickup_seconds, hour=hour
-                )
+                self.completed(outcome.job_type, outcome.duration_seconds, outcome.pickup_seconds)
         return self
 
     def rows(self, shard: int) -> list[tuple[str, str, str, int, float]]:
@@ -201,9 +172,8 @@ def read(connection: Connection, uncounted_enqueues: Mapping[str, int]) -> Metri
     return MetricTotals(counters, histograms, durations, pickup_histograms, pickups)
 
 
-# Rows that are not totals: the enqueue mark and the hourly history (`dominus.jobs.sql.history`
-# reads those).
-_NOT_TOTALS = (ENQUEUED_COUNTED_THROUGH, *HISTORY_NAMES)
+# Rows that are not totals: the enqueue mark, the hourly history and its fold marks.
+_NOT_TOTALS = (ENQUEUED_COUNTED_THROUGH, HISTORY_FOLDED, *HISTORY_NAMES)
 
 _HISTOGRAM_PARTS = frozenset(
     name

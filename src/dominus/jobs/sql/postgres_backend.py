@@ -41,7 +41,7 @@ from dominus.jobs.liveness import (
     LockOwner,
     free_advisory_owners,
 )
-from dominus.jobs.metrics_model import DURATION_BUCKETS, ENQUEUED, PICKUP_BUCKETS, history_hour
+from dominus.jobs.metrics_model import DURATION_BUCKETS, ENQUEUED, PICKUP_BUCKETS
 from dominus.jobs.model import ClaimRequest, Completed, Job, NewJob
 from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
@@ -70,8 +70,7 @@ log = logging.getLogger("dominus.worker")
 
 # Completes the batch (fenced on each claim) and adds the landed completions to the metrics in
 # the same statement, so a tick stays one round trip. Each duration falls in the first bucket
-# whose upper bound is not below it, or "+Inf". The completions and their run time also go to
-# the current hour's history rows (`Increments.completed` on SQLite, ADR 0060).
+# whose upper bound is not below it, or "+Inf".
 # Never run as a prepared statement (`prepare=False`): the generic plan PostgreSQL settles on
 # after a few executions guesses 10 rows for the batch and one for `running`, and joins by
 # unnesting the whole batch again for every running row of every worker; that cost grew with
@@ -94,12 +93,7 @@ _COMPLETE = """
         SELECT job_type, 'completed' AS name, '' AS bucket, 1.0::double precision AS value
           FROM done
         UNION ALL
-        SELECT job_type, 'history_completed', %(hour)s, 1.0 FROM done
-        UNION ALL
         SELECT job_type, 'duration_count', '', 1.0 FROM done WHERE seconds IS NOT NULL
-        UNION ALL
-        SELECT job_type, 'history_run_seconds', %(hour)s, GREATEST(seconds, 0) FROM done
-         WHERE seconds IS NOT NULL
         UNION ALL
         SELECT job_type, 'duration_sum', '', GREATEST(seconds, 0) FROM done
          WHERE seconds IS NOT NULL
@@ -508,7 +502,6 @@ def _completion_parameters(outcomes: Sequence[Completed], now: datetime) -> dict
     writer = outcomes[0].claim.worker_id if outcomes else None
     return {
         "now": now,
-        "hour": history_hour(now),
         "shard": shard_for(writer),
         "bounds": _BOUNDS,
         "labels": _LABELS,

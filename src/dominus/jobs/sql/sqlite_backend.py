@@ -165,7 +165,7 @@ class SqliteBackend:
             landed = [True] * len(outcomes)
         else:
             landed = _landed(connection, outcomes, now)
-        count_completions(raw, [o for o, ok in zip(outcomes, landed, strict=True) if ok], now)
+        count_completions(raw, [o for o, ok in zip(outcomes, landed, strict=True) if ok])
         return landed
 
     def add_metrics(self, connection: Connection, increments: Increments, shard: int) -> None:
@@ -364,11 +364,9 @@ def _landed(connection: Connection, outcomes: Sequence[Completed], now: datetime
     return [outcome.claim in landed for outcome in outcomes]
 
 
-def count_completions(
-    raw: sqlite3.Connection, completed: Sequence[Completed], now: datetime
-) -> None:
+def count_completions(raw: sqlite3.Connection, completed: Sequence[Completed]) -> None:
     if completed:
-        increments = Increments().completions(completed, now)
+        increments = Increments().completions(completed)
         add_metrics(raw, increments, shard_for(completed[0].claim.worker_id))
 
 
@@ -405,7 +403,7 @@ class _LoopConnection:
                 if outcomes and complete_jobs(raw, outcomes, now) != len(outcomes):
                     raw.rollback()
                     return None
-                count_completions(raw, outcomes, now)
+                count_completions(raw, outcomes)
                 claimed = [
                     job
                     for request in claim_for

@@ -68,8 +68,9 @@ async def history(
     type: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
     shape = WINDOWS[window]
-    span = window_ending(shape, api.now())
-    found, totals = await run_in_threadpool(_read, api, span)
+    now = api.now()
+    span = window_ending(shape, now)
+    found, totals = await run_in_threadpool(_read, api, span, now)
     job_type = (type or "").strip() or None
     shown = [found[job_type]] if job_type in found else ([] if job_type else list(found.values()))
     throughput = as_throughput(span, shown)
@@ -94,8 +95,8 @@ async def history(
 AllTime = dict[str, dict[str, float | None]]  # job type → the counters' totals
 
 
-def _read(api: ApiServices, span: Window) -> tuple[dict[str, TypeActivity], AllTime]:
-    found = api.store.activity(span)
+def _read(api: ApiServices, span: Window, now: datetime) -> tuple[dict[str, TypeActivity], AllTime]:
+    found = api.store.activity(span, now)
     metrics = api.store.metric_totals()
     totals: AllTime = {}
     for job_type in found:
