@@ -118,11 +118,11 @@ def test_what_is_not_folded_yet_counts_in_the_hour_under_way(store: JobStore) ->
 def test_the_history_adds_up_to_the_counters(store: JobStore) -> None:
     """A completion whose claim was lost (its job was reclaimed and ran again) is in neither,
     a reclaim is a failed attempt in both, folded or not."""
-    store.fold_history(T0)  # a worker's maintenance folds at its start
     store.enqueue([new("a", max_attempts=2) for _ in range(4)], T0)
     first, second, third, fourth = store.claim("w1", ["a"], 4, T0)
-    store.settle([Completed(first.claim, job_type="a", duration_seconds=2.0)], T0)
-    store.fold_history(T0)
+    done = T0 + timedelta(seconds=2)
+    store.settle([Completed(first.claim, job_type="a", duration_seconds=2.0)], done)
+    store.fold_history(done)  # the first: from the rows
     store.settle([fail(second.claim)], T0 + HOUR)
     store.fold_history(T0 + HOUR)
     reclaimed = store.reclaim_stale(T0 + 2 * HOUR, 60, lambda _t, _a: 0)
@@ -220,3 +220,22 @@ def test_prune_folds_first_if_no_worker_did(store: JobStore, engine: Engine) -> 
     assert rows(engine, select(func.count()).select_from(job_queue)) == 0
     assert store.activity(WINDOW, T0 + DAY + 2 * HOUR) == before
     assert before["a"].completed[0] == 1 and before["a"].failed[1] == 1
+
+
+def test_an_idle_database_gets_no_history_rows(store: JobStore, engine: Engine) -> None:
+    """Nothing has happened, so nothing is written (an empty database keeps no rows, which
+    `dominus db copy` tells an empty target by), however often a worker folds."""
+    store.enqueue([new("a")], T0)
+    assert store.fold_history(T0) == store.fold_history(T0 + HOUR) == 0
+    everything = select(func.count()).select_from(job_metrics)
+    enqueue_rows = rows(engine, everything)  # PostgreSQL counts the enqueue in its statement
+    assert enqueue_rows == (1 if engine.dialect.name == "postgresql" else 0)
+
+
+def test_maintenance_folds_once_a_minute(store: JobStore) -> None:
+    run(store, "a", timedelta(minutes=5), 2)
+    store.maintain()  # a worker's first round folds
+    assert store.fold_history(T0 + HOUR) == 0  # nothing moved since
+    run(store, "a", timedelta(minutes=6), 2)
+    store.maintain()  # within the minute: left to a later round
+    assert store.fold_history(T0 + HOUR) == 2  # completed and duration_sum had moved

@@ -14,7 +14,8 @@ so the history is exact at every moment; what the fold adds is dated to the minu
     failed, reclaimed             history_failed
     dead_lettered                 history_dead_lettered
 
-**The first fold** (no begin mark yet: a new database, or one from before the history) takes
+**The first fold** (no begin mark yet: a new database, or one from before the history; none
+while no counter has moved, so an empty database keeps no rows, as `db copy` expects) takes
 the history of the last HISTORY_KEPT from the job rows still kept (a completed job's
 `finished_at` and run time, each failed, reclaimed and dead-lettered event), and marks every
 counter at its total: the rows and the counters are read in the same transaction, so what the
@@ -119,6 +120,8 @@ def fold(backend: Backend, connection: Connection, now: datetime) -> int:
     if connection.dialect.name == "postgresql":
         connection.exec_driver_sql("LOCK TABLE job_metrics IN EXCLUSIVE MODE")
     totals, marks, begun = _counters(connection)
+    if not begun and not totals:
+        return 0  # nothing has happened: an empty database keeps no rows (`db copy`)
     increments = Increments()
     if not begun:
         start = hour_start(now - HISTORY_KEPT)
@@ -147,8 +150,8 @@ def begin(backend: Backend, connection: Connection, now: datetime) -> None:
 
 def needs_fold(connection: Connection) -> bool:
     """Whether a fold would write anything (read first, so an idle database gets no write)."""
-    gains = unfolded(connection)
-    return gains is None or bool(gains)
+    totals, marks, begun = _counters(connection)
+    return bool(_gains(totals, marks)) if begun else bool(totals)
 
 
 # --- the history, stored or from the rows -----------------------------------------------------
