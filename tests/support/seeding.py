@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, func, insert, select
 
 from dominus.jobs.clock import utc_now
+from dominus.jobs.metrics_model import HISTORY_COMPLETED, HISTORY_KEPT, history_hour
 from dominus.schema.tables import (
     candidates,
     dead_letter_jobs,
@@ -160,6 +161,7 @@ EXPECTED_COUNTS = {
     "pipeline_checkpoints": 2,
     "pipeline_runs": 1,
     "candidates": 2,
+    "job_metrics": 1,  # the job history's hour older than HISTORY_KEPT
 }
 
 
@@ -225,6 +227,16 @@ def seed(engine: Engine, now: datetime) -> Seeded:
                 value=42,
             )
         )
+        for age in (HISTORY_KEPT + timedelta(hours=1), HISTORY_KEPT - timedelta(hours=1)):
+            connection.execute(
+                insert(job_metrics).values(
+                    name=HISTORY_COMPLETED,
+                    job_type="seeded.job",
+                    bucket=history_hour(now - age),
+                    shard=0,
+                    value=3,
+                )
+            )
     return seeded
 
 

@@ -145,7 +145,8 @@ def prune_command(
     as_json: bool = JSON,
 ) -> None:
     """Delete the rows past their retention (JOB_RETENTION_DAYS, DLQ_RETENTION_DAYS,
-    PIPELINE_RUN_RETENTION_DAYS; 0 keeps them) in steps of PRUNE_BATCH_SIZE rows."""
+    PIPELINE_RUN_RETENTION_DAYS; 0 keeps them) and the job history's hours older than 8 days,
+    in steps of PRUNE_BATCH_SIZE rows."""
     runtime = open_runtime()
     settings = runtime.settings
     last_shown = [0.0]

@@ -1,10 +1,10 @@
-"""What each job type did over a window (the History page, ADR 0054): jobs completed and
-attempts failed per interval, and the run time of the completed ones.
+"""What each job type did over a window (the History page, ADR 0060): jobs completed and
+attempts failed per interval, jobs dead-lettered, and the run time of the completed ones.
 
-The `job_metrics` counters hold totals with no time in them, so a window of 24 hours or 7 days
-is read from the rows that carry times: a completed job's `finished_at` (and `started_at`, for
-its run time) and a failed attempt's event. Those are kept JOB_RETENTION_DAYS (7 by default),
-so a window longer than the retention shows only what is kept."""
+Read from the hourly history folded from the `job_metrics` counters per UTC hour
+(`dominus.jobs.sql.history_fold`). So a window's intervals are whole hours (or days of them),
+and pruning finished jobs leaves the history as it was; PRUNE keeps HISTORY_KEPT (8 days) of
+it."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ class TypeActivity:
     job_type: str
     completed: list[int]
     failed: list[int]
-    run_seconds_total: float = 0.0
-    run_seconds_max: float | None = None
+    dead_lettered: int = 0
+    run_seconds_total: float = 0.0  # of the completions (those recorded with a run time)
 
     @classmethod
     def empty(cls, job_type: str, buckets: int) -> TypeActivity:

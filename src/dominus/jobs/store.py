@@ -285,9 +285,17 @@ class JobStore(Protocol):
         """Every queue with active jobs or a pause state, and `default`, by name."""
         ...
 
-    def activity(self, window: Window) -> dict[str, TypeActivity]:
-        """Per job type and interval of `window`: jobs completed (and their run time) and
-        attempts failed, from the rows that carry times (kept JOB_RETENTION_DAYS)."""
+    def activity(self, window: Window, now: datetime) -> dict[str, TypeActivity]:
+        """Per job type and interval of `window` (whole UTC hours): jobs completed (and their
+        run time), attempts failed and jobs dead-lettered, from the hourly history folded from
+        the counters (kept HISTORY_KEPT, whatever becomes of the job rows); what is not folded
+        yet counts in the hour of `now`."""
+        ...
+
+    def fold_history(self, now: datetime) -> int:
+        """Add what the counters gained since the last fold to the history's hour of `now`
+        (the first fold takes the kept job rows' history). `maintain` calls it once a minute.
+        How many counters moved."""
         ...
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats: ...

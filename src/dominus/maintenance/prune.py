@@ -22,6 +22,7 @@ from sqlalchemy import Engine
 
 from dominus.jobs.abort import AbortSignal
 from dominus.jobs.documents import timestamp
+from dominus.jobs.metrics_model import HISTORY_KEPT
 from dominus.maintenance.prune_rules import (
     ALL_TABLES,
     Retention,
@@ -76,6 +77,7 @@ class PruneReport:
                 "jobs": timestamp(cutoff(self.now, self.retention.job_days)),
                 "dead_letters": timestamp(cutoff(self.now, self.retention.dead_letter_days)),
                 "pipeline_runs": timestamp(cutoff(self.now, self.retention.pipeline_run_days)),
+                "job_history": timestamp(self.now - HISTORY_KEPT),
             },
             "steps": self.steps,
             "duration_seconds": round(self.duration_seconds, 3),

@@ -17,8 +17,9 @@ fewer while steps take longer than 50 ms (`StepSize`).
                                                             PIPELINE_RUN_RETENTION_DAYS
     candidates      candidates                              a candidate a kept run saw last or
                                                             scored
+    job history     job_metrics (hourly history rows only)  hours within HISTORY_KEPT (8 days)
 
-Never pruned: job_metrics (monotonic counters), workers, schedules (their fires are pruned by
+Never pruned: the job_metrics counters (monotonic), workers, schedules (their fires are pruned by
 the scheduler), weight sets. Provider caches: no provider keeps one in the database (the DNS and
 RDAP answers are cached in memory for one run), so there is no rule for them. Portfolio-rescore
 artefacts: see `portfolio_rescore_rules`, the extension point for the portfolio's tables.
@@ -48,11 +49,14 @@ from sqlalchemy import (
 
 from dominus.db.engine import read_only
 from dominus.db.errors import database_errors
+from dominus.jobs.metrics_model import HISTORY_KEPT, HISTORY_NAMES, history_hour
+from dominus.jobs.sql import history_fold
 from dominus.jobs.sql.backend import backend_for
 from dominus.schema.tables import (
     candidates,
     dead_letter_jobs,
     job_events,
+    job_metrics,
     job_queue,
     pipeline_checkpoints,
     pipeline_runs,
@@ -137,11 +141,12 @@ def prune_rules(retention: Retention, now: datetime) -> list[PruneRule]:
     if dead_letter_cutoff is not None:
         rules.append(DeadLetterRule(dead_letter_cutoff))
     if jobs_cutoff is not None:
-        rules.append(JobRule(jobs_cutoff, dead_letter_cutoff))
+        rules.append(JobRule(jobs_cutoff, dead_letter_cutoff, now))
     if runs_cutoff is not None:
         rules.append(PipelineRunRule(runs_cutoff))
         rules.append(CandidateRule(runs_cutoff))
     rules.extend(portfolio_rescore_rules(retention, now))
+    rules.append(HistoryRule(now - HISTORY_KEPT))
     return rules
 
 
@@ -165,6 +170,7 @@ ALL_TABLES = (
     "pipeline_checkpoints",
     "pipeline_runs",
     "candidates",
+    "job_metrics",
 )
 
 
@@ -291,6 +297,7 @@ class DeadLetterRule:
 class JobRule:
     jobs_cutoff: datetime
     dead_letter_cutoff: datetime | None
+    now: datetime
     name: str = "jobs"
     tables: tuple[str, ...] = ("job_events", "job_queue")
 
@@ -314,10 +321,10 @@ class JobRule:
             if not ids:
                 return
             after = ids[-1]
-            yield self._delete(engine, ids, where)
+            yield self._delete(engine, ids, where, self.now)
 
     @staticmethod
-    def _delete(engine: Engine, ids: Sequence[int], where: Any) -> Deleted:
+    def _delete(engine: Engine, ids: Sequence[int], where: Any, now: datetime) -> Deleted:
         # The events go with their job, in its transaction (the foreign key would cascade
         # anyway; deleting them first is what lets them be counted).
         still = select(job_queue.c.id).where(job_queue.c.id.in_(ids), where)
@@ -328,6 +335,9 @@ class JobRule:
             # The enqueue counters, where they are counted from the rows, are brought up to
             # date before rows go and marked again after (ADR 0036).
             backend.fold_enqueues(connection)
+            # The job history's first fold takes the rows' history (ADR 0060): before any
+            # row goes, or a database whose workers never folded would lose it.
+            history_fold.begin(backend, connection, now)
             events = connection.execute(delete(job_events).where(job_events.c.job_id.in_(still)))
             jobs = connection.execute(delete(job_queue).where(job_queue.c.id.in_(ids), where))
             backend.fold_enqueues(connection)
@@ -428,3 +438,36 @@ class CandidateRule:
             after = ids[-1]
             statement = delete(candidates).where(key.in_(ids), where)
             yield {"candidates": delete_step(engine, statement)}
+
+
+@dataclass(frozen=True)
+class HistoryRule:
+    """The job history's hours older than HISTORY_KEPT (the History page shows 7 days). The
+    counters' totals leave those rows out, so deleting them changes no total."""
+
+    history_cutoff: datetime
+    name: str = "job history"
+    tables: tuple[str, ...] = ("job_metrics",)
+
+    def _where(self) -> ColumnElement[bool]:
+        return and_(
+            job_metrics.c.name.in_(HISTORY_NAMES),
+            job_metrics.c.bucket < history_hour(self.history_cutoff),
+        )
+
+    def count(self, connection: Connection) -> Deleted:
+        query = select(func.count()).select_from(job_metrics).where(self._where())
+        return {"job_metrics": _count(connection, query)}
+
+    def batches(self, engine: Engine, size: StepSize) -> Iterator[Deleted]:
+        columns = (job_metrics.c.name, job_metrics.c.job_type, job_metrics.c.bucket)
+        key = tuple_(*columns, job_metrics.c.shard)
+        while True:
+            # A row that qualifies qualifies for ever (its hour only gets older), so each step
+            # deletes what it read and the next reads from the start again.
+            query = select(*columns, job_metrics.c.shard).where(self._where()).limit(size.rows)
+            keys = read_keys(engine, query)
+            if not keys:
+                return
+            statement = delete(job_metrics).where(key.in_(keys), self._where())
+            yield {"job_metrics": delete_step(engine, statement)}

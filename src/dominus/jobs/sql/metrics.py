@@ -4,6 +4,10 @@ Each transition adds to its counters in its own transaction (through its backend
 `Backend.add_metrics`), so the counters agree with the job rows and never fall (pruning finished
 jobs does not touch them). Rows are sharded by writer so that concurrent workers do not
 serialise on one hot row; reading adds the shards up.
+
+Beside the counters, rows that are not totals (readings leave them out): SQLite's enqueue mark
+(ADR 0036) and the hourly job history (ADR 0060, `dominus.jobs.sql.history_fold`), which is
+folded from these counters off the hot path.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import ColumnElement, Connection, Select, func, select
 
 from dominus.jobs.metrics_model import (
     CANCELLED,
@@ -28,6 +32,8 @@ from dominus.jobs.metrics_model import (
     ENQUEUED,
     ENQUEUED_COUNTED_THROUGH,
     FAILED,
+    HISTORY_FOLDED,
+    HISTORY_NAMES,
     INFINITY,
     PICKUP_BUCKET,
     PICKUP_BUCKETS,
@@ -141,18 +147,16 @@ def shard_for(writer: str | None = None) -> int:
     return zlib.crc32(key.encode()) % SHARDS
 
 
+def summed(*where: ColumnElement[bool]) -> Select[str, str, str, float]:
+    """(name, job_type, bucket, value) of the rows `where` picks, added up over their shards."""
+    name, job_type, bucket = job_metrics.c.name, job_metrics.c.job_type, job_metrics.c.bucket
+    total = func.sum(job_metrics.c.value)
+    return select(name, job_type, bucket, total).where(*where).group_by(name, job_type, bucket)
+
+
 def read(connection: Connection, uncounted_enqueues: Mapping[str, int]) -> MetricTotals:
     """The totals, with the enqueues not yet in the stored counters added (ADR 0036)."""
-    rows = connection.execute(
-        select(
-            job_metrics.c.name,
-            job_metrics.c.job_type,
-            job_metrics.c.bucket,
-            func.sum(job_metrics.c.value),
-        )
-        .where(job_metrics.c.name != ENQUEUED_COUNTED_THROUGH)
-        .group_by(job_metrics.c.name, job_metrics.c.job_type, job_metrics.c.bucket)
-    ).all()
+    rows = connection.execute(summed(job_metrics.c.name.not_in(_NOT_TOTALS))).all()
     counters: dict[tuple[str, str], float] = {}
     # Histogram parts: (histogram name, job_type) → bucket label (or "" for sum and count) → total.
     parts: defaultdict[tuple[str, str], dict[str, float]] = defaultdict(dict)
@@ -167,6 +171,9 @@ def read(connection: Connection, uncounted_enqueues: Mapping[str, int]) -> Metri
     pickup_histograms, pickups = _histogram(PICKUPS, parts)
     return MetricTotals(counters, histograms, durations, pickup_histograms, pickups)
 
+
+# Rows that are not totals: the enqueue mark, the hourly history and its fold marks.
+_NOT_TOTALS = (ENQUEUED_COUNTED_THROUGH, HISTORY_FOLDED, *HISTORY_NAMES)
 
 _HISTOGRAM_PARTS = frozenset(
     name

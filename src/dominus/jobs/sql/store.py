@@ -8,6 +8,7 @@ original kept as `__cause__`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
@@ -46,6 +47,7 @@ from dominus.jobs.sql import (
     claiming,
     fencing,
     filters,
+    history_fold,
     inserting,
     metrics,
     queues,
@@ -55,6 +57,8 @@ from dominus.jobs.sql.backend import Backend, backend_for
 from dominus.jobs.store import RetryDelay
 
 T = TypeVar("T")
+# How often a process folds the counters into the hourly job history (ADR 0060).
+HISTORY_FOLD_INTERVAL_SECONDS = 60.0
 
 
 class SqlJobStore:
@@ -65,6 +69,7 @@ class SqlJobStore:
         self._engine = engine
         self._reader = read_only(engine)
         self._backend: Backend = backend_for(engine)
+        self._history_fold_due = 0.0  # monotonic time of the next fold of the job history
 
     @property
     def engine(self) -> Engine:
@@ -345,7 +350,12 @@ class SqlJobStore:
 
     def maintain(self) -> str | None:
         with database_errors():
-            return self._backend.maintain()
+            done = self._backend.maintain()
+        if time.monotonic() >= self._history_fold_due:
+            # Once a minute per process (ADR 0060): readings add what is not folded yet.
+            self._history_fold_due = time.monotonic() + HISTORY_FOLD_INTERVAL_SECONDS
+            self.fold_history(self._backend.clock()())
+        return done
 
     def verify(self) -> None:
         self._backend.verify()
@@ -362,8 +372,13 @@ class SqlJobStore:
     def list_queues(self) -> list[QueueState]:
         return self._read(queues.queue_states)
 
-    def activity(self, window: Window) -> dict[str, TypeActivity]:
-        return self._read(lambda conn: activity.activity(conn, window))
+    def activity(self, window: Window, now: datetime) -> dict[str, TypeActivity]:
+        return self._read(lambda conn: activity.activity(conn, window, now))
+
+    def fold_history(self, now: datetime) -> int:
+        if not self._read(history_fold.needs_fold):
+            return 0
+        return self._write(lambda conn: history_fold.fold(self._backend, conn, now))
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats:
         return self._read(lambda conn: admin.queue_stats(conn, now, alive_since))

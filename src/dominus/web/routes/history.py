@@ -1,6 +1,6 @@
-"""/history: per job type, jobs completed, attempts failed and run time over the last 24 hours
-(hourly bars) or 7 days (daily bars), beside the `job_metrics` totals since the database began
-(ADR 0054)."""
+"""/history: per job type, jobs completed, attempts failed, jobs dead-lettered and run time over
+the last 24 hours (hourly bars) or 7 days (daily bars), from the hourly `job_metrics` history,
+beside the counters' totals since the database began (ADR 0054, ADR 0060)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from starlette.responses import Response
 
 from dominus.api.services import ApiServices, Services
 from dominus.jobs.activity import TypeActivity, Window
-from dominus.jobs.metrics_model import COMPLETED, FAILED
+from dominus.jobs.metrics_model import COMPLETED, FAILED, HISTORY_KEPT
 from dominus.web.charts import throughput_chart
 from dominus.web.context import Web
 from dominus.web.throughput import Bar, Throughput
@@ -68,8 +68,9 @@ async def history(
     type: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
     shape = WINDOWS[window]
-    span = window_ending(shape, api.now())
-    found, totals = await run_in_threadpool(_read, api, span)
+    now = api.now()
+    span = window_ending(shape, now)
+    found, totals = await run_in_threadpool(_read, api, span, now)
     job_type = (type or "").strip() or None
     shown = [found[job_type]] if job_type in found else ([] if job_type else list(found.values()))
     throughput = as_throughput(span, shown)
@@ -87,15 +88,15 @@ async def history(
         throughput=throughput,
         chart=throughput_chart(throughput, shape.time_format),
         chart_interval=shape.interval,
-        retention_days=api.runtime.settings.JOB_RETENTION_DAYS,
+        history_days=HISTORY_KEPT.days,
     )
 
 
 AllTime = dict[str, dict[str, float | None]]  # job type → the counters' totals
 
 
-def _read(api: ApiServices, span: Window) -> tuple[dict[str, TypeActivity], AllTime]:
-    found = api.store.activity(span)
+def _read(api: ApiServices, span: Window, now: datetime) -> tuple[dict[str, TypeActivity], AllTime]:
+    found = api.store.activity(span, now)
     metrics = api.store.metric_totals()
     totals: AllTime = {}
     for job_type in found:
