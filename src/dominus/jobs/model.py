@@ -20,6 +20,7 @@ State machine (who moves a job out of each state):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
@@ -173,6 +174,16 @@ class NewJob:
     queue: str = DEFAULT_QUEUE
     concurrency_key: str | None = None
     concurrency_limit: int | None = None
+    # `payload` as the JSON text stored, when validating it already wrote that text (the
+    # enqueue then does not encode it again); None: encoded at insert.
+    payload_document: str | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def payload_json(self) -> str:
+        """The payload as the JSON text stored (`json.dumps`, the empty one spelled out)."""
+        if self.payload_document is not None:
+            return self.payload_document
+        return json.dumps(self.payload) if self.payload else "{}"
 
 
 @dataclass(frozen=True, slots=True)

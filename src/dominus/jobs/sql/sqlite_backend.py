@@ -276,7 +276,7 @@ def insert_plain_jobs(raw: sqlite3.Connection, jobs: Sequence[NewJob], now: date
     rows = [
         (
             job.job_type,
-            json.dumps(job.payload) if job.payload else "{}",  # the common empty one, as dumped
+            job.payload_json,
             job.priority,
             job.max_attempts,
             stored_time(job.run_at) if job.run_at != now else created,
