@@ -177,7 +177,7 @@ class JobQueue:
             raise InvalidJobOptionError(
                 f"{where}dedupe_key is not UTF-8 text: {request.dedupe_key!r}"
             )
-        return NewJob(
+        job = NewJob(
             job_type=request.job_type,
             payload=payload,
             priority=priority,
@@ -188,8 +188,8 @@ class JobQueue:
             queue=queue,
             concurrency_key=key,
             concurrency_limit=limit,
-            payload_document=document,
         )
+        return job.with_payload_document(document)
 
     def _concurrency(
         self, job_type: JobType[Any], request: EnqueueRequest, payload: JsonObject, where: str

@@ -175,8 +175,10 @@ class NewJob:
     concurrency_key: str | None = None
     concurrency_limit: int | None = None
     # `payload` as the JSON text stored, when validating it already wrote that text (the
-    # enqueue then does not encode it again); None: encoded at insert.
-    payload_document: str | None = field(default=None, compare=False, repr=False)
+    # enqueue then does not encode it again); None: encoded at insert. Set only by
+    # `with_payload_document`: not an init field, so `dataclasses.replace` (with another
+    # payload, say) leaves it out and never stores a stale text.
+    payload_document: str | None = field(default=None, init=False, compare=False, repr=False)
 
     @property
     def payload_json(self) -> str:
@@ -184,6 +186,11 @@ class NewJob:
         if self.payload_document is not None:
             return self.payload_document
         return json.dumps(self.payload) if self.payload else "{}"
+
+    def with_payload_document(self, document: str) -> NewJob:
+        """This job, carrying `document`: `json.dumps(self.payload)`, already written."""
+        object.__setattr__(self, "payload_document", document)  # frozen: set once, at build
+        return self
 
 
 @dataclass(frozen=True, slots=True)
