@@ -52,14 +52,17 @@ def test_enqueue_does_not_wait_for_the_pool(one_connection_engine: Engine) -> No
     assert len(store.list_jobs()) == 3
 
 
+def _refused_job(engine: Engine) -> NewJob:
+    """A job the database refuses to store."""
+    if engine.dialect.name == "postgresql":
+        return NewJob("x" * 300, {}, 0, 3, datetime.now(UTC))  # job_type is varchar(200)
+    return NewJob("diag.noop", {}, 0, 0, datetime.now(UTC))  # CHECK max_attempts >= 1
+
+
 def test_a_refused_batch_writes_nothing_and_the_next_enqueue_works(engine: Engine) -> None:
     store = SqlJobStore(engine)
-    if engine.dialect.name == "postgresql":
-        bad = NewJob("x" * 300, {}, 0, 3, datetime.now(UTC))  # job_type is varchar(200)
-    else:
-        bad = NewJob("diag.noop", {}, 0, 0, datetime.now(UTC))  # CHECK max_attempts >= 1
     with pytest.raises(DatabaseError):
-        store.enqueue([new_job(), bad], datetime.now(UTC))
+        store.enqueue([new_job(), _refused_job(engine)], datetime.now(UTC))
     assert store.list_jobs() == []
     assert store.metric_totals().counter(ENQUEUED, "diag.noop") == 0
     store.enqueue([new_job()], datetime.now(UTC))
@@ -92,12 +95,8 @@ def test_a_connection_an_error_touched_is_not_reused(engine: Engine) -> None:
 
 def test_a_refused_single_job_writes_nothing_and_the_next_enqueue_works(engine: Engine) -> None:
     store = SqlJobStore(engine)
-    if engine.dialect.name == "postgresql":
-        bad = NewJob("x" * 300, {}, 0, 3, datetime.now(UTC))  # job_type is varchar(200)
-    else:
-        bad = NewJob("diag.noop", {}, 0, 0, datetime.now(UTC))  # CHECK max_attempts >= 1
     with pytest.raises(DatabaseError):
-        store.enqueue([bad], datetime.now(UTC))
+        store.enqueue([_refused_job(engine)], datetime.now(UTC))
     assert store.list_jobs() == []
     store.enqueue([new_job()], datetime.now(UTC))
     assert len(store.list_jobs()) == 1
