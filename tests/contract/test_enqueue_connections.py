@@ -52,14 +52,17 @@ def test_enqueue_does_not_wait_for_the_pool(one_connection_engine: Engine) -> No
     assert len(store.list_jobs()) == 3
 
 
+def _refused_job(engine: Engine) -> NewJob:
+    """A job the database refuses to store."""
+    if engine.dialect.name == "postgresql":
+        return NewJob("x" * 300, {}, 0, 3, datetime.now(UTC))  # job_type is varchar(200)
+    return NewJob("diag.noop", {}, 0, 0, datetime.now(UTC))  # CHECK max_attempts >= 1
+
+
 def test_a_refused_batch_writes_nothing_and_the_next_enqueue_works(engine: Engine) -> None:
     store = SqlJobStore(engine)
-    if engine.dialect.name == "postgresql":
-        bad = NewJob("x" * 300, {}, 0, 3, datetime.now(UTC))  # job_type is varchar(200)
-    else:
-        bad = NewJob("diag.noop", {}, 0, 0, datetime.now(UTC))  # CHECK max_attempts >= 1
     with pytest.raises(DatabaseError):
-        store.enqueue([new_job(), bad], datetime.now(UTC))
+        store.enqueue([new_job(), _refused_job(engine)], datetime.now(UTC))
     assert store.list_jobs() == []
     assert store.metric_totals().counter(ENQUEUED, "diag.noop") == 0
     store.enqueue([new_job()], datetime.now(UTC))
@@ -88,3 +91,39 @@ def test_a_connection_an_error_touched_is_not_reused(engine: Engine) -> None:
     second = connections.take()
     assert second is not first
     connections.give_back(second)
+
+
+def test_a_refused_single_job_writes_nothing_and_the_next_enqueue_works(engine: Engine) -> None:
+    store = SqlJobStore(engine)
+    with pytest.raises(DatabaseError):
+        store.enqueue([_refused_job(engine)], datetime.now(UTC))
+    assert store.list_jobs() == []
+    store.enqueue([new_job()], datetime.now(UTC))
+    assert len(store.list_jobs()) == 1
+
+
+def test_run_gives_the_connection_back_or_throws_it_away_when_work_raises(engine: Engine) -> None:
+    connections = DriverConnections(engine)
+    used: list[Any] = []
+
+    def fails_in_the_driver(connection: Any) -> None:
+        used.append(connection)
+        connection.execute("SELECT * FROM no_such_table")
+
+    def fails_elsewhere(connection: Any) -> None:
+        used.append(connection)
+        raise KeyError("missing")
+
+    def works(connection: Any) -> int:
+        used.append(connection)
+        return 7
+
+    with pytest.raises(DatabaseError):  # the driver's error, in DOMINUS's words
+        connections.run(fails_in_the_driver)
+    assert _is_closed(used[0])
+    with pytest.raises(KeyError):  # anything else leaves as it is
+        connections.run(fails_elsewhere)
+    assert _is_closed(used[1])
+    assert connections.run(works) == 7
+    assert not _is_closed(used[2])
+    assert connections.take() is used[2]

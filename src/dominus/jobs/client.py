@@ -115,7 +115,13 @@ class JobQueue:
             concurrency_limit,
             rate_key,
         )
-        return self.enqueue_jobs([request], connection=connection, internal=internal)[0]
+        # The batch's path for one job, without the batch's bookkeeping (the hot path of a
+        # producer enqueueing one job at a time).
+        now = self.clock()
+        job = self.build(request, now, internal=internal)
+        result = self.store.enqueue([job], now, max_depth=self.max_depth, connection=connection)
+        self._notify()
+        return result[0]
 
     def enqueue_jobs(
         self,
@@ -145,7 +151,9 @@ class JobQueue:
         job_type = self.registry.get(request.job_type)
         if not internal:
             job_type.check_enqueueable(where)
-        payload = _validated_payload(job_type.payload_model, request.payload, where + job_type.name)
+        payload, document = _validated_payload(
+            job_type.payload_model, request.payload, where + job_type.name
+        )
         priority = job_type.priority if request.priority is None else request.priority
         max_attempts = (
             job_type.max_attempts if request.max_attempts is None else request.max_attempts
@@ -176,7 +184,7 @@ class JobQueue:
             raise InvalidJobOptionError(
                 f"{where}dedupe_key is not UTF-8 text: {request.dedupe_key!r}"
             )
-        return NewJob(
+        job = NewJob(
             job_type=request.job_type,
             payload=payload,
             priority=priority,
@@ -189,6 +197,7 @@ class JobQueue:
             concurrency_limit=limit,
             rate_key=rate_key,
         )
+        return job.with_payload_document(document)
 
     def _concurrency(
         self, job_type: JobType[Any], request: EnqueueRequest, payload: JsonObject, where: str
@@ -252,20 +261,19 @@ class JobQueue:
 
 def _validated_payload(
     model: type[BaseModel], payload: dict[str, Any] | BaseModel | None, job_type: str
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], str]:
+    """The payload as validated and dumped by `model`, and the JSON text stored for it."""
     if payload is None or (isinstance(payload, dict) and not payload):
         default = _default_payload_document(model)
         if default is not None:  # a fresh copy: callers may keep and change what they get
             loaded: dict[str, Any] = json.loads(default)
-            return loaded
+            return loaded, default
     if isinstance(payload, BaseModel):
         payload = payload.model_dump(mode="json")
-    if value_nests_deeper_than(payload):  # before anything walks it recursively
-        raise InvalidPayloadError(f"invalid payload for {job_type}: {too_deep_message('it')}")
     # Payloads are stored as JSON, so they are validated as JSON, strictly: `"3"` or `true` is
     # not a number of seconds (lax mode would take them), whoever enqueues (API, CLI, code).
     try:
-        document = json.dumps(integral_floats_as_ints(payload or {}), allow_nan=False)
+        document = _strict_json(_json_ready(payload, job_type))
     except (TypeError, ValueError) as error:
         raise InvalidPayloadError(f"invalid payload for {job_type}: {error}") from None
     if len(document) > MAX_PAYLOAD_BYTES:  # ASCII (ensure_ascii): characters are bytes
@@ -277,9 +285,50 @@ def _validated_payload(
     except ValidationError as error:
         raise InvalidPayloadError(_describe_payload_error(job_type, error)) from None
     dumped = validated.model_dump(mode="json")
-    if _holds_nul(dumped):
+    stored = json.dumps(dumped)
+    # The encoder writes a NUL as `\u0000` (ensure_ascii), so text without that has none; with
+    # it (or a backslash before `u0000`), the walk decides.
+    if "\\u0000" in stored and _holds_nul(dumped):
         raise InvalidPayloadError(f"invalid payload for {job_type}: strings {NO_NUL}")
-    return dumped
+    return dumped, stored
+
+
+# `json.dumps(value, allow_nan=False)` without building an encoder on every call.
+_strict_json = json.JSONEncoder(allow_nan=False).encode
+# The JSON scalars a payload's values most often are: exactly these types (no subclass, such as
+# an enum, which the general path handles).
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+def _json_ready(payload: Any, job_type: str) -> Any:
+    """`payload` as it is validated: integral floats as ints (`integral_floats_as_ints`).
+    Raises InvalidPayloadError when it nests too deep, checked before anything walks it
+    recursively; ValueError or TypeError for what JSON cannot hold (left to the encoder)."""
+    flat = _flat_json_ready(payload)
+    if flat is not None:
+        return flat
+    if value_nests_deeper_than(payload):
+        raise InvalidPayloadError(f"invalid payload for {job_type}: {too_deep_message('it')}")
+    return integral_floats_as_ints(payload or {})
+
+
+def _flat_json_ready(payload: Any) -> dict[str, Any] | None:
+    """The common payload, a dict of text keys to scalars, made ready in one pass: the same
+    result as `integral_floats_as_ints`, and it cannot nest too deep. None for anything else."""
+    if type(payload) is not dict:
+        return None
+    ready: dict[str, Any] = {}
+    for key, value in payload.items():
+        kind = type(value)
+        if type(key) is not str:
+            return None
+        if kind is float:
+            ready[key] = int(value) if value.is_integer() else value
+        elif kind in _SCALARS:
+            ready[key] = value
+        else:
+            return None
+    return ready
 
 
 @functools.cache

@@ -20,6 +20,7 @@ State machine (who moves a job out of each state):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
@@ -200,6 +201,23 @@ class NewJob:
     concurrency_key: str | None = None
     concurrency_limit: int | None = None
     rate_key: str | None = None
+    # `payload` as the JSON text stored, when validating it already wrote that text (the
+    # enqueue then does not encode it again); None: encoded at insert. Set only by
+    # `with_payload_document`: not an init field, so `dataclasses.replace` (with another
+    # payload, say) leaves it out and never stores a stale text.
+    payload_document: str | None = field(default=None, init=False, compare=False, repr=False)
+
+    @property
+    def payload_json(self) -> str:
+        """The payload as the JSON text stored (`json.dumps`, the empty one spelled out)."""
+        if self.payload_document is not None:
+            return self.payload_document
+        return json.dumps(self.payload) if self.payload else "{}"
+
+    def with_payload_document(self, document: str) -> NewJob:
+        """This job, carrying `document`: `json.dumps(self.payload)`, already written."""
+        object.__setattr__(self, "payload_document", document)  # frozen: set once, at build
+        return self
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,10 +36,17 @@ def log_settled(job: Job, outcome: AttemptOutcome, accepted: bool) -> None:
             job.attempts,
         )
         return
+    if isinstance(outcome, Completed):  # once per job on the hot path: no text made up front
+        log.info(
+            "job %d %s completed (attempt %d/%d)",
+            job.id,
+            job.job_type,
+            job.attempts,
+            job.max_attempts,
+        )
+        return
     attempt = f"attempt {job.attempts}/{job.max_attempts}"
     match outcome:
-        case Completed():
-            log.info("job %d %s completed (%s)", job.id, job.job_type, attempt)
         case Failed():
             _log_failure(job, outcome, attempt)
         case Cancelled():

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, event
 
-from dominus.db.errors import database_errors
+from dominus.db.drivers import driver_errors
+from dominus.db.errors import database_errors, translated
+
+T = TypeVar("T")
 
 # Idle connections kept: enough for a few threads enqueueing at once (an API server's handlers);
 # more callers than this at one moment open connections of their own, closed after use.
@@ -69,6 +72,21 @@ class DriverConnections:
             self.discard(connection)
             raise
         self.give_back(connection)
+
+    def run(self, work: Callable[[Any], T]) -> T:
+        """`work(connection)` on a connection lent as by `lent`, with the same outcome, for the
+        hottest callers (a single enqueue): a plain call costs less than a generator-based
+        context manager around one."""
+        connection = self.take()
+        try:
+            result = work(connection)
+        except BaseException as error:
+            self.discard(connection)
+            if isinstance(error, driver_errors()):
+                raise translated(error) from error
+            raise
+        self.give_back(connection)
+        return result
 
     def give_back(self, connection: Any) -> None:
         """Keep `connection` for the next caller (it must be outside any transaction)."""

@@ -459,7 +459,7 @@ def _insert_parameters(jobs: Sequence[NewJob], now: datetime) -> dict[str, Any]:
     return {
         "now": now,
         "job_type": [job.job_type for job in jobs],
-        "payload": [json.dumps(job.payload) for job in jobs],
+        "payload": [job.payload_json for job in jobs],
         "priority": [job.priority for job in jobs],
         "max_attempts": [job.max_attempts for job in jobs],
         "run_at": [job.run_at for job in jobs],
@@ -478,7 +478,7 @@ def _autocommit(raw: psycopg.Connection[Any]) -> None:
 def _enqueue_one(raw: psycopg.Connection[Any], job: NewJob, now: datetime) -> list[int]:
     parameters = {
         "job_type": job.job_type,
-        "payload": json.dumps(job.payload),
+        "payload": job.payload_json,
         "priority": job.priority,
         "max_attempts": job.max_attempts,
         "run_at": job.run_at,

@@ -126,27 +126,58 @@ _KEYED = f"""
     WHERE would_run <= allowed
 """
 
-CLAIM = f"""
-    WITH due AS MATERIALIZED (
-        SELECT id FROM (
-            SELECT id, priority, run_at FROM (
-                SELECT id, priority, run_at
-                  FROM job_queue
-                 WHERE status = 'pending' AND concurrency_key IS NULL
-                   AND run_at <= %(now)s AND job_type = ANY(%(job_types)s)
-                   -- Paused queues, read by the claim itself (ADR 0050): a hashed list of a
-                   -- tiny table, checked per row the walk of the claim index meets.
-                   AND {_PAUSED}
-                 ORDER BY priority DESC, run_at, id
-                 LIMIT %(limit)s
+# Each wanted queue's own walk of its part of the queue claim index (in claim order, stopping
+# after LIMIT rows, skipping rows locked by other claims); a queue paused is left out before its
+# walk starts. `{wanted}`: the queues, as `wanted(name)`. Rows a walk locked but the final LIMIT
+# left out stay locked (skipped by other claims) only until this transaction ends.
+_QUEUE_WALKS = """
+            SELECT candidate.id, candidate.priority, candidate.run_at
+              FROM {wanted}
+              CROSS JOIN LATERAL (
+                  SELECT id, priority, run_at
+                    FROM job_queue
+                   -- `queue` between the name and itself is `queue = wanted.name`, spelled so
+                   -- that the planner walks the queue claim index: with an equality on a value
+                   -- it cannot see, it reckons a queue is 1/n of the jobs (n queues) and may
+                   -- choose another plan, through every other queue's jobs. `queue` leads the
+                   -- order for the same reason (one value here: the same order).
+                   WHERE status = 'pending' AND concurrency_key IS NULL
+                     AND queue >= wanted.name AND queue <= wanted.name
+                     AND run_at <= %(now)s AND job_type = ANY(%(job_types)s)
+                   ORDER BY queue, priority DESC, run_at, id
+                   LIMIT %(limit)s
                  -- FOR NO KEY UPDATE, not FOR UPDATE: it still stops two workers from taking
                  -- the same row, but does not conflict with the KEY SHARE locks that inserting
                  -- job_events / dead_letter_jobs rows (foreign keys to job_queue) take.
                  -- SKIP LOCKED: a row another worker is claiming at this instant is skipped,
                  -- not waited for, so workers never queue behind each other and never
                  -- double-claim.
-                   FOR NO KEY UPDATE SKIP LOCKED
-            ) AS unkeyed
+                     FOR NO KEY UPDATE SKIP LOCKED
+              ) AS candidate
+             -- Paused queues, read by the claim itself (ADR 0050).
+             WHERE wanted.name NOT IN (SELECT name FROM job_queues WHERE paused)
+"""
+
+_QUEUES_WITH_JOBS = "(SELECT name FROM queues WHERE name IS NOT NULL) AS wanted(name)"
+_NAMED_QUEUES = "unnest(%(queues)s::text[]) AS wanted(name)"
+
+# The claim of a worker that takes every queue (ADR 0061): the queues with pending jobs found
+# by one probe of the queue claim index per queue (a loose index scan), each walked as a named
+# queue is, then the best LIMIT of those. One claim index serves both claims, so an enqueue and
+# a claim each write one index entry fewer.
+CLAIM = f"""
+    WITH RECURSIVE queues(name) AS (
+        (SELECT queue FROM job_queue
+          WHERE status = 'pending' AND concurrency_key IS NULL
+          ORDER BY queue LIMIT 1)
+        UNION ALL
+        SELECT (SELECT queue FROM job_queue
+                 WHERE status = 'pending' AND concurrency_key IS NULL AND queue > queues.name
+                 ORDER BY queue LIMIT 1)
+          FROM queues WHERE queues.name IS NOT NULL
+    ), due AS MATERIALIZED (
+        SELECT id FROM (
+            {_QUEUE_WALKS.format(wanted=_QUEUES_WITH_JOBS)}
             UNION ALL
             {_KEYED.format(queues="")}
         ) AS candidates
@@ -156,33 +187,12 @@ CLAIM = f"""
     {_UPDATE}
 """
 
-# The claim of a worker that names its queues: each queue's own walk of its part of the queue
-# claim index (in claim order, stopping after LIMIT rows, skipping rows locked by other claims),
-# then the best LIMIT of those; one statement whatever the number of queues. A queue paused is
-# left out before its walk starts. Rows a walk locked but the final LIMIT left out stay locked
-# (skipped by other claims) only until this transaction ends.
+# The claim of a worker that names its queues: the same walks, of the named queues; one
+# statement whatever the number of queues.
 CLAIM_QUEUES = f"""
     WITH due AS MATERIALIZED (
         SELECT id FROM (
-            SELECT candidate.id, candidate.priority, candidate.run_at
-              FROM unnest(%(queues)s::text[]) AS wanted(name)
-              CROSS JOIN LATERAL (
-                  SELECT id, priority, run_at
-                    FROM job_queue
-                   -- `queue` between the name and itself is `queue = wanted.name`, spelled so
-                   -- that the planner walks the queue claim index: with an equality on a value
-                   -- it cannot see, it reckons a queue is 1/n of the jobs (n queues) and may
-                   -- walk the shared claim index instead, through every other queue's jobs.
-                   -- `queue` leads the order for the same reason (one value here: the same
-                   -- order).
-                   WHERE status = 'pending' AND concurrency_key IS NULL
-                     AND queue >= wanted.name AND queue <= wanted.name
-                     AND run_at <= %(now)s AND job_type = ANY(%(job_types)s)
-                   ORDER BY queue, priority DESC, run_at, id
-                   LIMIT %(limit)s
-                     FOR NO KEY UPDATE SKIP LOCKED
-              ) AS candidate
-             WHERE wanted.name NOT IN (SELECT name FROM job_queues WHERE paused)
+            {_QUEUE_WALKS.format(wanted=_NAMED_QUEUES)}
             UNION ALL
             {_KEYED.format(queues="AND queue = ANY(%(queues)s::text[])")}
         ) AS candidates

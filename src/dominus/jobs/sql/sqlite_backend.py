@@ -196,11 +196,10 @@ class SqliteBackend:
         # A driver connection of the backend's own: SQLAlchemy's pool and Connection events
         # cost more than this transaction's SQL (as for the loop's, ADR 0003). The job rows are
         # all it writes: they are counted from the rows later (ADR 0036).
-        with self._connections.lent() as raw:
-            if len(jobs) == 1:  # one INSERT is a transaction of its own (the driver autocommits)
-                return insert_plain_jobs(raw, jobs, now)
-            with _write_transaction(raw):
-                return insert_plain_jobs(raw, jobs, now)
+        if len(jobs) == 1:  # one INSERT is a transaction of its own (the driver autocommits)
+            return self._connections.run(lambda raw: insert_plain_jobs(raw, jobs, now))
+        with self._connections.lent() as raw, _write_transaction(raw):
+            return insert_plain_jobs(raw, jobs, now)
 
     def count_enqueued(self, connection: Connection, job_types: Sequence[str]) -> None:
         """Nothing to write: enqueues are counted from their rows (ADR 0036)."""
@@ -276,7 +275,7 @@ def insert_plain_jobs(raw: sqlite3.Connection, jobs: Sequence[NewJob], now: date
     rows = [
         (
             job.job_type,
-            json.dumps(job.payload) if job.payload else "{}",  # the common empty one, as dumped
+            job.payload_json,
             job.priority,
             job.max_attempts,
             stored_time(job.run_at) if job.run_at != now else created,

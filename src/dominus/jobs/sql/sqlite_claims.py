@@ -62,7 +62,7 @@ def claim_parameters(
     keyed_head = (stamp, *job_types, *(queues or ()), limit) if keyed else ()
     keyed_tail = (limit,) if keyed else ()
     if not queues:
-        return (*head, *keyed_head, stamp, *job_types, limit, *keyed_tail)
+        return (*head, *keyed_head, stamp, *job_types, limit, limit, *keyed_tail)
     per_queue = [(queue, stamp, *job_types, queue, limit) for queue in queues]
     tail = (limit,) if len(queues) > 1 else ()
     return (*head, *keyed_head, *(value for arm in per_queue for value in arm), *tail, *keyed_tail)
@@ -70,15 +70,12 @@ def claim_parameters(
 
 def _due_sql(type_count: int, queue_count: int, columns: str) -> str:
     # The literal predicate lets the planner match the partial claim index, and INDEXED BY holds
-    # it there: walking the claim index in order stops after LIMIT rows, however many jobs wait
-    # or have finished, where any other plan would sort every pending row on every claim.
+    # it there: walking a queue's part of the claim index in order stops after LIMIT rows,
+    # however many jobs wait or have finished, where any other plan would sort every pending row
+    # on every claim.
     types = ", ".join("?" * type_count)
-    if queue_count == 0:  # parameters: now, *types, limit
-        return (
-            f"SELECT {columns} FROM job_queue INDEXED BY ix_job_queue_claim "
-            f"WHERE {_UNKEYED} AND run_at <= ? AND job_type IN ({types}) "
-            f"AND queue NOT IN ({_PAUSED}) {_CLAIMED}"
-        )
+    if queue_count == 0:  # parameters: now, *types, limit, limit
+        return f"SELECT {columns} FROM ({_EVERY_QUEUE.format(types=types)})"
     # Named queues: each queue's own walk of its part of the queue claim index, stopping after
     # LIMIT rows as above, then the best LIMIT of those. Parameters, per queue: queue, now,
     # *types, queue, limit; then limit.
@@ -92,6 +89,29 @@ def _due_sql(type_count: int, queue_count: int, columns: str) -> str:
         return f"SELECT {columns} FROM ({one_queue})"
     arms = " UNION ALL ".join([one_queue] * queue_count)
     return f"SELECT {columns} FROM ({arms}) {_CLAIMED}"
+
+
+# Every queue (ADR 0061): the queues with pending jobs found by one probe of the claim index per
+# queue (a loose index scan), each queue not paused walked as a named queue is, then the best
+# LIMIT of those. One index serves both claims, so an enqueue and a claim each write one claim
+# index entry fewer. Parameters: now, *types, limit, limit.
+_EVERY_QUEUE = (
+    "WITH RECURSIVE queues(name) AS ("
+    " SELECT min(queue) FROM job_queue INDEXED BY ix_job_queue_queue_claim"
+    f" WHERE {_UNKEYED}"
+    " UNION ALL"
+    " SELECT (SELECT min(queue) FROM job_queue INDEXED BY ix_job_queue_queue_claim"
+    f" WHERE {_UNKEYED} AND queue > queues.name)"
+    " FROM queues WHERE queues.name IS NOT NULL"
+    ") "
+    "SELECT job.id AS id, job.priority AS priority, job.run_at AS run_at"
+    " FROM queues CROSS JOIN job_queue AS job"
+    f" WHERE queues.name IS NOT NULL AND queues.name NOT IN ({_PAUSED}) AND job.id IN ("
+    "  SELECT id FROM job_queue INDEXED BY ix_job_queue_queue_claim"
+    f"  WHERE {_UNKEYED} AND queue = queues.name AND run_at <= ? AND job_type IN ({{types}})"
+    f"  {_CLAIMED})"
+    " ORDER BY job.priority DESC, job.run_at, job.id LIMIT ?"
+)
 
 
 def _filters(type_count: int, queue_count: int) -> str:

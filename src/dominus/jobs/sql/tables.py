@@ -98,19 +98,9 @@ RATE_KEYED_PENDING = text("status = 'pending' AND rate_key IS NOT NULL")
 # A `snoozed` event's detail naming the rate-limit key whose pause the job waits out.
 SNOOZED_FOR_KEY = "rate_key"
 
-# The claim query walks this index in order and stops after LIMIT rows; finished jobs are not in
-# it, so a table full of history does not slow claiming down.
-Index(
-    "ix_job_queue_claim",
-    job_queue.c.priority.desc(),
-    job_queue.c.run_at,
-    job_queue.c.id,
-    sqlite_where=UNKEYED_PENDING,
-    postgresql_where=UNKEYED_PENDING,
-)
-# The claim of a worker that names its queues walks this one, one queue at a time, in the same
-# order and with the same early stop as the claim above (a worker that takes every queue keeps
-# the index above, so its claim is unchanged).
+# The claim walks this index one queue at a time, in claim order, and stops after LIMIT rows;
+# finished jobs are not in it, so a table full of history does not slow claiming down. A worker
+# that takes every queue finds the queues with pending jobs in it too (ADR 0061).
 Index(
     "ix_job_queue_queue_claim",
     job_queue.c.queue,
