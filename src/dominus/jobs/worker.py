@@ -157,8 +157,9 @@ class Worker:
         # Every claim this worker holds has a heartbeat at least this recent (its last
         # heartbeat, or its first tick): what makes a reclaim pass safe for it (ADR 0032).
         self._own_claims_fresh_since: datetime | None = None
-        # When jobs the maintenance thread reclaimed fall due: the loop looks again then.
-        self._reclaimed_due: queue.SimpleQueue[datetime] = queue.SimpleQueue()
+        # When jobs learnt of off the loop thread fall due (reclaimed by the maintenance thread,
+        # or notified before this worker's clock sees them due): the loop looks again then.
+        self._due_later: queue.SimpleQueue[datetime] = queue.SimpleQueue()
         # The lock this worker's death releases, taken when it registers (None: none held).
         self._liveness: LivenessLock | None = None
         self._rescue = DeadWorkerRescue(
@@ -171,9 +172,18 @@ class Worker:
         )
 
     # --- control from other threads ----------------------------------------------------
-    def wake(self) -> None:
-        """Look for work now (called after an enqueue in this process)."""
-        self._duties.request_poll(self._clock())
+    def wake(self, due_at: datetime | None = None) -> None:
+        """Look for work (called after an enqueue in this process, and by the change watcher).
+        `due_at`, when the caller knows it: the earliest `run_at` of the new jobs. If this
+        worker's clock does not see that as due yet (another process's clock runs a few ms ahead
+        of this one's, or the job is scheduled a little later), the loop claims at that moment of
+        its own clock, rather than now for nothing and then only at the next poll (ADR 0062)."""
+        now = self._clock()
+        horizon = now + timedelta(seconds=self._config.poll_interval_seconds)
+        if due_at is not None and now < due_at <= horizon:
+            self._due_later.put(due_at)
+        else:  # due already, unknown, or beyond the next regular poll: claim now, as always
+            self._duties.request_poll(now)
         self._wake.set()
 
     def request_shutdown(self) -> None:
@@ -337,7 +347,7 @@ class Worker:
 
     def _collect(self, now: datetime) -> None:
         self._attempts.collect_finished()
-        self._collect_reclaimed()
+        self._collect_due_later()
         self._attempts.return_waiting_too_long(now, self._config.prefetch_max_wait_seconds)
         self._attempts.start_waiting_async()
         self._attempts.abort_overdue(now)
@@ -366,9 +376,10 @@ class Worker:
         self._backoff.succeeded()
         self._backoff_until = None
 
-    def _collect_reclaimed(self) -> None:
-        """Jobs the maintenance thread put back to pending: claim when each falls due."""
-        for due in _taken(self._reclaimed_due):
+    def _collect_due_later(self) -> None:
+        """Jobs other threads learnt of (reclaimed, or notified not yet due): claim when each
+        falls due."""
+        for due in _taken(self._due_later):
             self._duties.expect_retry_at(due)
 
     def _retry_at(self, running: RunningJob) -> datetime:
@@ -442,7 +453,7 @@ class Worker:
             if job.dead_lettered:
                 self._tell_dead_lettered(_reclaimed_notice(job, now))
             else:
-                self._reclaimed_due.put(job.retry_at)
+                self._due_later.put(job.retry_at)
         if reclaimed:
             self._wake.set()
 
