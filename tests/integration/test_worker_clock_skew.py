@@ -107,7 +107,19 @@ def test_a_wake_up_for_a_job_not_yet_due_claims_it_at_its_run_at(
     finish(worker, clock)
 
 
-@pytest.mark.backends("sqlite")
+def test_a_notified_job_that_fell_due_before_the_loop_looked_is_claimed_at_once(
+    store: SqlJobStore, registry: HandlerRegistry, clock: FakeClock
+) -> None:
+    worker = stepped_worker(store, registry, clock)
+    worker.run_once(clock())
+    due_at = clock() + timedelta(milliseconds=5)
+    JobQueue(store, registry, clock=lambda: due_at).enqueue_job("diag.noop")
+    worker.wake(due_at)
+    clock.now = due_at + timedelta(milliseconds=1)  # the loop was busy meanwhile
+    assert worker.run_once(clock()).claimed == 1
+    finish(worker, clock)
+
+
 def test_a_wake_up_for_a_job_due_long_after_the_next_poll_leaves_it_to_the_polls(
     store: SqlJobStore, registry: HandlerRegistry, clock: FakeClock
 ) -> None:

@@ -157,9 +157,10 @@ class Worker:
         # Every claim this worker holds has a heartbeat at least this recent (its last
         # heartbeat, or its first tick): what makes a reclaim pass safe for it (ADR 0032).
         self._own_claims_fresh_since: datetime | None = None
-        # When jobs learnt of off the loop thread fall due (reclaimed by the maintenance thread,
-        # or notified before this worker's clock sees them due): the loop looks again then.
-        self._due_later: queue.SimpleQueue[datetime] = queue.SimpleQueue()
+        # When jobs the maintenance thread reclaimed fall due: the loop looks again then.
+        self._reclaimed_due: queue.SimpleQueue[datetime] = queue.SimpleQueue()
+        # When notified jobs fall due that this worker's clock did not see as due yet.
+        self._notified_due: queue.SimpleQueue[datetime] = queue.SimpleQueue()
         # The lock this worker's death releases, taken when it registers (None: none held).
         self._liveness: LivenessLock | None = None
         self._rescue = DeadWorkerRescue(
@@ -181,7 +182,7 @@ class Worker:
         now = self._clock()
         horizon = now + timedelta(seconds=self._config.poll_interval_seconds)
         if due_at is not None and now < due_at <= horizon:
-            self._due_later.put(due_at)
+            self._notified_due.put(due_at)
         else:  # due already, unknown, or beyond the next regular poll: claim now, as always
             self._duties.request_poll(now)
         self._wake.set()
@@ -347,7 +348,8 @@ class Worker:
 
     def _collect(self, now: datetime) -> None:
         self._attempts.collect_finished()
-        self._collect_due_later()
+        self._collect_reclaimed()
+        self._collect_notified(now)
         self._attempts.return_waiting_too_long(now, self._config.prefetch_max_wait_seconds)
         self._attempts.start_waiting_async()
         self._attempts.abort_overdue(now)
@@ -376,11 +378,19 @@ class Worker:
         self._backoff.succeeded()
         self._backoff_until = None
 
-    def _collect_due_later(self) -> None:
-        """Jobs other threads learnt of (reclaimed, or notified not yet due): claim when each
-        falls due."""
-        for due in _taken(self._due_later):
+    def _collect_reclaimed(self) -> None:
+        """Jobs the maintenance thread put back to pending: claim when each falls due."""
+        for due in _taken(self._reclaimed_due):
             self._duties.expect_retry_at(due)
+
+    def _collect_notified(self, now: datetime) -> None:
+        """Jobs notified before they were due by this worker's clock: claim when each falls
+        due (at this tick if that time has come meanwhile)."""
+        for due in _taken(self._notified_due):
+            if due <= now:
+                self._duties.claim_soon()
+            else:
+                self._duties.expect_due_at(due)
 
     def _retry_at(self, running: RunningJob) -> datetime:
         """When a failed attempt's job is due again, from the moment its failure is collected."""
@@ -453,7 +463,7 @@ class Worker:
             if job.dead_lettered:
                 self._tell_dead_lettered(_reclaimed_notice(job, now))
             else:
-                self._due_later.put(job.retry_at)
+                self._reclaimed_due.put(job.retry_at)
         if reclaimed:
             self._wake.set()
 
