@@ -18,7 +18,15 @@ import pytest
 from sqlalchemy import make_url
 
 from dominus.db.engine import create_database_engine
-from dominus.jobs import HandlerRegistry, JobQueue, JobStatus, SqlJobStore, Worker, WorkerConfig
+from dominus.jobs import (
+    HandlerRegistry,
+    Job,
+    JobQueue,
+    JobStatus,
+    SqlJobStore,
+    Worker,
+    WorkerConfig,
+)
 from dominus.jobs.clock import utc_now
 from dominus.jobs.notifications import PostgresListener
 from tests.support.clock import FakeClock
@@ -90,32 +98,38 @@ def stepped_worker(store: SqlJobStore, registry: HandlerRegistry, clock: FakeClo
     return Worker(store, registry, config, clock=clock)
 
 
+def notified_worker(
+    store: SqlJobStore, registry: HandlerRegistry, clock: FakeClock, due_in: timedelta
+) -> tuple[Worker, Job]:
+    """A worker that has registered and polled (its next poll a minute away), woken for a job
+    enqueued by a process whose clock reads `due_in` ahead of the worker's, as its change watcher
+    wakes it (with the job's run_at)."""
+    worker = stepped_worker(store, registry, clock)
+    worker.run_once(clock())
+    due_at = clock() + due_in
+    job_id = JobQueue(store, registry, clock=lambda: due_at).enqueue_job("diag.noop").job_id
+    worker.wake(due_at)
+    return worker, store.get_job(job_id)
+
+
 @pytest.mark.backends("sqlite", "postgresql")
 def test_a_wake_up_for_a_job_not_yet_due_claims_it_at_its_run_at(
     store: SqlJobStore, registry: HandlerRegistry, clock: FakeClock
 ) -> None:
-    worker = stepped_worker(store, registry, clock)
-    worker.run_once(clock())  # registered, polled: the next poll is a minute away
-    due_at = clock() + timedelta(milliseconds=5)
-    job_id = JobQueue(store, registry, clock=lambda: due_at).enqueue_job("diag.noop").job_id
-    worker.wake(due_at)
+    worker, job = notified_worker(store, registry, clock, timedelta(milliseconds=5))
     assert worker.run_once(clock()).claimed == 0  # not due by this worker's clock
-    assert worker._next_duty(clock()) == due_at
-    clock.now = due_at
+    assert worker._next_duty(clock()) == job.run_at
+    clock.now = job.run_at
     assert worker.run_once(clock()).claimed == 1
-    assert store.get_job(job_id).status is JobStatus.RUNNING
+    assert store.get_job(job.id).status is JobStatus.RUNNING
     finish(worker, clock)
 
 
 def test_a_notified_job_that_fell_due_before_the_loop_looked_is_claimed_at_once(
     store: SqlJobStore, registry: HandlerRegistry, clock: FakeClock
 ) -> None:
-    worker = stepped_worker(store, registry, clock)
-    worker.run_once(clock())
-    due_at = clock() + timedelta(milliseconds=5)
-    JobQueue(store, registry, clock=lambda: due_at).enqueue_job("diag.noop")
-    worker.wake(due_at)
-    clock.now = due_at + timedelta(milliseconds=1)  # the loop was busy meanwhile
+    worker, job = notified_worker(store, registry, clock, timedelta(milliseconds=5))
+    clock.now = job.run_at + timedelta(milliseconds=1)  # the loop was busy meanwhile
     assert worker.run_once(clock()).claimed == 1
     finish(worker, clock)
 
@@ -123,11 +137,9 @@ def test_a_notified_job_that_fell_due_before_the_loop_looked_is_claimed_at_once(
 def test_a_wake_up_for_a_job_due_long_after_the_next_poll_leaves_it_to_the_polls(
     store: SqlJobStore, registry: HandlerRegistry, clock: FakeClock
 ) -> None:
-    worker = stepped_worker(store, registry, clock)
-    worker.run_once(clock())
     next_poll = clock() + timedelta(seconds=POLL_SECONDS)
-    worker.wake(clock() + timedelta(days=1))  # nothing is remembered for it
-    worker.run_once(clock())
+    worker, _ = notified_worker(store, registry, clock, timedelta(days=1))  # nothing remembered
+    assert worker.run_once(clock()).claimed == 0
     assert worker._next_duty(clock()) == next_poll
     finish(worker, clock)
 
@@ -135,10 +147,7 @@ def test_a_wake_up_for_a_job_due_long_after_the_next_poll_leaves_it_to_the_polls
 def test_a_due_time_in_the_past_claims_at_the_next_tick(
     store: SqlJobStore, registry: HandlerRegistry, clock: FakeClock
 ) -> None:
-    worker = stepped_worker(store, registry, clock)
-    worker.run_once(clock())
-    job_id = JobQueue(store, registry, clock=clock).enqueue_job("diag.noop").job_id
-    worker.wake(clock() - timedelta(seconds=1))
+    worker, job = notified_worker(store, registry, clock, timedelta(seconds=-1))
     assert worker.run_once(clock()).claimed == 1
-    assert store.get_job(job_id).status is JobStatus.RUNNING
+    assert store.get_job(job.id).status is JobStatus.RUNNING
     finish(worker, clock)
