@@ -17,7 +17,12 @@ from dominus.cli.runtime import open_runtime
 from dominus.jobs import DatabaseClock, JobQueue, SqlJobStore
 from dominus.jobs.model import NewJob
 from dominus.jobs.notifications import PostgresListener
-from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
+from dominus.jobs.notifications_channels import (
+    CANCEL_CHANNEL,
+    JOBS_CHANNEL,
+    due_from_payload,
+    due_payload,
+)
 
 pytestmark = pytest.mark.backends("postgresql")
 
@@ -59,8 +64,13 @@ def test_enqueue_notifies_on_commit_and_never_on_rollback(
         store.enqueue([new_job()], datetime.now(UTC), connection=connection)
         raise CallerFailedError
     assert received(listening) == []
-    store.enqueue([new_job("diag.sleep"), new_job()], datetime.now(UTC))
-    assert received(listening) == [(JOBS_CHANNEL, "")]
+    now = datetime.now(UTC)
+    later, sooner = now + timedelta(seconds=2), now + timedelta(seconds=1)
+    store.enqueue([new_job("diag.sleep", later), new_job(run_at=sooner)], now)
+    # The payload: when the earliest of them falls due (ADR 0062).
+    assert received(listening) == [(JOBS_CHANNEL, due_payload(sooner))]
+    store.enqueue([new_job(run_at=later)], now)  # one job: the single-statement enqueue
+    assert received(listening) == [(JOBS_CHANNEL, due_payload(later))]
 
 
 def test_a_cancel_request_notifies_the_owning_worker(
@@ -88,11 +98,19 @@ def test_the_listener_wakes_the_worker_and_survives_losing_its_connection(
     cancels_seen = threading.Event()
     caplog.set_level(logging.INFO, logger="dominus.worker")
     listener = PostgresListener(conninfo)
-    listener.start(jobs_seen.set, cancels_seen.set, worker_id="me")
+    notified_due: list[datetime | None] = []
+
+    def on_jobs(due_at: datetime | None) -> None:
+        notified_due.append(due_at)
+        jobs_seen.set()
+
+    listener.start(on_jobs, cancels_seen.set, worker_id="me")
     try:
         wait_for(lambda: listener.connected)
-        store.enqueue([new_job()], datetime.now(UTC))
+        job = new_job()
+        store.enqueue([job], datetime.now(UTC))
         assert jobs_seen.wait(5)
+        assert notified_due == [job.run_at]  # passed on to the worker
         jobs_seen.clear()
         with engine.begin() as connection:  # a cancel meant for another worker is ignored
             connection.execute(text(f"SELECT pg_notify('{CANCEL_CHANNEL}', 'someone-else')"))
@@ -111,6 +129,7 @@ def test_the_listener_wakes_the_worker_and_survives_losing_its_connection(
         wait_for(lambda: "LISTEN connection lost" in caplog.text)
         wait_for(lambda: listener.connected and "re-established" in caplog.text)
         assert jobs_seen.wait(5)  # woken once after the reconnect, for what it may have missed
+        assert notified_due[-1] is None  # not knowing when: look now
         jobs_seen.clear()
         store.enqueue([new_job()], datetime.now(UTC))
         assert jobs_seen.wait(5)
@@ -188,3 +207,11 @@ def test_workers_on_postgresql_keep_time_by_the_server_whatever_the_host_clock_s
         server = connection.execute(text("SELECT clock_timestamp()")).scalar_one()
     assert abs((runtime.clock() - server).total_seconds()) < 1
     runtime.engine.dispose()
+
+
+def test_a_jobs_payload_is_read_as_a_due_time_or_as_none() -> None:
+    due_at = datetime(2026, 12, 6, 10, 0, 0, 123456, tzinfo=UTC)
+    assert due_from_payload(due_payload(due_at)) == due_at
+    assert due_payload(None) == ""
+    for unreadable in ("", "soon", "2026-12-06T10:00:00"):  # no offset: not a moment
+        assert due_from_payload(unreadable) is None

@@ -1,7 +1,7 @@
 """When a worker's database duties fall due: registering itself, heartbeating its claims,
 checking for cancel requests, and claiming (at the regular poll, when a retry it scheduled
-becomes due, when asked to by a local enqueue or the change watcher, or at once after a full
-claim).
+becomes due, when asked to by a local enqueue or the change watcher, when a job it was notified
+of becomes due by its clock, or at once after a full claim).
 
 The schedule only keeps time; the worker's loop performs the duties. `request_poll` and
 `request_cancel_check` may be called from any thread; the rest from the loop thread.
@@ -14,6 +14,10 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 _EPOCH = datetime.min.replace(tzinfo=UTC)
+# How many due times of notified jobs a worker remembers at most: one that cannot claim for long
+# (every slot busy) while notifications keep coming must not grow without bound. Past it, the
+# job is found by the next claim, or at the latest by the next poll.
+MAX_NOTIFIED_DUE_TIMES = 1_000
 
 
 class DutySchedule:
@@ -35,6 +39,8 @@ class DutySchedule:
         self._poll_request_lock = threading.Lock()
         # When retries this worker scheduled become due (a min-heap): it looks again then.
         self._retries_due: list[datetime] = []
+        # When jobs it was notified of become due by its clock (a min-heap, ADR 0062).
+        self._notified_due: list[datetime] = []
         self._retry_horizon: datetime | None = None
         self._last_claim_at: datetime | None = None
         self._last_claim_was_full = True
@@ -81,10 +87,11 @@ class DutySchedule:
 
     def claim_due(self, now: datetime) -> bool:
         """Whether a claim is due at `now`, poll requests aside."""
+        earliest = self._earliest_due()
         return (
             self._claim_wanted
             or now >= self._next_poll_at
-            or (bool(self._retries_due) and now >= self._retries_due[0])
+            or (earliest is not None and now >= earliest)
         )
 
     def claimed(self, now: datetime, *, full: bool) -> None:
@@ -93,14 +100,21 @@ class DutySchedule:
         self._last_claim_was_full = full
         self._claim_wanted = full
         self._next_poll_at = now + self._poll
-        while self._retries_due and self._retries_due[0] <= now:
-            heapq.heappop(self._retries_due)
+        for due_times in self._due_heaps():
+            while due_times and due_times[0] <= now:
+                heapq.heappop(due_times)
 
     def expect_retry_at(self, retry_at: datetime) -> None:
         """Look again when a retry becomes due, rather than at the next regular poll."""
         heapq.heappush(self._retries_due, retry_at)
         if self._retry_horizon is None or retry_at > self._retry_horizon:
             self._retry_horizon = retry_at
+
+    def expect_due_at(self, due_at: datetime) -> None:
+        """Look again when a job another process made pending becomes due (ADR 0062). Unlike
+        a retry, it does not keep a burst worker waiting for it: burst mode drains what is due."""
+        if len(self._notified_due) < MAX_NOTIFIED_DUE_TIMES:
+            heapq.heappush(self._notified_due, due_at)
 
     def nothing_left_to_claim(self) -> bool:
         """For burst mode: the last claim found fewer jobs than slots, and it ran after every
@@ -117,8 +131,16 @@ class DutySchedule:
         duties = [self._next_heartbeat_at]
         if can_claim:
             duties.append(self._next_poll_at)
-            if self._retries_due:
-                duties.append(self._retries_due[0])
+            earliest = self._earliest_due()
+            if earliest is not None:
+                duties.append(earliest)
         if running:
             duties.append(self._next_cancel_check_at)
         return duties
+
+    def _due_heaps(self) -> tuple[list[datetime], list[datetime]]:
+        return self._retries_due, self._notified_due
+
+    def _earliest_due(self) -> datetime | None:
+        """When the first retry or notified job falls due, if any is expected."""
+        return min((due_times[0] for due_times in self._due_heaps() if due_times), default=None)

@@ -1,7 +1,8 @@
 """Push wake-ups on PostgreSQL: LISTEN/NOTIFY.
 
 Enqueue (and anything else that makes a job pending) sends `NOTIFY dominus_jobs` inside its own
-transaction, so a rolled-back enqueue wakes nobody; a cancel request sends `NOTIFY
+transaction, so a rolled-back enqueue wakes nobody, with the earliest `run_at` of those jobs as
+its payload when the sender knows it (ADR 0062); a cancel request sends `NOTIFY
 dominus_cancel, '<worker id>'`. Each worker keeps one extra connection that LISTENs on both
 channels in a background thread and wakes the loop. When that connection breaks, the listener
 says so, the worker falls back to its poll interval, and the listener reconnects with backoff;
@@ -13,11 +14,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from datetime import datetime
 
 import psycopg
 
 from dominus.jobs.backoff import Backoff, FailureStreak
-from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
+from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL, due_from_payload
+from dominus.jobs.wakeup import JobsCallback
 
 log = logging.getLogger("dominus.worker")
 
@@ -38,7 +41,7 @@ class PostgresListener:
         self._stop = threading.Event()
         self._connected = threading.Event()
         self._thread: threading.Thread | None = None
-        self._on_jobs: Callable[[], None] = _nothing
+        self._on_jobs: JobsCallback = _no_jobs
         self._on_cancel: Callable[[], None] = _nothing
         self._had_connection = False
         self._reconnects = FailureStreak(RECONNECT_BACKOFF)
@@ -49,7 +52,7 @@ class PostgresListener:
 
     def start(
         self,
-        on_jobs: Callable[[], None],
+        on_jobs: JobsCallback,
         on_cancel: Callable[[], None],
         worker_id: str | None = None,
     ) -> None:
@@ -94,17 +97,21 @@ class PostgresListener:
             self._had_connection = True
             if reconnected:
                 log.info("LISTEN connection re-established; notifications are back")
-                self._on_jobs()  # anything enqueued while we were deaf
+                self._on_jobs(None)  # anything enqueued while we were deaf
             while not self._stop.is_set():
                 for notification in connection.notifies(timeout=WAIT_SLICE_SECONDS):
                     self._dispatch(notification.channel, notification.payload)
 
     def _dispatch(self, channel: str, payload: str) -> None:
         if channel == JOBS_CHANNEL:
-            self._on_jobs()
+            self._on_jobs(due_from_payload(payload))
         elif channel == CANCEL_CHANNEL and (not payload or payload == self._worker_id):
             self._on_cancel()
 
 
 def _nothing() -> None:
+    return None
+
+
+def _no_jobs(_due_at: datetime | None) -> None:
     return None

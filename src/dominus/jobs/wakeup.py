@@ -5,8 +5,9 @@ watches `PRAGMA data_version` on a connection of its own: the number changes whe
 connection (another process, or another connection of this one) commits. Reading it costs a
 few microseconds and touches no table, so the worker checks it every few milliseconds while it
 has free slots (a pulled watcher: `needs_polling`). On PostgreSQL the database pushes:
-LISTEN/NOTIFY, in `dominus.jobs.notifications`. An enqueue in the same process wakes the worker
-directly (`JobQueue.subscribe(worker.wake)`).
+LISTEN/NOTIFY, in `dominus.jobs.notifications`; a notification says when its jobs fall due, so
+a worker whose clock runs a little behind the enqueuer's claims them then (ADR 0062). An enqueue
+in the same process wakes the worker directly (`JobQueue.subscribe(worker.wake)`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,15 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
 log = logging.getLogger(__name__)
+
+# Called when new work may exist, with the earliest `run_at` of the jobs that became pending
+# when the watcher knows it (None: look now).
+JobsCallback = Callable[[datetime | None], None]
 
 
 class ChangeWatcher(Protocol):
@@ -27,7 +33,7 @@ class ChangeWatcher(Protocol):
 
     def start(
         self,
-        on_jobs: Callable[[], None],
+        on_jobs: JobsCallback,
         on_cancel: Callable[[], None],
         worker_id: str | None = None,
     ) -> None:
@@ -49,7 +55,7 @@ class NoChangeWatcher:
 
     def start(
         self,
-        on_jobs: Callable[[], None],
+        on_jobs: JobsCallback,
         on_cancel: Callable[[], None],
         worker_id: str | None = None,
     ) -> None:

@@ -159,6 +159,8 @@ class Worker:
         self._own_claims_fresh_since: datetime | None = None
         # When jobs the maintenance thread reclaimed fall due: the loop looks again then.
         self._reclaimed_due: queue.SimpleQueue[datetime] = queue.SimpleQueue()
+        # When notified jobs fall due that this worker's clock did not see as due yet.
+        self._notified_due: queue.SimpleQueue[datetime] = queue.SimpleQueue()
         # The lock this worker's death releases, taken when it registers (None: none held).
         self._liveness: LivenessLock | None = None
         self._rescue = DeadWorkerRescue(
@@ -171,9 +173,18 @@ class Worker:
         )
 
     # --- control from other threads ----------------------------------------------------
-    def wake(self) -> None:
-        """Look for work now (called after an enqueue in this process)."""
-        self._duties.request_poll(self._clock())
+    def wake(self, due_at: datetime | None = None) -> None:
+        """Look for work (called after an enqueue in this process, and by the change watcher).
+        `due_at`, when the caller knows it: the earliest `run_at` of the new jobs. If this
+        worker's clock does not see that as due yet (another process's clock runs a few ms ahead
+        of this one's, or the job is scheduled a little later), the loop claims at that moment of
+        its own clock, rather than now for nothing and then only at the next poll (ADR 0062)."""
+        now = self._clock()
+        horizon = now + timedelta(seconds=self._config.poll_interval_seconds)
+        if due_at is not None and now < due_at <= horizon:
+            self._notified_due.put(due_at)
+        else:  # due already, unknown, or beyond the next regular poll: claim now, as always
+            self._duties.request_poll(now)
         self._wake.set()
 
     def request_shutdown(self) -> None:
@@ -338,6 +349,7 @@ class Worker:
     def _collect(self, now: datetime) -> None:
         self._attempts.collect_finished()
         self._collect_reclaimed()
+        self._collect_notified(now)
         self._attempts.return_waiting_too_long(now, self._config.prefetch_max_wait_seconds)
         self._attempts.start_waiting_async()
         self._attempts.abort_overdue(now)
@@ -370,6 +382,15 @@ class Worker:
         """Jobs the maintenance thread put back to pending: claim when each falls due."""
         for due in _taken(self._reclaimed_due):
             self._duties.expect_retry_at(due)
+
+    def _collect_notified(self, now: datetime) -> None:
+        """Jobs notified before they were due by this worker's clock: claim when each falls
+        due (at this tick if that time has come meanwhile)."""
+        for due in _taken(self._notified_due):
+            if due <= now:
+                self._duties.claim_soon()
+            else:
+                self._duties.expect_due_at(due)
 
     def _retry_at(self, running: RunningJob) -> datetime:
         """When a failed attempt's job is due again, from the moment its failure is collected."""

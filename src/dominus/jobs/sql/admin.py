@@ -154,7 +154,7 @@ def restart_job(
         .where(dead_letter_jobs.c.job_id == job.id, dead_letter_jobs.c.requeued_at.is_(None))
         .values(requeued_at=now)
     )
-    backend.notify_new_jobs(connection)
+    backend.notify_new_jobs(connection, now)
     word = "requeued from the dead-letter queue" if kind is EventKind.REQUEUED else "retried"
     record_event(connection, job.id, kind, now, message=f"{word}; attempts reset")
     return get_job(connection, job.id)

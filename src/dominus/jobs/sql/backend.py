@@ -109,8 +109,9 @@ class Backend(Protocol):
         writer of that row (the fence's last check, ADR 0024)."""
         ...
 
-    def notify_new_jobs(self, connection: Connection) -> None:
-        """Wake idle workers when this transaction commits (never if it rolls back)."""
+    def notify_new_jobs(self, connection: Connection, due_at: datetime | None = None) -> None:
+        """Wake idle workers when this transaction commits (never if it rolls back). `due_at`:
+        the earliest `run_at` of the jobs it made pending, when known (ADR 0062)."""
         ...
 
     def notify_cancel(self, connection: Connection, worker_id: str) -> None:

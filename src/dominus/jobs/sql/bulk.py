@@ -162,7 +162,7 @@ def _retry(
         .where(dead_letter_jobs.c.job_id.in_(ready), dead_letter_jobs.c.requeued_at.is_(None))
         .values(requeued_at=now)
     )
-    backend.notify_new_jobs(connection)
+    backend.notify_new_jobs(connection, now)
     _events(
         connection,
         [_event(job_id, EventKind.RETRIED, now, "retried; attempts reset") for job_id in ready],

@@ -221,6 +221,7 @@ def _reclaim(
                 retry_at=retry_at,
             )
         )
-    if any(not job.dead_lettered for job in reclaimed):
-        backend.notify_new_jobs(connection)
+    retried = [job.retry_at for job in reclaimed if not job.dead_lettered]
+    if retried:
+        backend.notify_new_jobs(connection, min(retried))
     return reclaimed

@@ -38,7 +38,7 @@ def insert_jobs(
     for index, job in enumerate(jobs):
         if job.dedupe_key is not None:
             results[index] = _insert_deduplicated(backend, connection, job, now)
-    backend.notify_new_jobs(connection)
+    backend.notify_new_jobs(connection, min(job.run_at for job in jobs))
     created = [
         job.job_type
         for job, result in zip(jobs, results, strict=True)

@@ -45,7 +45,7 @@ from dominus.jobs.liveness import (
 from dominus.jobs.metrics_model import DURATION_BUCKETS, ENQUEUED, PICKUP_BUCKETS
 from dominus.jobs.model import ClaimRequest, Completed, Job, NewJob
 from dominus.jobs.notifications import PostgresListener
-from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL
+from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL, due_payload
 from dominus.jobs.sql.driver_connections import DriverConnections
 from dominus.jobs.sql.metrics import BUCKET_LABELS, PICKUP_LABELS, Increments, shard_for
 from dominus.jobs.sql.postgres_claims import (
@@ -183,7 +183,7 @@ _ENQUEUE_ONE = f"""
         SELECT %(counter)s, job_type, '', %(shard)s, 1 FROM inserted
         ON CONFLICT (name, job_type, bucket, shard)
         DO UPDATE SET value = job_metrics.value + EXCLUDED.value
-    ), notified AS (SELECT pg_notify(%(channel)s, ''))
+    ), notified AS (SELECT pg_notify(%(channel)s, %(due_at)s))
     SELECT inserted.id FROM inserted CROSS JOIN notified
 """
 
@@ -199,7 +199,7 @@ _COPY = (
 _COPY_TYPES = [type_name for _, type_name in _COPY_COLUMNS]
 # The batch's counters and its NOTIFY, after the COPY, in its transaction.
 _COUNT_AND_NOTIFY = f"""
-    WITH counted AS ({_UPSERT_METRICS}), notified AS (SELECT pg_notify(%(channel)s, ''))
+    WITH counted AS ({_UPSERT_METRICS}), notified AS (SELECT pg_notify(%(channel)s, %(due_at)s))
     SELECT 1 FROM notified
 """
 
@@ -306,9 +306,12 @@ class PostgresBackend:
         # settle), held until COMMIT; it does not block inserts of rows that refer to the job.
         return query.with_for_update(key_share=True)
 
-    def notify_new_jobs(self, connection: Connection) -> None:
-        # No payload: a listener wakes its loop whatever became pending; the claim picks types.
-        connection.exec_driver_sql(_NOTIFY, {"channel": JOBS_CHANNEL, "payload": ""})
+    def notify_new_jobs(self, connection: Connection, due_at: datetime | None = None) -> None:
+        # A listener wakes its loop whatever became pending (the claim picks types), at `due_at`
+        # if its own clock does not see it yet (ADR 0062).
+        connection.exec_driver_sql(
+            _NOTIFY, {"channel": JOBS_CHANNEL, "payload": due_payload(due_at)}
+        )
 
     def notify_cancel(self, connection: Connection, worker_id: str) -> None:
         connection.exec_driver_sql(_NOTIFY, {"channel": CANCEL_CHANNEL, "payload": worker_id})
@@ -491,6 +494,7 @@ def _enqueue_one(raw: psycopg.Connection[Any], job: NewJob, now: datetime) -> li
         "counter": ENQUEUED,
         "shard": shard_for(),
         "channel": JOBS_CHANNEL,
+        "due_at": due_payload(job.run_at),
     }
     (job_id,) = raw.execute(_ENQUEUE_ONE, parameters).fetchone() or (None,)
     assert job_id is not None  # the insert returns its row
@@ -528,7 +532,11 @@ def _copy_in(raw: psycopg.Connection[Any], jobs: Sequence[NewJob], now: datetime
                 )
         raw.execute(
             _COUNT_AND_NOTIFY,
-            {**_metric_parameters(increments, shard_for()), "channel": JOBS_CHANNEL},
+            {
+                **_metric_parameters(increments, shard_for()),
+                "channel": JOBS_CHANNEL,
+                "due_at": due_payload(min(job.run_at for job in jobs)),
+            },
         )
     return ids
 

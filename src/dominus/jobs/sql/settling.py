@@ -155,7 +155,7 @@ def release_claim(
     ).rowcount
     if updated != 1:
         return False
-    backend.notify_new_jobs(connection)
+    backend.notify_new_jobs(connection, now)
     record_event(
         connection,
         claim.job_id,

@@ -176,7 +176,7 @@ class SqliteBackend:
         # already keeps every other writer out until it ends.
         return query
 
-    def notify_new_jobs(self, connection: Connection) -> None:
+    def notify_new_jobs(self, connection: Connection, due_at: datetime | None = None) -> None:
         """Nothing to send: idle workers watch `PRAGMA data_version` (see `dominus.jobs.wakeup`)."""
 
     def notify_cancel(self, connection: Connection, worker_id: str) -> None:
