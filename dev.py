@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -92,15 +93,56 @@ def test(args: list[str]) -> None:
     bin_dir = python.parent
     _run(bin_dir / "ruff", "check", *LINTED)
     _run(bin_dir / "ruff", "format", "--check", *LINTED)
-    _run(bin_dir / "mypy")
-    # Every import points down the floors (the contract in pyproject.toml).
-    _run(bin_dir / "lint-imports")
-    # The suite starts hundreds of `dominus` subprocesses. Where PYTHONDONTWRITEBYTECODE is set
-    # (as on our CI machines) none of them saves its bytecode, so each compiled the package's
-    # ~250 modules again (a quarter of a CLI call's 1.8 s); compileall writes it regardless,
-    # and a later edit only makes Python ignore the stale file.
-    _run(python, "-m", "compileall", "-q", "src")
-    _run(python, "-m", "pytest", *_parallel(args), *args)
+    # mypy takes about a minute of one core in a fresh clone (it has no cache yet), while the
+    # suite leaves the cores idle much of its time (it waits on worker subprocesses, servers
+    # and the database): mypy runs beside the suite, and its report follows the suite's.
+    with _Beside("mypy", bin_dir / "mypy") as mypy:
+        # Every import points down the floors (the contract in pyproject.toml).
+        _run(bin_dir / "lint-imports")
+        # The suite starts hundreds of `dominus` subprocesses. Where PYTHONDONTWRITEBYTECODE is
+        # set (as on our CI machines) none of them saves its bytecode, so each compiled the
+        # package's ~250 modules again (a quarter of a CLI call's 1.8 s); compileall writes it
+        # regardless, and a later edit only makes Python ignore the stale file.
+        _run(python, "-m", "compileall", "-q", "src")
+        suite = _call(python, "-m", "pytest", *_parallel(args), *args)
+    # The suite's exit status, or mypy's where only mypy failed.
+    sys.exit(suite or mypy.returncode)
+
+
+def _call(*command: str | Path) -> int:
+    """Run `command` (printed first) and return its exit status."""
+    print(f"+ {' '.join(str(part) for part in command)}", flush=True)
+    return subprocess.run([str(part) for part in command], cwd=ROOT, check=False).returncode
+
+
+class _Beside:
+    """A command run in the background, its output kept in a file and printed, with its exit
+    status, when the block ends (however it ends: a failing step exits from inside it)."""
+
+    def __init__(self, name: str, *command: str | Path) -> None:
+        self.name = name
+        self.command = [str(part) for part in command]
+        self.returncode = 0
+
+    def __enter__(self) -> _Beside:
+        print(
+            f"+ {' '.join(self.command)} (beside what follows; its report comes after)", flush=True
+        )
+        self._output = tempfile.TemporaryFile()
+        self._process = subprocess.Popen(
+            self.command, cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT
+        )
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.returncode = self._process.wait()
+        self._output.seek(0)
+        print(f"+ {self.name}, run beside the steps above, exited {self.returncode}:", flush=True)
+        sys.stdout.buffer.write(self._output.read())
+        sys.stdout.flush()
+        self._output.close()
+        if self.returncode != 0:
+            print(f"{self.name} failed (above)", flush=True)
 
 
 def _parallel(args: list[str]) -> list[str]:
