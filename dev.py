@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -92,27 +93,72 @@ def test(args: list[str]) -> None:
     bin_dir = python.parent
     _run(bin_dir / "ruff", "check", *LINTED)
     _run(bin_dir / "ruff", "format", "--check", *LINTED)
-    _run(bin_dir / "mypy")
-    # Every import points down the floors (the contract in pyproject.toml).
-    _run(bin_dir / "lint-imports")
-    # The suite starts hundreds of `dominus` subprocesses. Where PYTHONDONTWRITEBYTECODE is set
-    # (as on our CI machines) none of them saves its bytecode, so each compiled the package's
-    # ~250 modules again (a quarter of a CLI call's 1.8 s); compileall writes it regardless,
-    # and a later edit only makes Python ignore the stale file.
-    _run(python, "-m", "compileall", "-q", "src")
-    _run(python, "-m", "pytest", *_parallel(args), *args)
+    # mypy takes about a minute of one core in a fresh clone (it has no cache yet), while the
+    # suite leaves the cores idle much of its time (it waits on worker subprocesses, servers
+    # and the database): mypy runs beside the suite, and its report follows the suite's.
+    with _Beside("mypy", bin_dir / "mypy") as mypy:
+        # Every import points down the floors (the contract in pyproject.toml).
+        _run(bin_dir / "lint-imports")
+        # The suite starts hundreds of `dominus` subprocesses. Where PYTHONDONTWRITEBYTECODE is
+        # set (as on our CI machines) none of them saves its bytecode, so each compiled the
+        # package's ~250 modules again (a quarter of a CLI call's 1.8 s); compileall writes it
+        # regardless, and a later edit only makes Python ignore the stale file.
+        _run(python, "-m", "compileall", "-q", "src")
+        suite = _call(python, "-m", "pytest", *_parallel(args), *args)
+    # The suite's exit status, or mypy's where only mypy failed.
+    sys.exit(suite or mypy.returncode)
+
+
+def _call(*command: str | Path) -> int:
+    """Run `command` (printed first) and return its exit status."""
+    print(f"+ {' '.join(str(part) for part in command)}", flush=True)
+    return subprocess.run([str(part) for part in command], cwd=ROOT, check=False).returncode
+
+
+class _Beside:
+    """A command run in the background, its output kept in a file and printed, with its exit
+    status, when the block ends (however it ends: a failing step exits from inside it)."""
+
+    def __init__(self, name: str, *command: str | Path) -> None:
+        self.name = name
+        self.command = [str(part) for part in command]
+        self.returncode = 0
+
+    def __enter__(self) -> _Beside:
+        print(
+            f"+ {' '.join(self.command)} (beside what follows; its report comes after)", flush=True
+        )
+        self._output = tempfile.TemporaryFile()
+        self._process = subprocess.Popen(
+            self.command, cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT
+        )
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.returncode = self._process.wait()
+        self._output.seek(0)
+        print(f"+ {self.name}, run beside the steps above, exited {self.returncode}:", flush=True)
+        sys.stdout.buffer.write(self._output.read())
+        sys.stdout.flush()
+        self._output.close()
+        if self.returncode != 0:
+            print(f"{self.name} failed (above)", flush=True)
 
 
 def _parallel(args: list[str]) -> list[str]:
-    """Spread the suite over the machine's cores (pytest-xdist) unless the arguments choose:
-    much of it waits on worker subprocesses and the database, so two processes on two cores
-    take about two thirds of the time of one. `-n 0` runs it in one process. Work stealing:
-    a process that runs out of tests takes some of the other's, so the end of the run is not
-    one process finishing the slow e2e tests alone."""
+    """Spread the suite over one pytest-xdist process more than the machine has cores (at most
+    five) unless the arguments choose. Much of the suite waits on worker subprocesses, servers
+    and the database: with one process per core the cores were busy about half the time, and
+    a third process on two cores took a quarter off the wall time of a wait-heavy share of the
+    suite (e2e, contract and dashboard tests: 485 s to 356 s, the same CPU time). A fourth took
+    a little more off, but one of its two runs on the loaded machine had a test fail: four
+    processes is left to measure on an idle one. `-n 0` runs it in one process. Work
+    stealing: a process that runs out of tests takes some of another's, so the end of the run
+    is not one process finishing the slow e2e tests alone."""
     chosen = any(arg.startswith(("-n", "--numprocesses", "--dist")) for arg in args)
     if chosen or "no:xdist" in args:
         return []
-    return ["-n", str(max(1, min(4, os.cpu_count() or 1))), "--dist", "worksteal"]
+    return ["-n", str(min(5, (os.cpu_count() or 1) + 1)), "--dist", "worksteal"]
 
 
 def bench(args: list[str]) -> None:

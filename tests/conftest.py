@@ -34,6 +34,7 @@ from tests.support.databases import POSTGRES_URL, PostgresDatabases, ReadyDataba
 from tests.support.polling import free_port
 from tests.support.processes import dominus_executable
 from tests.support.serving import ServeProcess
+from tests.support.shared_routes import share_route_analysis
 
 # Hypothesis: few examples by default so the suite stays fast; `--hypothesis-profile=long` for
 # deeper runs of the property tests (tests that set their own example count keep it).
@@ -44,6 +45,9 @@ settings.register_profile(
     "long", max_examples=400, stateful_step_count=100, deadline=None, database=None
 )
 settings.load_profile("dominus")
+
+# Every app the tests build shares one analysis of each route (tests/support/shared_routes.py).
+share_route_analysis()
 
 
 @pytest.fixture(scope="session")

@@ -11,5 +11,6 @@ from another test module or a conftest); fixtures stay in the conftest files.
   a database's contents compared before and after;
 - fakes: loopback DNS, RDAP, WHOIS and webhook servers (tests never touch the internet);
 - backtest_records, backtest_samples, made_up_sales, portfolio_rows, seeding, watch_fixtures,
-  throwaway_postgres: data and services for particular suites.
+  throwaway_postgres: data and services for particular suites;
+- shared_routes: one analysis of each API route for every app a test process builds.
 """
