@@ -76,6 +76,25 @@ from dominus.jobs.wakeup import ChangeWatcher
 log = logging.getLogger("dominus.worker")
 
 
+def _histogram_increments(column: str, metric: str, bounds: str, labels: str) -> str:
+    """The UNION ALL arms that add each completed row's `column` (seconds; NULL when not
+    measured) to `metric`'s count, sum and bucket; `bounds` and `labels` name the statement's
+    parameters holding the histogram's upper bounds and their labels."""
+    return f"""
+        SELECT job_type, '{metric}_count', '', 1.0 FROM done WHERE {column} IS NOT NULL
+        UNION ALL
+        SELECT job_type, '{metric}_sum', '', GREATEST({column}, 0) FROM done
+         WHERE {column} IS NOT NULL
+        UNION ALL
+        SELECT job_type, '{metric}_bucket',
+               COALESCE((SELECT label FROM unnest(%({bounds})s::double precision[],
+                                                  %({labels})s::text[]) AS b(bound, label)
+                          WHERE done.{column} <= b.bound ORDER BY b.bound LIMIT 1), '+Inf'),
+               1.0
+          FROM done WHERE {column} IS NOT NULL
+"""
+
+
 # Completes the batch (fenced on each claim) and adds the landed completions to the metrics in
 # the same statement, so a tick stays one round trip. Each duration falls in the first bucket
 # whose upper bound is not below it, or "+Inf".
@@ -84,7 +103,7 @@ log = logging.getLogger("dominus.worker")
 # unnesting the whole batch again for every running row of every worker; that cost grew with
 # running rows × batch size (23 ms for 127 completions with 4 workers, bench/pg_profile.py).
 # Planned with the batch at hand, it is a hash join: about 1 ms for 100.
-_COMPLETE = """
+_COMPLETE = f"""
     WITH done AS (
         UPDATE job_queue AS job
            SET status = 'completed', result = batch.result,
@@ -101,29 +120,9 @@ _COMPLETE = """
         SELECT job_type, 'completed' AS name, '' AS bucket, 1.0::double precision AS value
           FROM done
         UNION ALL
-        SELECT job_type, 'duration_count', '', 1.0 FROM done WHERE seconds IS NOT NULL
+        {_histogram_increments("seconds", "duration", "bounds", "labels")}
         UNION ALL
-        SELECT job_type, 'duration_sum', '', GREATEST(seconds, 0) FROM done
-         WHERE seconds IS NOT NULL
-        UNION ALL
-        SELECT job_type, 'duration_bucket',
-               COALESCE((SELECT label FROM unnest(%(bounds)s::double precision[],
-                                                  %(labels)s::text[]) AS b(bound, label)
-                          WHERE done.seconds <= b.bound ORDER BY b.bound LIMIT 1), '+Inf'),
-               1.0
-          FROM done WHERE seconds IS NOT NULL
-        UNION ALL
-        SELECT job_type, 'pickup_count', '', 1.0 FROM done WHERE pickup IS NOT NULL
-        UNION ALL
-        SELECT job_type, 'pickup_sum', '', GREATEST(pickup, 0) FROM done
-         WHERE pickup IS NOT NULL
-        UNION ALL
-        SELECT job_type, 'pickup_bucket',
-               COALESCE((SELECT label FROM unnest(%(pickup_bounds)s::double precision[],
-                                                  %(pickup_labels)s::text[]) AS b(bound, label)
-                          WHERE done.pickup <= b.bound ORDER BY b.bound LIMIT 1), '+Inf'),
-               1.0
-          FROM done WHERE pickup IS NOT NULL
+        {_histogram_increments("pickup", "pickup", "pickup_bounds", "pickup_labels")}
     ), counted AS (
         INSERT INTO job_metrics (name, job_type, bucket, shard, value)
         SELECT name, job_type, bucket, %(shard)s, sum(value)
