@@ -159,7 +159,7 @@ def _values(score: Score, cash: Callable[[float | None], str]) -> list[tuple[str
         ("retail value (P10–P50–P90)", _range(value.retail, cash)),
         ("wholesale value (P10–P50–P90)", _range(value.wholesale, cash)),
         ("expected value (EV)", f"{cash(score.expected_value)} = retail P50"),
-        ("suggested list price", f"{cash(score.suggested_list_price)} = retail P90"),
+        ("suggested list price", f"{cash(score.suggested_list_price)} = EV × list multiplier"),
     ]
     for part in value.contributions[:3]:
         sign = "+" if part.dollars >= 0 else "−"

@@ -60,6 +60,7 @@ def verdict_rules(settings: PortfolioSettings, config: ScoringConfig) -> Verdict
         sale_commission=config.sale_commission,
         annual_sell_through=config.annual_sell_through,
         confidence_cap=config.confidence_cap,
+        list_multiplier=config.list_multiplier,
     )
 
 

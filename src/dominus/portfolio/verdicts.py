@@ -7,8 +7,9 @@ expected (the default): the scoring issue's money gate applied to one more year.
     value = EV × (1 − commission) × P(sale in the next year),
     P(sale in the next year) = 1 − (1 − r)^1 = r, r = annual sell-through × confidence / cap.
     Within the horizon: renew (keep) only if value > renewal cost, otherwise drop. A name listed
-    above 2.5 × EV gets reprice (to the suggested list price); outside the horizon keep. The
-    acquisition cost is sunk and plays no part.
+    above 2.5 × EV (or the list multiplier × EV, if higher: a name listed at its suggested price
+    is never overpriced) gets reprice (to the suggested list price); outside the horizon keep.
+    The acquisition cost is sunk and plays no part.
 threshold: score < DROP_SCORE_THRESHOLD within the horizon → drop, but reprice while the
     acquisition cost is not yet recouped by the renewals paid (renewals paid < acquisition); a
     listed name within 3 × the horizon with a score ≥ the threshold → reprice; otherwise keep.
@@ -69,6 +70,8 @@ class VerdictRules:
     sale_commission: float
     annual_sell_through: float
     confidence_cap: float
+    # The scoring's list multiplier: the suggested list price is at most this × EV.
+    list_multiplier: float = LIST_PRICE_EV_RATIO
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,7 @@ def _expected(facts: VerdictFacts, rules: VerdictRules, days: int) -> Judgement:
                 f"renewal {money_words(renewal, currency)} {sign} expected sale value "
                 f"{money_words(value, currency)} this year ({workings}){sunk}",
             )
-    listed = _overpriced(facts, currency)
+    listed = _overpriced(facts, rules)
     if listed is not None:
         return Judgement("reprice", listed)
     if within:
@@ -178,23 +181,31 @@ def _expected(facts: VerdictFacts, rules: VerdictRules, days: int) -> Judgement:
     return Judgement("keep", f"{due}, beyond the {rules.horizon_days}-day horizon")
 
 
-def _overpriced(facts: VerdictFacts, currency: str) -> str | None:
-    """The expected method's reprice reason for a name listed above 2.5 × its EV, or None."""
+def _overpriced(facts: VerdictFacts, rules: VerdictRules) -> str | None:
+    """The expected method's reprice reason for a name listed above 2.5 × its EV (or above
+    the list multiplier × EV, when that is higher), or None."""
     assert facts.expected_value is not None
-    ceiling = LIST_PRICE_EV_RATIO * facts.expected_value
+    ratio = max(LIST_PRICE_EV_RATIO, rules.list_multiplier)
+    # In cents, as the suggested list price is: a name listed at it is never half a cent over.
+    ceiling = round(ratio * facts.expected_value, 2)
     if facts.list_price is None or not facts.list_price > ceiling:
         return None
+    currency = rules.currency
     return (
-        f"listed at {money_words(facts.list_price, currency)}, above {LIST_PRICE_EV_RATIO:g} × "
+        f"listed at {money_words(facts.list_price, currency)}, above {ratio:g} × "
         f"EV {money_words(facts.expected_value, currency)} ({money_words(ceiling, currency)}): "
         f"reprice{_to_suggested(facts, currency)}"
     )
 
 
 def _to_suggested(facts: VerdictFacts, currency: str) -> str:
-    if facts.suggested_list_price is None:
+    """Where to reprice to: the suggested list price, named only when it is below the current
+    one (an entry last scored under an older rule may hold a higher suggestion until it is
+    rescored)."""
+    suggested = facts.suggested_list_price
+    if suggested is None or facts.list_price is None or not suggested < facts.list_price:
         return ""
-    return f" to the suggested {money_words(facts.suggested_list_price, currency)}"
+    return f" to the suggested {money_words(suggested, currency)}"
 
 
 def _threshold(facts: VerdictFacts, rules: VerdictRules, days: int) -> Judgement:

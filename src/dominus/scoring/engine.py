@@ -4,8 +4,9 @@
     weighting    weighting.py: available weight, reallocation, weighted score, thresholds
     confidence   confidence.py: the reference formula (ADR 0014)
     values       the value model's appraisal when given (valuation/): EV = retail P50, list
-                 price = retail P90, the buy max held against wholesale P50; without one,
-                 value.py: anchor, EV = weighted score × anchor, list price = EV × 2.5
+                 price = EV × 2.5 within retail P50–P90, the buy max held against wholesale
+                 P50; without one, value.py: anchor, EV = weighted score × anchor, list
+                 price = EV × 2.5
     money        money.py: holding cost, P(sale), expected profit, buy max
     decision     decision.py: evidence and gates → recommended / speculative / rejected + reason
 
@@ -60,6 +61,17 @@ def _cents(value: float) -> float:
     return round(value, 2)
 
 
+def suggested_list_price(expected: float, valued: Appraisal | None, multiplier: float) -> float:
+    """EV × the list multiplier; with the value model, kept within its retail P50 to P90. Not
+    the P90 itself: for a name with little evidence the P90 is tens of times the P50 (the range
+    is honest about what is unknown), and a price that far above EV is one the portfolio's own
+    verdict calls overpriced."""
+    if valued is None:
+        return expected * multiplier
+    retail = valued.retail
+    return min(retail.p90, max(retail.p50, retail.p50 * multiplier))
+
+
 def score_domain(
     inputs: ScoringInput, weights: Weights, config: ScoringConfig, today: date
 ) -> Score:
@@ -81,7 +93,7 @@ def score_domain(
     )
     valued = inputs.value if inputs.value is not None and config.currency == "USD" else None
     expected = _cents(valued.retail.p50 if valued else weighted * value.anchor)
-    list_price = _cents(valued.retail.p90 if valued else expected * config.list_multiplier)
+    list_price = _cents(suggested_list_price(expected, valued, config.list_multiplier))
     acquisition = Acquisition(
         domain=inputs.domain,
         purchase=inputs.purchase,

@@ -108,7 +108,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("anchor_floor", 0, MAX_MONEY, "anchor with no evidence; EV ≤ this × score"),
     Setting("commercial_anchor_ceiling", 0, MAX_MONEY, "anchor of a keyword at the caps"),
     Setting("expiry_anchor_ceiling", 0, MAX_MONEY, "anchor of expiry facts at the caps"),
-    Setting("list_multiplier", 0, 100, "suggested list price = EV × this"),
+    Setting("list_multiplier", 0, 100, "suggested list price = EV × this (within retail P50–P90)"),
     # money
     _unit("annual_sell_through", "share of a portfolio sold a year, at full confidence"),
     Setting("sale_commission", 0, 0.99, "marketplace commission on a sale"),

@@ -104,6 +104,31 @@ def test_every_entry_is_scored_as_dominus_score_scores_it(
     assert (again["rescored"], again["unchanged"], again["verdict_changes"]) == (0, 3, [])
 
 
+def test_a_name_listed_at_its_suggested_price_is_not_called_overpriced(
+    engine: Engine, settings: Settings, service: PortfolioService, backend: str
+) -> None:
+    """The suggestion and the verdict agree: list a name at the price the rescore suggests, and
+    the expected verdict (renewal beyond the horizon) keeps it; list it above 2.5 × EV and the
+    verdict says reprice, down to that suggestion."""
+    far = EntryFields(renewal_date=date(2030, 12, 1))
+    service.add("homegym.com", far, NOW)
+    rescorer(service, make_appraiser(engine, settings))[0].run()
+    scored = service.get("homegym.com")
+    assert scored.expected_value is not None and scored.suggested_list_price is not None
+    assert scored.suggested_list_price >= scored.expected_value
+
+    at_suggested = service.update(
+        "homegym.com", EntryFields(list_price=scored.suggested_list_price), NOW
+    )
+    assert at_suggested.verdict == "keep", at_suggested.verdict_reason
+
+    above = service.update("homegym.com", EntryFields(list_price=3 * scored.expected_value), NOW)
+    assert above.verdict == "reprice"
+    assert above.verdict_reason is not None
+    suggested = f"${scored.suggested_list_price:,.2f}".removesuffix(".00")
+    assert above.verdict_reason.endswith(f"reprice to the suggested {suggested}")
+
+
 def test_a_failing_provider_keeps_the_previous_score(
     engine: Engine, settings: Settings, service: PortfolioService, backend: str
 ) -> None:

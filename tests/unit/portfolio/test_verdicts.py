@@ -46,6 +46,26 @@ def facts(days: int, **values: object) -> VerdictFacts:
     return replace(base, **values)  # type: ignore[arg-type]
 
 
+def test_a_name_listed_at_its_suggested_price_is_not_overpriced() -> None:
+    # list multiplier 4: the suggestion may be 4 × EV, so the ceiling is 4 × EV, not 2.5 ×
+    higher = replace(rules("expected"), list_multiplier=4.0)
+    at_suggested = facts(200, list_price=4_000.0, suggested_list_price=4_000.0)
+    assert judge(at_suggested, higher, NOW).verdict == "keep"
+    above = facts(200, list_price=4_100.0, suggested_list_price=4_000.0)
+    assert judge(above, higher, NOW).reason == (
+        "listed at $4,100, above 4 × EV $1,000 ($4,000): reprice to the suggested $4,000"
+    )
+
+
+def test_a_suggestion_above_the_asking_price_is_not_offered_as_a_reprice() -> None:
+    # An entry scored under an older rule may hold a suggestion above its asking price: a
+    # reprice "to" a higher price would contradict the reason it is given.
+    entry = facts(200, list_price=40_000.0, suggested_list_price=162_000.0)
+    assert judge(entry, rules("expected"), NOW).reason == (
+        "listed at $40,000, above 2.5 × EV $1,000 ($2,500): reprice"
+    )
+
+
 # --- expected ------------------------------------------------------------------------------
 # EV 1000, confidence 0.8: P = 0.01 × 0.8 / 0.8 = 0.01; value = 1000 × 0.80 × 0.01 = $8.
 EXPECTED_TABLE = [

@@ -1,5 +1,6 @@
 """Scoring with the value model's appraisal, from the specification's words: `expected_value`
-equals retail P50; the suggested list price is within retail P50 to P90 (its P90); a purchase from
+equals retail P50; the suggested list price is within retail P50 to P90 (EV × the list multiplier,
+2.5, held within them); a purchase from
 a listing is compared with the wholesale P50 (never pay more than investors pay each other unless
 the retail case pays for it); the decision stays conservative (no recommendation on the name
 alone). Expected figures are worked out by hand in the comments."""
@@ -33,15 +34,31 @@ def appraisal(domain: str, wholesale: Range, retail: Range) -> Appraisal:
 VALUED = appraisal("cloudnest.com", Range(1_000, 2_000, 4_000), Range(3_000, 6_000, 12_000))
 
 
-def test_the_expected_value_is_the_retail_p50_and_the_list_price_its_p90() -> None:
+def test_the_expected_value_is_the_retail_p50_and_the_list_price_at_most_its_p90() -> None:
     score = score_domain(ScoringInput("cloudnest.com", value=VALUED), Weights(), CONFIG, TODAY)
     assert score.expected_value == 6_000.0
+    # 6,000 × 2.5 = 15,000, above the P90: the P90
     assert score.suggested_list_price == 12_000.0
     document = score.to_dict()
     assert document["value"]["retail"] == {"p10": 3_000.0, "p50": 6_000.0, "p90": 12_000.0}
     assert document["value"]["wholesale"] == {"p10": 1_000.0, "p50": 2_000.0, "p90": 4_000.0}
     assert document["value"]["model"] == {"name": "test", "version": "1", "trained_on": "hand-made"}
     assert document["value"]["contributions"][0]["label"] == "one dictionary word"
+
+
+def test_a_wide_retail_range_lists_at_the_multiplier_not_at_its_p90() -> None:
+    # A name with little evidence: P90 36 × its P50. 4,000 × 2.5 = 10,000, inside 4,000–144,000.
+    wide = appraisal("homegym.com", Range(300, 600, 1_800), Range(500, 4_000, 144_000))
+    score = score_domain(ScoringInput("homegym.com", value=wide), Weights(), CONFIG, TODAY)
+    assert score.expected_value == 4_000.0
+    assert score.suggested_list_price == 10_000.0
+
+
+def test_a_list_multiplier_below_one_lists_at_the_retail_p50() -> None:
+    # 6,000 × 0.5 = 3,000 is below the P50: never below what an end user typically pays
+    config = ScoringConfig(list_multiplier=0.5)
+    score = score_domain(ScoringInput("cloudnest.com", value=VALUED), Weights(), config, TODAY)
+    assert score.suggested_list_price == 6_000.0
 
 
 def test_a_name_valued_highly_is_still_not_recommended_on_the_name_alone() -> None:
