@@ -120,8 +120,10 @@ def test_a_sigkilled_scheduler_restarted_within_the_window_fires_the_missed_tick
     dominus_procs: DominusProcesses, store: SqlJobStore
 ) -> None:
     clock = database_clock(store)
-    # A schedule that fires once a minute, a few seconds from now (croniter: seconds last).
-    target = (clock() + timedelta(seconds=6)).replace(microsecond=0)
+    # A schedule that fires once a minute, a few seconds from now (croniter: seconds last): late
+    # enough for the first scheduler to start and set its cursor before then, which takes over
+    # six seconds on a loaded machine (two cores, the suite's other processes).
+    target = (clock() + timedelta(seconds=12)).replace(microsecond=0)
     env = {"SCHEDULER_DIAG_CRON": f"* * * * * {target.second}"}
     first = dominus_procs.start("scheduler", env=env, name="scheduler-first")
     scheduler_id(first)

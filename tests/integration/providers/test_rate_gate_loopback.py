@@ -222,8 +222,10 @@ def test_waits_are_told_to_the_callers_hook(tmp_path: Path) -> None:
             RDAP_BOOTSTRAP_PATH=str(bootstrap_file(tmp_path, server)),
         )
         gate = rate_gate(settings)
-        gate.pause(rdap_key(server.base), 0.2, "test")
         with open_providers(settings, gate=watched(gate, lambda k, u: heard.append((k, u)))) as p:
+            # Paused right before the lookup (not before opening the providers, which may take
+            # longer than the pause on a loaded machine): the lookup must wait for it.
+            gate.pause(rdap_key(server.base), 0.5, "test")
             record = p.rdap.lookup("x.com")
     finally:
         server.close()
