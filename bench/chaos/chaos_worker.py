@@ -36,7 +36,7 @@ from dominus.cli.runtime import open_runtime
 from dominus.cli.worker import _install_signal_handlers
 from dominus.jobs import HandlerRegistry, JobContext, Worker
 from dominus.jobs.limits import Limiters
-from dominus.jobs.sql.limits import RateLimitStore
+from dominus.jobs.sql.limits import Granted, RateLimitStore
 
 JOB_TYPE = "chaos.record"
 
@@ -74,22 +74,23 @@ class RecordingRateLimitStore(RateLimitStore):
         super().__init__(engine)
         self._events = events
 
-    def grant(self, key: str, now: datetime) -> int | None:
+    def grant(self, key: str, now: datetime) -> Granted | None:
         before = time.time()
-        slot = super().grant(key, now)
-        if slot is not None:
+        granted = super().grant(key, now)
+        if granted is not None:
             self._events.write(
                 {
                     "e": "grant",
                     "key": key,
-                    "slot": slot,
-                    "at": now.timestamp(),
+                    "slot": granted.slot,
+                    # The moment stamped (the server's clock on PostgreSQL), not the caller's.
+                    "at": granted.at.timestamp(),
                     "t0": before,
                     "t1": time.time(),
                     "pid": os.getpid(),
                 }
             )
-        return slot
+        return granted
 
 
 def chaos_registry(events: EventLog) -> HandlerRegistry:

@@ -46,9 +46,17 @@ def rated(
     return replace(job, concurrency_key=concurrency_key, concurrency_limit=1)
 
 
+# These tests move a fake clock by hand, so the tokens and grants are stamped with it on
+# PostgreSQL too (`server_clock=False`), not with the server's clock as by default:
+# test_rate_limit_server_clock.py covers that.
+@pytest.fixture
+def store(engine: Engine) -> SqlJobStore:
+    return SqlJobStore(engine, server_clock=False)
+
+
 @pytest.fixture
 def limiters(engine: Engine, clock: FakeClock) -> Limiters:
-    return Limiters.over(engine, clock)
+    return Limiters.over(engine, clock, server_clock=False)
 
 
 def grant_stamps(engine: Engine, key: str = KEY) -> list[int]:
@@ -213,7 +221,7 @@ def test_a_worker_drains_rate_keyed_jobs_at_the_limit(
     store: SqlJobStore, engine: Engine, clock: FakeClock
 ) -> None:
     registry = register_diagnostic_jobs(HandlerRegistry())
-    limiters = Limiters.over(engine, clock)
+    limiters = Limiters.over(engine, clock, server_clock=False)
     limiters.configure(KEY, "2/s")
     ids = [r.job_id for r in store.enqueue([rated() for _ in range(6)], T0)]
     worker = Worker(store, registry, WorkerConfig(concurrency=4), clock=clock, limiters=limiters)

@@ -51,14 +51,17 @@ def other_engine(database_url: str) -> Iterator[Engine]:
     engine.dispose()
 
 
+# These tests move a fake clock by hand, so grants are stamped with it on PostgreSQL too
+# (`server_clock=False`), not with the server's clock as by default:
+# test_rate_limit_server_clock.py covers that.
 @pytest.fixture
 def limiters(engine: Engine, clock: FakeClock) -> Limiters:
-    return Limiters.over(engine, clock)
+    return Limiters.over(engine, clock, server_clock=False)
 
 
 @pytest.fixture
 def others(other_engine: Engine, clock: FakeClock) -> Limiters:
-    return Limiters.over(other_engine, clock)
+    return Limiters.over(other_engine, clock, server_clock=False)
 
 
 def grants(limiters: Limiters, key: str, tries: int) -> list[float | None]:

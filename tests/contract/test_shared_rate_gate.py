@@ -41,9 +41,10 @@ class StopOnWait:
 
 def _gate(engine: Engine, clock: FakeClock, setting: str) -> SharedRateGate:
     limits = RateLimits.load(setting)
-    return SharedRateGate(
-        Limiters.over(engine, clock), limits, InProcessRateGate(limits), wall=clock
-    )
+    # Grants stamped with the fake clock the tests move, on PostgreSQL too (by default they
+    # would be stamped with the server's, which no fake clock moves).
+    limiters = Limiters.over(engine, clock, server_clock=False)
+    return SharedRateGate(limiters, limits, InProcessRateGate(limits), wall=clock)
 
 
 @pytest.fixture

@@ -55,7 +55,8 @@ class StopSignal(Protocol):
 
 @dataclass(frozen=True)
 class Grant:
-    """One grant of `key`: the slot it took at `at` (None: the key has no limit)."""
+    """One grant of `key`: the slot it took and the moment stamped in it, `at` (slot None: the
+    key has no limit, and `at` is the caller's clock)."""
 
     key: str
     slot: int | None
@@ -74,9 +75,14 @@ class Limiters:
         self._poll_seconds = poll_seconds
 
     @classmethod
-    def over(cls, engine: Engine, clock: Clock | None = None) -> Limiters:
-        """Limiters on `engine`'s database, with its one clock unless `clock` is given."""
-        return cls(RateLimitStore(engine), clock or backend_for(engine).clock())
+    def over(
+        cls, engine: Engine, clock: Clock | None = None, *, server_clock: bool | None = None
+    ) -> Limiters:
+        """Limiters on `engine`'s database, with its one clock unless `clock` is given.
+        `server_clock`: whether grants are stamped with the database server's clock (None: the
+        database's default, True on PostgreSQL; see `RateLimitStore`)."""
+        store = RateLimitStore(engine, server_clock=server_clock)
+        return cls(store, clock or backend_for(engine).clock())
 
     # --- configuration -----------------------------------------------------------------------
     def configure(self, key: str, limit: RateLimit | str | None) -> KeyState:
@@ -104,9 +110,9 @@ class Limiters:
         check_key(key)
         for _ in range(RACE_RETRIES):
             now = self._clock()
-            slot = self._store.grant(key, now)
-            if slot is not None:
-                return Grant(key, slot, now)
+            granted = self._store.grant(key, now)
+            if granted is not None:
+                return Grant(key, granted.slot, granted.at)
             wait = _seconds_to_wait(self._store.denial(key, now), now)
             if wait is None:
                 return Grant(key, None, now)  # no limit and no pause: nothing to hold back

@@ -162,15 +162,31 @@ class Backend(Protocol):
         ...
 
 
-def backend_for(engine: Engine) -> Backend:
+def backend_for(engine: Engine, *, server_clock: bool | None = None) -> Backend:
     """The backend for `engine`'s database: the one place in `dominus.jobs` that asks which
-    database an engine speaks."""
+    database an engine speaks. `server_clock`: see `stamps_with_server_clock`."""
     name = engine.dialect.name
     if name == "sqlite":
+        stamps_with_server_clock(engine, server_clock)  # refuses True
         return SqliteBackend(engine)
     if name == "postgresql":
         # Imported here: it imports psycopg, which costs a SQLite process a fifth of a second.
         from dominus.jobs.sql.postgres_backend import PostgresBackend  # noqa: PLC0415
 
-        return PostgresBackend(engine)
+        return PostgresBackend(engine, server_clock=stamps_with_server_clock(engine, server_clock))
     raise ValueError(f"no job store backend for {name} databases")
+
+
+def stamps_with_server_clock(engine: Engine, wanted: bool | None) -> bool:
+    """Whether rate-limit grants on `engine` are stamped with the database server's clock, read
+    in the granting statement itself (ADR 0053, "Whose clock"), rather than with the caller's
+    `now`. None: the database's default, True on PostgreSQL (each process's extrapolated clock
+    is a few milliseconds off, differently, which lets a window of server time hold more grants
+    than the limit) and False on SQLite (one host clock, and its write lock serialises
+    grants). False on PostgreSQL is for callers that simulate time with a clock of their own."""
+    on_postgres = engine.dialect.name == "postgresql"
+    if wanted is None:
+        return on_postgres
+    if wanted and not on_postgres:
+        raise ValueError(f"{engine.dialect.name} has no server clock to stamp grants with")
+    return wanted

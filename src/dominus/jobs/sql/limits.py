@@ -9,7 +9,10 @@ taken `FOR UPDATE SKIP LOCKED` (two grants take two slots, never one twice) and 
 re-checks its condition on the row's latest version under READ COMMITTED.
 
 Times are whole microseconds since the epoch, compared as integers: exact, and the same
-arithmetic on both databases. Every method takes `now`; the caller's clock decides (ADR 0005).
+arithmetic on both databases. Every method takes `now`, and the caller's clock decides (ADR
+0005), but for the moment a grant or a restamp writes on PostgreSQL: that is the server's clock,
+read once in the statement itself (ADR 0053, "Whose clock"), unless the store is made with
+`server_clock=False`.
 """
 
 from __future__ import annotations
@@ -19,14 +22,37 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, delete, exists, func, insert, or_, select, update
+from sqlalchemy import (
+    CTE,
+    BigInteger,
+    ColumnElement,
+    Connection,
+    Engine,
+    cast,
+    delete,
+    exists,
+    extract,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.sql.dml import Update
 
 from dominus.db.engine import read_only
 from dominus.db.errors import database_errors
 from dominus.errors import RateLimitKeyNotFoundError
 from dominus.jobs.model import EventKind
-from dominus.jobs.rate_limit import CLOCK_SET_BACK_US, KeyState, RateLimit, microseconds
-from dominus.jobs.sql.backend import Backend, backend_for
+from dominus.jobs.rate_limit import (
+    CLOCK_SET_BACK_US,
+    KeyState,
+    RateLimit,
+    microseconds,
+    moment_of,
+)
+from dominus.jobs.sql.backend import Backend, backend_for, stamps_with_server_clock
 from dominus.jobs.sql.tables import (
     SNOOZED_FOR_KEY,
     job_events,
@@ -43,6 +69,19 @@ _jobs = job_queue.c
 
 
 @dataclass(frozen=True)
+class Granted:
+    """A grant made: the slot it took and the moment stamped in it (µs since the epoch), which
+    `restamp` is given back."""
+
+    slot: int
+    granted_us: int
+
+    @property
+    def at(self) -> datetime:
+        return moment_of(self.granted_us)
+
+
+@dataclass(frozen=True)
 class Denial:
     """Why a grant was refused, as read right after: the pause's end and the oldest slot."""
 
@@ -54,12 +93,14 @@ class Denial:
 
 class RateLimitStore:
     """The limiters' rows on a SQLAlchemy engine (SQLite or PostgreSQL). Each method is one
-    transaction."""
+    transaction. `server_clock`: whether grants are stamped with the database server's clock
+    (None: the database's default, see `backend.stamps_with_server_clock`)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, server_clock: bool | None = None) -> None:
         self._engine = engine
         self._reader = read_only(engine)
         self._backend: Backend = backend_for(engine)
+        self._server_clock = stamps_with_server_clock(engine, server_clock)
 
     @property
     def engine(self) -> Engine:
@@ -74,11 +115,12 @@ class RateLimitStore:
             return work(connection)
 
     # --- grants ------------------------------------------------------------------------------
-    def grant(self, key: str, now: datetime) -> int | None:
-        """Take a slot of `key` at `now` if one is a whole period old and the key is not
-        paused: the slot taken, or None (always None for a key without a limit, see
-        `denial`). One statement."""
-        now_us = microseconds(now)
+    def grant(self, key: str, now: datetime) -> Granted | None:
+        """Take a slot of `key` now if one is a whole period old and the key is not paused
+        at `now`: the slot taken and the moment stamped (`now`, or the server's clock), or None
+        (always None for a key without a limit, see `denial`). One statement."""
+        moment = self._moment(now)
+        now_us = moment.now_us
         oldest = (
             select(_grants.slot)
             .where(_grants.key == key)
@@ -99,24 +141,30 @@ class RateLimitStore:
                 _grants.granted_us <= now_us - period,
             )
             .values(granted_us=now_us)
-            .returning(_grants.slot)
+            .returning(_grants.slot, _grants.granted_us)
         )
-        return self._write(lambda conn: conn.execute(statement).scalar())
+        row = self._write(lambda conn: conn.execute(moment.stated(statement)).first())
+        return None if row is None else Granted(row.slot, row.granted_us)
 
     def restamp(self, key: str, slot: int, granted: datetime, now: datetime) -> bool:
-        """Count the grant of `slot` made at `granted` from `now` instead: the request it let
-        through has been answered. Only while the slot still holds that grant; one statement."""
+        """Count the grant of `slot` made at `granted` from now (`now`, or the server's clock)
+        instead: the request it let through has been answered. Only while the slot still holds
+        that grant; one statement."""
+        moment = self._moment(now)
         statement = (
             update(rate_limit_grants)
             .where(
                 _grants.key == key,
                 _grants.slot == slot,
                 _grants.granted_us == microseconds(granted),
-                _grants.granted_us < microseconds(now),
+                _grants.granted_us < moment.now_us,
             )
-            .values(granted_us=microseconds(now))
+            .values(granted_us=moment.now_us)
         )
-        return self._write(lambda conn: conn.execute(statement).rowcount == 1)
+        return self._write(lambda conn: conn.execute(moment.stated(statement)).rowcount == 1)
+
+    def _moment(self, now: datetime) -> _Moment:
+        return _Moment.of_server() if self._server_clock else _Moment.of_caller(now)
 
     def denial(self, key: str, now: datetime) -> Denial | None:
         """What keeps `key` from a grant now; None when the key has no row (no limit, no
@@ -253,6 +301,30 @@ class RateLimitStore:
                 },
             )
         )
+
+
+@dataclass(frozen=True)
+class _Moment:
+    """The moment a statement stamps grants with: the caller's `now` as a parameter, or the
+    server's clock read once in the statement (a MATERIALIZED CTE, so the stamp and the age
+    condition see one value, however many rows the statement looks at)."""
+
+    now_us: ColumnElement[int]
+    cte: CTE | None = None
+
+    @classmethod
+    def of_caller(cls, now: datetime) -> _Moment:
+        return cls(literal(microseconds(now), BigInteger))
+
+    @classmethod
+    def of_server(cls) -> _Moment:
+        server_us = cast(extract("epoch", func.clock_timestamp()) * 1_000_000, BigInteger)
+        cte = select(server_us.label("now_us")).cte("moment").prefix_with("MATERIALIZED")
+        return cls(select(cte.c.now_us).scalar_subquery(), cte)
+
+    def stated(self, statement: Update) -> Update:
+        """`statement` with the CTE it reads the moment from, if any."""
+        return statement if self.cte is None else statement.add_cte(self.cte)
 
 
 def _bring_forward(connection: Connection, key: str, now: datetime) -> int:

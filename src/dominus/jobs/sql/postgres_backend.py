@@ -57,10 +57,11 @@ from dominus.jobs.sql.postgres_claims import (
 )
 from dominus.jobs.sql.postgres_vacuum import QueueVacuum
 from dominus.jobs.sql.rate_gate import (
-    POSTGRES_TAKE_CLAIMED,
     PostgresGate,
+    PostgresTakes,
     PrepaidPostgresGate,
     gate,
+    postgres_takes,
     take_claimed_parameters,
 )
 from dominus.jobs.sql.rows import job_from_fields
@@ -210,13 +211,15 @@ _PICKUP_LABELS = list(PICKUP_LABELS)
 
 
 class PostgresBackend:
-    """PostgreSQL through psycopg 3 (see the module's docstring)."""
+    """PostgreSQL through psycopg 3 (see the module's docstring). `server_clock`: the rate
+    gate stamps its tokens with the server's clock (`backend.stamps_with_server_clock`)."""
 
     name = "postgresql"
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, server_clock: bool = True) -> None:
         self._engine = engine
-        self._loop = _LoopConnection(engine)
+        self._takes = postgres_takes(server_clock)
+        self._loop = _LoopConnection(engine, self._takes)
         self._connections = DriverConnections(engine, prepare=_autocommit)
         self._vacuum = QueueVacuum(engine)
 
@@ -249,7 +252,7 @@ class PostgresBackend:
         jobs = _claimed_jobs([row for claimed in claims for row in claimed.fetchall()])
         if any(job.rate_key is not None for job in jobs):
             # In the claim's transaction: a job refused a token is never seen running.
-            return gate(PostgresGate(raw), jobs, now)
+            return gate(PostgresGate(raw, self._takes), jobs, now)
         return jobs
 
     def insert_plain(
@@ -362,8 +365,9 @@ class PostgresBackend:
 class _LoopConnection:
     """One held psycopg connection per thread (in practice: the worker loop's)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, takes: PostgresTakes) -> None:
         self._engine = engine
+        self._takes = takes
         self._local = threading.local()
 
     def settle_completed(
@@ -394,16 +398,17 @@ class _LoopConnection:
                 if prepaid:
                     workers = [request.worker_id for request in claim_for]
                     tokens = raw.execute(
-                        POSTGRES_TAKE_CLAIMED, take_claimed_parameters(workers, now)
+                        self._takes.take_claimed, take_claimed_parameters(workers, now)
                     )
                 raw.commit()
             landed = _landed(outcomes, completed.fetchall())
             jobs = _claimed_jobs([row for claimed in claims for row in claimed.fetchall()])
             rate_keyed = any(job.rate_key is not None for job in jobs)
             if prepaid:
-                jobs = _hand_back_untaken(raw, jobs, now, Counter(row[0] for row in tokens))
+                taken = Counter(row[0] for row in tokens)
+                jobs = _hand_back_untaken(raw, self._takes, jobs, now, taken)
             elif rate_keyed:
-                jobs = _gated(raw, jobs, now)
+                jobs = _gated(raw, self._takes, jobs, now)
         except psycopg.Error as error:
             self._recover(raw, error)
             raise translated(error) from error
@@ -431,20 +436,27 @@ class _LoopConnection:
             self._local.pooled = None  # a broken connection: the next tick gets a fresh one
 
 
-def _gated(raw: psycopg.Connection[Any], jobs: list[Job], now: datetime) -> list[Job]:
+def _gated(
+    raw: psycopg.Connection[Any], takes: PostgresTakes, jobs: list[Job], now: datetime
+) -> list[Job]:
     """The rate gate in a transaction of its own, right after the claim's: the claim was sent
     with its commit, in one round trip, before its rows were known. A job refused a token is
     `running` between the two commits (a round trip or two), which only makes a concurrent claim
     of its concurrency key more careful. Its commit is asynchronous, as the claim's (ADR 0005).
     Should this transaction fail, the claimed jobs are ones the worker does not know it holds:
     it hands them back, unspent, as after any claim whose outcome it did not see."""
-    gated = gate(PostgresGate(raw, prelude="SET LOCAL synchronous_commit = off"), jobs, now)
+    asynchronous = "SET LOCAL synchronous_commit = off"
+    gated = gate(PostgresGate(raw, takes, prelude=asynchronous), jobs, now)
     raw.commit()
     return gated
 
 
 def _hand_back_untaken(
-    raw: psycopg.Connection[Any], jobs: list[Job], now: datetime, taken: Counter[str]
+    raw: psycopg.Connection[Any],
+    takes: PostgresTakes,
+    jobs: list[Job],
+    now: datetime,
+    taken: Counter[str],
 ) -> list[Job]:
     """After a claim that took its tokens in its own pipeline: the jobs of a key that got fewer
     tokens than it has jobs are handed back in a second transaction (a key without a limit got
@@ -452,7 +464,7 @@ def _hand_back_untaken(
     wanted = Counter(job.rate_key for job in jobs if job.rate_key is not None)
     if all(taken[key] >= count for key, count in wanted.items()):
         return jobs
-    gated = gate(PrepaidPostgresGate(raw, dict(taken)), jobs, now)
+    gated = gate(PrepaidPostgresGate(raw, takes, dict(taken)), jobs, now)
     raw.commit()
     return gated
 

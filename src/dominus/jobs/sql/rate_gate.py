@@ -14,8 +14,12 @@ The caller runs the gate only when a claimed job names a rate key, so a claim of
 sends nothing more. Where it runs: SQLite and `store.claim` on PostgreSQL, in the claim's own
 transaction (a held-back job is never seen running); the PostgreSQL worker loop, whose claim,
 completions and COMMIT go in one round trip before the claim's rows are known, takes the tokens
-in that round trip (POSTGRES_TAKE_CLAIMED) while its last claim had rate-keyed jobs, and hands
-back what got none in a second transaction right after.
+in that round trip (`PostgresTakes.take_claimed`) while its last claim had rate-keyed jobs, and
+hands back what got none in a second transaction right after.
+
+A take stamps its slots with the claim's `now` on SQLite, and by default with the server's clock
+read in the statement on PostgreSQL, as `RateLimitStore.grant` does (ADR 0053, "Whose clock").
+The pause check, and the wake times of the jobs handed back (estimates), keep the claim's `now`.
 """
 
 from __future__ import annotations
@@ -38,18 +42,28 @@ _PERIOD = (
     "(SELECT period_us FROM rate_limits WHERE key = :key "
     "AND (paused_until IS NULL OR paused_until <= :now))"
 )
+# The moment a take stamps its slots with, and measures their age from. The caller's `now`
+# (:now_us), or on PostgreSQL by default the server's clock read once in the statement itself
+# (ADR 0053, "Whose clock"): `_SERVER_MOMENT` is a CTE evaluated once (MATERIALIZED), which the
+# statement reads as `_SERVER_NOW_US`, so the stamp and the age condition use one value.
+_CALLER_NOW_US = ":now_us"
+_SERVER_MOMENT = (
+    "moment AS MATERIALIZED (SELECT "
+    "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now_us)"
+)
+_SERVER_NOW_US = "(SELECT now_us FROM moment)"
 # Take up to :wanted slots a whole period old, oldest first (the grant of ADR 0053 for several
 # jobs at once). The condition is checked again on each slot's latest version: on PostgreSQL,
 # under READ COMMITTED, a slot another claim took meanwhile is left alone, and SKIP LOCKED keeps
 # two claims from waiting on each other's slots. MATERIALIZED: the slots are chosen once (a
 # subquery joined into the UPDATE may be run again per row, its LIMIT then taking more).
 _TAKE = f"""
-    WITH free AS MATERIALIZED (
+    WITH {{moment}} free AS MATERIALIZED (
         SELECT slot AS free_slot FROM rate_limit_grants
-         WHERE key = :key AND granted_us <= :now_us - {_PERIOD}
+         WHERE key = :key AND granted_us <= {{now_us}} - {_PERIOD}
          ORDER BY granted_us LIMIT :wanted {{lock}}
     )
-    UPDATE rate_limit_grants SET granted_us = :now_us
+    UPDATE rate_limit_grants SET granted_us = {{now_us}}
      WHERE key = :key AND slot IN (SELECT free_slot FROM free) {{recheck}}
     RETURNING slot
 """
@@ -69,7 +83,7 @@ _HOLD = """
 # SQLite holds the write lock from BEGIN IMMEDIATE: nobody can take a slot in between, and a
 # second condition on `granted_us` would lead its planner to walk every old slot of the key
 # instead of the primary key's few.
-SQLITE_TAKE = _TAKE.format(lock="", recheck="")
+SQLITE_TAKE = _TAKE.format(moment="", now_us=_CALLER_NOW_US, lock="", recheck="")
 
 
 def _pyformat(sql: str) -> str:
@@ -77,9 +91,23 @@ def _pyformat(sql: str) -> str:
     return re.sub(r"(?<![:\w]):(\w+)", r"%(\1)s", sql)
 
 
-POSTGRES_TAKE = _pyformat(
-    _TAKE.format(lock="FOR UPDATE SKIP LOCKED", recheck=f"AND granted_us <= :now_us - {_PERIOD}")
-)
+def _moment_and_now_us(server_clock: bool) -> tuple[str, str]:
+    """The CTE to put first in a take's WITH (with its comma), and its `now_us`."""
+    return (_SERVER_MOMENT + ",", _SERVER_NOW_US) if server_clock else ("", _CALLER_NOW_US)
+
+
+def _postgres_take(server_clock: bool) -> str:
+    moment, now_us = _moment_and_now_us(server_clock)
+    return _pyformat(
+        _TAKE.format(
+            moment=moment,
+            now_us=now_us,
+            lock="FOR UPDATE SKIP LOCKED",
+            recheck=f"AND granted_us <= {now_us} - {_PERIOD}",
+        )
+    )
+
+
 POSTGRES_NEXT_FREE = _pyformat(_NEXT_FREE)
 
 # The worker loop's takes on PostgreSQL, sent in its claim's pipeline before the COMMIT, for the
@@ -88,8 +116,12 @@ POSTGRES_NEXT_FREE = _pyformat(_NEXT_FREE)
 # token taken. The loop sends it while its last claim had rate-keyed jobs, so a drain of such
 # jobs takes its tokens in the claim's own round trip and transaction.
 _KEY_PERIOD = _PERIOD.replace(":key", "{key}")
-POSTGRES_TAKE_CLAIMED = _pyformat(f"""
-    WITH wanted AS (
+
+
+def _postgres_take_claimed(server_clock: bool) -> str:
+    moment, now_us = _moment_and_now_us(server_clock)
+    return _pyformat(f"""
+    WITH {moment} wanted AS (
         SELECT rate_key AS key, count(*) AS jobs FROM job_queue
          WHERE status = 'running' AND locked_by = ANY(:workers) AND heartbeat_at = :now
            AND started_at = :now AND rate_key IS NOT NULL
@@ -98,16 +130,38 @@ POSTGRES_TAKE_CLAIMED = _pyformat(f"""
         SELECT wanted.key, oldest.slot FROM wanted CROSS JOIN LATERAL (
             SELECT slot FROM rate_limit_grants
              WHERE key = wanted.key
-               AND granted_us <= :now_us - {_KEY_PERIOD.format(key="wanted.key")}
+               AND granted_us <= {now_us} - {_KEY_PERIOD.format(key="wanted.key")}
              ORDER BY granted_us LIMIT wanted.jobs FOR UPDATE SKIP LOCKED
         ) AS oldest
     )
-    UPDATE rate_limit_grants AS grant_row SET granted_us = :now_us
+    UPDATE rate_limit_grants AS grant_row SET granted_us = {now_us}
       FROM free
      WHERE grant_row.key = free.key AND grant_row.slot = free.slot
-       AND grant_row.granted_us <= :now_us - {_KEY_PERIOD.format(key="grant_row.key")}
+       AND grant_row.granted_us <= {now_us} - {_KEY_PERIOD.format(key="grant_row.key")}
     RETURNING grant_row.key
 """)
+
+
+@dataclass(frozen=True)
+class PostgresTakes:
+    """The gate's takes on PostgreSQL, stamped by one clock: `take` for the keys given,
+    `take_claimed` for the rows the worker loop's claim just wrote."""
+
+    take: str
+    take_claimed: str
+
+
+_TAKES = {
+    server_clock: PostgresTakes(_postgres_take(server_clock), _postgres_take_claimed(server_clock))
+    for server_clock in (False, True)
+}
+
+
+def postgres_takes(server_clock: bool) -> PostgresTakes:
+    """The takes stamped by the server's clock (True) or by the caller's `now`."""
+    return _TAKES[server_clock]
+
+
 POSTGRES_HOLD = _pyformat(_HOLD)
 
 
@@ -255,10 +309,14 @@ class SqliteGate:
 
 class PostgresGate:
     """The gate's statements on a psycopg connection, in its open transaction: the takes of all
-    keys in one pipeline (one round trip), after `prelude` if given."""
+    keys in one pipeline (one round trip), after `prelude` if given, stamped by the server's
+    clock or the caller's `now` as `takes` are."""
 
-    def __init__(self, raw: psycopg.Connection[Any], prelude: str | None = None) -> None:
+    def __init__(
+        self, raw: psycopg.Connection[Any], takes: PostgresTakes, prelude: str | None = None
+    ) -> None:
         self._raw = raw
+        self._takes = takes
         self._prelude = prelude
 
     def take(self, wanted: dict[str, int], now: datetime) -> dict[str, int]:
@@ -267,7 +325,7 @@ class PostgresGate:
             if self._prelude is not None:
                 self._raw.execute(self._prelude)
             taken = {
-                key: self._raw.execute(POSTGRES_TAKE, {**moment, "key": key, "wanted": count})
+                key: self._raw.execute(self._takes.take, {**moment, "key": key, "wanted": count})
                 for key, count in wanted.items()
             }
         return {key: len(cursor.fetchall()) for key, cursor in taken.items()}
@@ -290,10 +348,12 @@ class PostgresGate:
 
 class PrepaidPostgresGate(PostgresGate):
     """The gate after the loop's claim took its tokens in its own pipeline
-    (POSTGRES_TAKE_CLAIMED): `taken` holds how many each key got."""
+    (`PostgresTakes.take_claimed`): `taken` holds how many each key got."""
 
-    def __init__(self, raw: psycopg.Connection[Any], taken: dict[str, int]) -> None:
-        super().__init__(raw)
+    def __init__(
+        self, raw: psycopg.Connection[Any], takes: PostgresTakes, taken: dict[str, int]
+    ) -> None:
+        super().__init__(raw, takes)
         self._taken = taken
 
     def take(self, wanted: dict[str, int], now: datetime) -> dict[str, int]:

@@ -65,10 +65,12 @@ class SqlJobStore:
     """The job store on a SQLAlchemy engine (SQLite or PostgreSQL): the transitions written
     once, the statements that differ asked of the engine's `Backend`."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, server_clock: bool | None = None) -> None:
+        """`server_clock`: whether the claim's rate gate stamps its tokens with the database
+        server's clock (None: the database's default; see `backend.stamps_with_server_clock`)."""
         self._engine = engine
         self._reader = read_only(engine)
-        self._backend: Backend = backend_for(engine)
+        self._backend: Backend = backend_for(engine, server_clock=server_clock)
         self._history_fold_due = 0.0  # monotonic time of the next fold of the job history
 
     @property
