@@ -795,6 +795,8 @@ def _queues_shown(queues: QueueShares) -> str:
 
 
 def _log_started(job: Job) -> None:
+    if not log.isEnabledFor(logging.INFO):  # once per job: skip the call and its arguments
+        return
     log.info(
         "job %d %s started (attempt %d/%d)",
         job.id,
