@@ -183,6 +183,23 @@ def test_claim_stamps_the_claim(store: JobStore) -> None:
     assert store.get_job(job.id) == job
 
 
+def test_jobs_claimed_together_read_as_stored_whichever_timestamps_they_share(
+    store: JobStore,
+) -> None:
+    # One claim reads many timestamps that are the same text (a batch's `created_at`, a job's
+    # `run_at` equal to it, the claim's own stamps) and some that are not: each job claimed is
+    # the job as it is read back afterwards.
+    offsets = [0, 0, -3, -3, -7, 0]
+    store.enqueue([new_job(run_at_offset=offset) for offset in offsets], T0)
+    store.enqueue([new_job(run_at_offset=-1)], T0 - timedelta(seconds=2))
+    claimed = store.claim("w1", ["diag.noop"], 10, T0 + timedelta(seconds=1))
+    assert len(claimed) == len(offsets) + 1
+    assert claimed == [store.get_job(job.id) for job in claimed]
+    assert sorted(job.run_at - T0 for job in claimed) == sorted(
+        [timedelta(seconds=offset) for offset in offsets] + [timedelta(seconds=-1)]
+    )
+
+
 def test_concurrent_claims_never_hand_out_a_job_twice(store: JobStore) -> None:
     store.enqueue([new_job() for _ in range(400)], T0)
     claimed: list[int] = []

@@ -116,15 +116,15 @@ def gated_then_noted(store: SqlJobStore, jobs: Jobs, clock: FakeClock, count: in
 
 def test_the_budget_claims_a_windows_worth_of_quick_jobs_and_none_of_slow_ones() -> None:
     budget = PrefetchBudget(max_jobs=64, window_seconds=0.02)
-    assert budget.jobs == 0  # nothing measured yet
+    assert (budget.jobs, budget.refill_below) == (0, 1)  # nothing measured yet
     budget.observe(0.00001)
-    assert budget.jobs == 64
+    assert (budget.jobs, budget.refill_below) == (64, 32)
     for _ in range(50):
         budget.observe(0.005)
-    assert budget.jobs == 4
+    assert (budget.jobs, budget.refill_below) == (4, 2)
     for _ in range(50):
         budget.observe(0.5)
-    assert budget.jobs == 0
+    assert (budget.jobs, budget.refill_below) == (0, 1)
     assert PrefetchBudget(max_jobs=0, window_seconds=0.02).jobs == 0
 
 

@@ -74,6 +74,10 @@ class ProgressReporter:
 
     def unwritten(self) -> dict[str, Any] | None:
         """The latest progress if it has not been persisted yet (to write with the outcome)."""
+        if self._latest is None:
+            # Nothing ever reported (most jobs): no lock needed to say so. A report racing this
+            # read is as if it came just after the lock was taken.
+            return None
         with self._lock:
             return self._latest if self._unwritten else None
 
@@ -105,12 +109,17 @@ class HandlerTransactions:
     ) -> None:
         self._store = store
         self._job = job
-        self._claim = job.claim
         self._clock = clock
         self._abort = abort
         self._reporter = reporter
         self._open: FencedTransaction | None = None
         self.completed = False
+
+    @property
+    def _claim(self) -> Claim:
+        # Built when a transaction needs it, not for every attempt dispatched (most never open
+        # one): `job.claim` makes a new token each time.
+        return self._job.claim
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:

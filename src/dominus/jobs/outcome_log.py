@@ -37,6 +37,8 @@ def log_settled(job: Job, outcome: AttemptOutcome, accepted: bool) -> None:
         )
         return
     if isinstance(outcome, Completed):  # once per job on the hot path: no text made up front
+        if not log.isEnabledFor(logging.INFO):
+            return
         log.info(
             "job %d %s completed (attempt %d/%d)",
             job.id,

@@ -26,14 +26,16 @@ class PrefetchBudget:
         self._max_jobs = max_jobs
         self._window = window_seconds
         self._typical_seconds: float | None = None
+        # `refill_below` as of the last observation: read by a handler thread after each job.
+        self._refill_below = 1
 
     def observe(self, seconds: float) -> None:
         """A handler ran for `seconds`."""
         typical = self._typical_seconds
         seconds = max(seconds, 0.0)
-        self._typical_seconds = (
-            seconds if typical is None else typical + SMOOTHING * (seconds - typical)
-        )
+        typical = seconds if typical is None else typical + SMOOTHING * (seconds - typical)
+        self._typical_seconds = typical
+        self._refill_below = max(1, self._ahead(typical) // 2)
 
     @property
     def jobs(self) -> int:
@@ -44,17 +46,23 @@ class PrefetchBudget:
         """The same, while a handler has been running for `longest_running_seconds`: a job
         running longer than the window says the jobs are not all quick, whatever came before."""
         typical = self._typical_seconds
-        if self._max_jobs <= 0 or typical is None:
+        if typical is None:
             return 0
-        typical = max(typical, longest_running_seconds)
+        return self._ahead(max(typical, longest_running_seconds))
+
+    def _ahead(self, typical: float) -> int:
+        """Jobs to hold beyond the handler threads when a job typically takes `typical` s."""
+        if self._max_jobs <= 0:
+            return 0
         if typical <= 0:
             return self._max_jobs
         return min(self._max_jobs, int(self._window / typical))
 
     @property
     def refill_below(self) -> int:
-        """Wake the loop to claim more when fewer than this many jobs wait in the pool."""
-        return max(1, self.jobs // 2)
+        """Wake the loop to claim more when fewer than this many jobs wait in the pool. Kept
+        from the last observation: it changes only then, and is read after every job."""
+        return self._refill_below
 
 
 class StartGate:
@@ -65,12 +73,19 @@ class StartGate:
     def __init__(self, capacity: int) -> None:
         self._capacity = capacity
         self._inside = 0
+        # Threads waiting in `enter`: `leave` notifies only when there are any (a notify finds
+        # its waiters under the condition's own lock; at concurrency 1 nobody ever waits).
+        self._waiting = 0
         self._changed = threading.Condition()
 
     def enter(self) -> None:
         with self._changed:
             while self._inside >= self._capacity:
-                self._changed.wait()
+                self._waiting += 1
+                try:
+                    self._changed.wait()
+                finally:
+                    self._waiting -= 1
             self._inside += 1
 
     def try_enter(self) -> bool:
@@ -83,4 +98,5 @@ class StartGate:
     def leave(self) -> None:
         with self._changed:
             self._inside -= 1
-            self._changed.notify()
+            if self._waiting:
+                self._changed.notify()

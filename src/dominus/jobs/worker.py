@@ -610,7 +610,7 @@ class Worker:
         self._observe(finished)
         assert self._pool is not None
         if self._pool.waiting < self._prefetch.refill_below or self._attempts.async_waiting:
-            self._wake.set()
+            self._wake_loop()
 
     async def _execute_async(self, running: RunningJob) -> None:
         """On the handler loop, the gate entered for it: the same as `_execute`."""
@@ -629,6 +629,14 @@ class Worker:
             # down, only the loop starts (or returns) what waits.
             self._attempts.start_waiting_async()
         if self._attempts.async_waiting < self._prefetch.refill_below:
+            self._wake_loop()
+
+    def _wake_loop(self) -> None:
+        """From a handler's thread: wake the loop, unless it is awake already. Setting the event
+        takes its condition's lock, about once per job while the pool runs low; a loop that
+        clears the event clears it before it collects, so what this thread handed over before
+        finding the event set is collected all the same."""
+        if not self._wake.is_set():
             self._wake.set()
 
     def _observe(self, finished: Finished) -> None:
@@ -787,6 +795,8 @@ def _queues_shown(queues: QueueShares) -> str:
 
 
 def _log_started(job: Job) -> None:
+    if not log.isEnabledFor(logging.INFO):  # once per job: skip the call and its arguments
+        return
     log.info(
         "job %d %s started (attempt %d/%d)",
         job.id,

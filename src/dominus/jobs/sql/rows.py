@@ -32,7 +32,8 @@ EVENT_COLUMNS = tuple(job_events.c)
 DEAD_LETTER_COLUMNS = tuple(dead_letter_jobs.c)
 
 # Turns one stored value into the model's (a backend's timestamps or JSON documents as its
-# driver returns them); `_as_is` where SQLAlchemy's types have done that already.
+# driver returns them); `_as_is` where SQLAlchemy's types have done that already. Never given
+# None: a NULL column is None in the model whatever the backend.
 Decode = Callable[[Any], Any]
 
 
@@ -52,6 +53,10 @@ def _status(text: str) -> JobStatus:
 def job_from_fields(fields: Sequence[Any], time: Decode, document: Decode) -> Job:
     """The job of a row whose values come in `JOB_FIELD_NAMES` order: the one row-to-`Job`
     mapping, whichever backend and driver read the row."""
+    # The nullable columns: a claimed job has no finish, cancel request, result or progress, so
+    # None is kept without a call to the decoder (this runs for every job claimed).
+    started_at, finished_at, heartbeat_at, cancel_requested_at = fields[11:15]
+    result, progress = fields[16], fields[18]
     return Job(
         id=fields[0],
         job_type=fields[1],
@@ -64,14 +69,14 @@ def job_from_fields(fields: Sequence[Any], time: Decode, document: Decode) -> Jo
         run_at=time(fields[8]),
         created_at=time(fields[9]),
         updated_at=time(fields[10]),
-        started_at=time(fields[11]),
-        finished_at=time(fields[12]),
-        heartbeat_at=time(fields[13]),
-        cancel_requested_at=time(fields[14]),
+        started_at=None if started_at is None else time(started_at),
+        finished_at=None if finished_at is None else time(finished_at),
+        heartbeat_at=None if heartbeat_at is None else time(heartbeat_at),
+        cancel_requested_at=None if cancel_requested_at is None else time(cancel_requested_at),
         locked_by=fields[15],
-        result=document(fields[16]),
+        result=None if result is None else document(result),
         last_error=fields[17],
-        progress=document(fields[18]),
+        progress=None if progress is None else document(progress),
         dedupe_key=fields[19],
         timeout_seconds=fields[20],
         queue=fields[21],

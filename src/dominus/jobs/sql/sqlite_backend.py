@@ -319,10 +319,21 @@ def claim_jobs(
         claim_parameters(worker_id, stamp, job_types, limit, queues, keyed),
     ).fetchall()
 
+    # Texts already parsed in this claim: a job's `run_at` is usually its `created_at`, and jobs
+    # enqueued together share theirs. Each is parsed once (a datetime is immutable: shared).
+    parsed: dict[str, datetime | None] = {}
+
     def claimed_time(text: str | None) -> datetime | None:
         # The claim timestamps this statement just wrote are `now`: known without parsing
-        # (this runs for every claimed job).
-        return now if text == stamp else _time(text)
+        # (this runs for every timestamp of every claimed job).
+        if text is None:
+            return None
+        if text == stamp:
+            return now
+        if text in parsed:
+            return parsed[text]
+        value = parsed[text] = _time(text)
+        return value
 
     jobs = [job_from_fields(row, claimed_time, _document) for row in rows]
     jobs.sort(key=lambda job: (-job.priority, job.run_at, job.id))
