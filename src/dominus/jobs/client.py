@@ -273,7 +273,8 @@ def _validated_payload(
     # Payloads are stored as JSON, so they are validated as JSON, strictly: `"3"` or `true` is
     # not a number of seconds (lax mode would take them), whoever enqueues (API, CLI, code).
     try:
-        document = _strict_json(_json_ready(payload, job_type))
+        ready = _json_ready(payload, job_type)
+        document = _strict_json(ready)
     except (TypeError, ValueError) as error:
         raise InvalidPayloadError(f"invalid payload for {job_type}: {error}") from None
     if len(document) > MAX_PAYLOAD_BYTES:  # ASCII (ensure_ascii): characters are bytes
@@ -285,7 +286,9 @@ def _validated_payload(
     except ValidationError as error:
         raise InvalidPayloadError(_describe_payload_error(job_type, error)) from None
     dumped = validated.model_dump(mode="json")
-    stored = json.dumps(dumped)
+    # Encoding the payload again costs as much as validating it: when the model gave back what
+    # it was sent, the text it was sent is the text `json.dumps` would write.
+    stored = document if _same_flat_json(dumped, ready) else json.dumps(dumped)
     # The encoder writes a NUL as `\u0000` (ensure_ascii), so text without that has none; with
     # it (or a backslash before `u0000`), the walk decides.
     if "\\u0000" in stored and _holds_nul(dumped):
@@ -298,6 +301,8 @@ _strict_json = json.JSONEncoder(allow_nan=False).encode
 # The JSON scalars a payload's values most often are: exactly these types (no subclass, such as
 # an enum, which the general path handles).
 _SCALARS = frozenset({str, int, bool, type(None)})
+# The values of a flat payload once made ready (`_flat_json_ready`).
+_FLAT_VALUES = _SCALARS | {float}
 
 
 def _json_ready(payload: Any, job_type: str) -> Any:
@@ -329,6 +334,24 @@ def _flat_json_ready(payload: Any) -> dict[str, Any] | None:
         else:
             return None
     return ready
+
+
+def _same_flat_json(dumped: dict[str, Any], ready: Any) -> bool:
+    """Whether `json.dumps(dumped)` writes the text `ready` was encoded to: `ready` a flat
+    payload (text keys, scalar values; a nested one takes the general path, where `==` cannot
+    tell `1` from `1.0` inside) and `dumped` the same keys in the same order, each value of the
+    same type and equal. The types matter: `1 == 1.0 == True`, spelled `1`, `1.0`, `true`; two
+    equal floats are one number, one text (`ready` holds no zero float, where `0.0 == -0.0`:
+    an integral float is an int there, and no NaN: the strict encoder refused it)."""
+    if type(ready) is not dict or len(dumped) != len(ready):
+        return False
+    for (key, value), (ready_key, ready_value) in zip(dumped.items(), ready.items(), strict=True):
+        kind = type(ready_value)
+        if kind not in _FLAT_VALUES or type(value) is not kind or value != ready_value:
+            return False
+        if key != ready_key:
+            return False
+    return True
 
 
 @functools.cache
