@@ -41,6 +41,8 @@ NO_NUL = "cannot contain the NUL character (\\u0000)"
 MAX_ATTEMPTS_RANGE = (1, 1000)
 DEDUPE_KEY_MAX_LENGTH = 300
 MAX_TIMEOUT_SECONDS = 7 * 86_400
+# A job's priority, max_attempts, timeout and queue.
+_Options = tuple[int, int, float | None, str]
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,10 @@ class JobQueue:
     concurrency_limits: ConcurrencyLimits = NO_LIMITS
     _listeners: list[Callable[[], None]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # Each job type's own options, once checked, by name (with the type they were read from).
+    _type_options: dict[str, tuple[JobType[Any], _Options]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def subscribe(self, listener: Callable[[], None]) -> None:
         """Call `listener()` after each enqueue (a worker in this process wakes at once)."""
@@ -102,23 +108,36 @@ class JobQueue:
     ) -> EnqueueResult:
         """Enqueue one job. With `connection`, the insert joins the caller's transaction;
         `internal=True` is for the owner of an internal job type (see JobType.enqueue_via)."""
-        request = EnqueueRequest(
-            job_type,
-            payload,
-            priority,
-            max_attempts,
-            run_at,
-            dedupe_key,
-            timeout_seconds,
-            queue,
-            concurrency_key,
-            concurrency_limit,
-            rate_key,
-        )
         # The batch's path for one job, without the batch's bookkeeping (the hot path of a
         # producer enqueueing one job at a time).
         now = self.clock()
-        job = self.build(request, now, internal=internal)
+        if (
+            priority is None
+            and max_attempts is None
+            and run_at is None
+            and dedupe_key is None
+            and timeout_seconds is None
+            and queue is None
+            and concurrency_key is None
+            and concurrency_limit is None
+            and rate_key is None
+        ):
+            job = self._build_with_type_options(job_type, payload, now, internal)
+        else:
+            request = EnqueueRequest(
+                job_type,
+                payload,
+                priority,
+                max_attempts,
+                run_at,
+                dedupe_key,
+                timeout_seconds,
+                queue,
+                concurrency_key,
+                concurrency_limit,
+                rate_key,
+            )
+            job = self.build(request, now, internal=internal)
         result = self.store.enqueue([job], now, max_depth=self.max_depth, connection=connection)
         self._notify()
         return result[0]
@@ -161,15 +180,12 @@ class JobQueue:
         timeout = (
             job_type.timeout_seconds if request.timeout_seconds is None else request.timeout_seconds
         )
-        _check_range(where, "priority", priority, PRIORITY_RANGE)
-        _check_range(where, "max_attempts", max_attempts, MAX_ATTEMPTS_RANGE)
-        if timeout is not None and not 0 < timeout <= MAX_TIMEOUT_SECONDS:
-            raise InvalidJobOptionError(
-                f"{where}timeout must be between 0 and {MAX_TIMEOUT_SECONDS} seconds, got {timeout}"
-            )
+        _check_options(where, priority, max_attempts, timeout)
         run_at = now if request.run_at is None else _utc(request.run_at, where)
         queue = check_queue_name(job_type.queue if request.queue is None else request.queue, where)
-        key, limit = self._concurrency(job_type, request, payload, where)
+        key, limit = self._concurrency(
+            job_type, request.concurrency_key, request.concurrency_limit, payload, where
+        )
         rate_key = None if request.rate_key is None else check_rate_key(request.rate_key, where)
         if (
             request.dedupe_key is not None
@@ -199,17 +215,70 @@ class JobQueue:
         )
         return job.with_payload_document(document)
 
+    def _build_with_type_options(
+        self,
+        name: str,
+        payload: dict[str, Any] | BaseModel | None,
+        now: datetime,
+        internal: bool,
+    ) -> NewJob:
+        """`build` of a request that names its type and payload and leaves every option to the
+        type: the same checks in the same order, the same job; the type's options are checked
+        once, not for every job."""
+        job_type = self.registry.get(name)
+        if not internal:
+            job_type.check_enqueueable()
+        document_payload, document = _validated_payload(
+            job_type.payload_model, payload, job_type.name
+        )
+        priority, max_attempts, timeout, queue = self._checked_type_options(job_type)
+        key, limit = self._concurrency(job_type, None, None, document_payload, "")
+        job = NewJob(
+            job_type=name,
+            payload=document_payload,
+            priority=priority,
+            max_attempts=max_attempts,
+            run_at=now,
+            timeout_seconds=timeout,
+            queue=queue,
+            concurrency_key=key,
+            concurrency_limit=limit,
+        )
+        return job.with_payload_document(document)
+
+    def _checked_type_options(self, job_type: JobType[Any]) -> _Options:
+        """The type's own priority, max_attempts, timeout and queue, checked as `build` checks
+        them (raises as it would, every time: a failed check is not kept)."""
+        known = self._type_options.get(job_type.name)
+        if known is not None and known[0] is job_type:  # a registry's types never change
+            return known[1]
+        _check_options("", job_type.priority, job_type.max_attempts, job_type.timeout_seconds)
+        options = (
+            job_type.priority,
+            job_type.max_attempts,
+            job_type.timeout_seconds,
+            check_queue_name(job_type.queue),
+        )
+        self._type_options[job_type.name] = (job_type, options)
+        return options
+
     def _concurrency(
-        self, job_type: JobType[Any], request: EnqueueRequest, payload: JsonObject, where: str
+        self,
+        job_type: JobType[Any],
+        key: str | None,
+        limit: int | None,
+        payload: JsonObject,
+        where: str,
     ) -> tuple[str | None, int | None]:
-        key = request.concurrency_key
+        if key is None and limit is None and job_type.concurrency_key is None:
+            return None, None  # what `resolve_concurrency` says of no key and no limit
         default_limit = None
         if key is None and job_type.concurrency_key is not None:
             key = job_type.concurrency_key(payload)
             default_limit = job_type.concurrency_limit
         return resolve_concurrency(
             key,
-            request.concurrency_limit,
+            limit,
             default_limit=default_limit,
             limits=self.concurrency_limits,
             where=where,
@@ -457,6 +526,15 @@ def _utc(value: datetime, where: str) -> datetime:
         # 9999 it is never due in practice, so the calendar's last instant is as good.
         edge = datetime.min if value.year < 2 else datetime.max
         return edge.replace(tzinfo=UTC)
+
+
+def _check_options(where: str, priority: int, max_attempts: int, timeout: float | None) -> None:
+    _check_range(where, "priority", priority, PRIORITY_RANGE)
+    _check_range(where, "max_attempts", max_attempts, MAX_ATTEMPTS_RANGE)
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT_SECONDS:
+        raise InvalidJobOptionError(
+            f"{where}timeout must be between 0 and {MAX_TIMEOUT_SECONDS} seconds, got {timeout}"
+        )
 
 
 def _check_range(where: str, name: str, value: int, bounds: Sequence[int]) -> None:
