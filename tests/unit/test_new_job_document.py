@@ -3,10 +3,15 @@ another payload never carries the old text."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
-from pydantic import BaseModel
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict, field_serializer
 
 from dominus.jobs import EnqueueRequest, HandlerRegistry, JobQueue
 from dominus.jobs.model import NewJob
@@ -33,3 +38,72 @@ def test_the_text_written_at_validation_is_the_validated_payload_dumped() -> Non
     job = queue.build(EnqueueRequest("numbers", {"n": 3.0}), NOW)
     assert job.payload == {"n": 3, "x": 0.5}
     assert job.payload_json == '{"n": 3, "x": 0.5}'
+
+
+class Loose(BaseModel):
+    """Takes any JSON value in any field: what it dumps is what it was sent."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Floats(BaseModel):
+    t: float
+    i: int = 0
+
+
+class Flags(BaseModel):
+    flag: int
+
+    @field_serializer("flag")
+    def as_bool(self, value: int) -> bool:
+        return bool(value)  # dumps `1` as `true`: equal to what was sent, not the same JSON
+
+
+class Nested(BaseModel):
+    inner: dict[str, float]
+
+
+def _built(model: type[BaseModel], payload: dict[str, Any]) -> NewJob:
+    registry = HandlerRegistry()
+    registry.register("kind", lambda _payload, _context: None, model)
+    queue = JobQueue(store=None, registry=registry)  # type: ignore[arg-type]  # build writes nothing
+    return queue.build(EnqueueRequest("kind", payload), NOW)
+
+
+# Text a payload may hold: UTF-8 (no lone surrogate), no NUL; both are refused, as tested elsewhere.
+TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\x00"))
+FLAT_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    TEXT,
+)
+
+
+@given(st.dictionaries(TEXT, FLAT_SCALARS))
+def test_the_stored_text_of_a_flat_payload_is_its_dump_encoded(payload: dict[str, Any]) -> None:
+    job = _built(Loose, payload)
+    assert job.payload_json == json.dumps(job.payload)
+
+
+@pytest.mark.parametrize(
+    ("model", "payload", "stored"),
+    [
+        (Floats, {"t": 3, "i": 1}, '{"t": 3.0, "i": 1}'),  # an int sent, a float dumped
+        (Floats, {"t": 3.0}, '{"t": 3.0, "i": 0}'),  # the default added
+        (Floats, {"i": 1, "t": 0.5}, '{"t": 0.5, "i": 1}'),  # the model's order, not the sender's
+        (Floats, {"t": -0.0}, '{"t": 0.0, "i": 0}'),
+        (Flags, {"flag": 1}, '{"flag": true}'),  # equal in Python, not in JSON
+        (Loose, {"a": 1, "b": True, "c": None}, '{"a": 1, "b": true, "c": null}'),
+        (Loose, {"text": 'é\u2028\\u0000"\n'}, '{"text": "\\u00e9\\u2028\\\\u0000\\"\\n"}'),
+        (Nested, {"inner": {"a": 1}}, '{"inner": {"a": 1.0}}'),  # nested: the general path
+        (Loose, {"list": [1, 2.5, True]}, '{"list": [1, 2.5, true]}'),
+    ],
+)
+def test_the_stored_text_is_what_the_model_dumped(
+    model: type[BaseModel], payload: dict[str, Any], stored: str
+) -> None:
+    job = _built(model, payload)
+    assert job.payload_json == stored
+    assert job.payload_json == json.dumps(job.payload)

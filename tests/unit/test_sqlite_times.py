@@ -3,7 +3,7 @@ UTC datetimes (the claim reads several per job, so the parse is on the hot path)
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -34,3 +34,22 @@ def test_a_text_with_an_offset_of_its_own_keeps_its_clock_time_as_before() -> No
 
 def test_no_time_is_none() -> None:
     assert _time(None) is None
+
+
+@pytest.mark.parametrize(
+    ("moment", "text"),
+    [
+        (datetime(2026, 12, 2, 1, 0, 0, 123456, tzinfo=UTC), "2026-12-02 01:00:00.123456"),
+        (datetime(2026, 12, 2, 1, 0, 0, tzinfo=UTC), "2026-12-02 01:00:00.000000"),
+        (datetime(1, 1, 1, tzinfo=UTC), "0001-01-01 00:00:00.000000"),
+        (datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), "9999-12-31 23:59:59.999999"),
+        # Not `UTC` itself: converted, as before.
+        (
+            datetime(2026, 12, 2, 3, 0, 0, 5, tzinfo=timezone(timedelta(hours=2))),
+            "2026-12-02 01:00:00.000005",
+        ),
+        (datetime(2026, 12, 2, 1, 0, tzinfo=timezone(timedelta(0))), "2026-12-02 01:00:00.000000"),
+    ],
+)
+def test_a_time_is_stored_as_naive_utc_text_with_microseconds(moment: datetime, text: str) -> None:
+    assert stored_time(moment) == text

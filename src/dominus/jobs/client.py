@@ -41,6 +41,8 @@ NO_NUL = "cannot contain the NUL character (\\u0000)"
 MAX_ATTEMPTS_RANGE = (1, 1000)
 DEDUPE_KEY_MAX_LENGTH = 300
 MAX_TIMEOUT_SECONDS = 7 * 86_400
+# A job's priority, max_attempts, timeout and queue.
+_Options = tuple[int, int, float | None, str]
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,10 @@ class JobQueue:
     concurrency_limits: ConcurrencyLimits = NO_LIMITS
     _listeners: list[Callable[[], None]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # Each job type's own options, once checked, by name (with the type they were read from).
+    _type_options: dict[str, tuple[JobType[Any], _Options]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def subscribe(self, listener: Callable[[], None]) -> None:
         """Call `listener()` after each enqueue (a worker in this process wakes at once)."""
@@ -102,23 +108,36 @@ class JobQueue:
     ) -> EnqueueResult:
         """Enqueue one job. With `connection`, the insert joins the caller's transaction;
         `internal=True` is for the owner of an internal job type (see JobType.enqueue_via)."""
-        request = EnqueueRequest(
-            job_type,
-            payload,
-            priority,
-            max_attempts,
-            run_at,
-            dedupe_key,
-            timeout_seconds,
-            queue,
-            concurrency_key,
-            concurrency_limit,
-            rate_key,
-        )
         # The batch's path for one job, without the batch's bookkeeping (the hot path of a
         # producer enqueueing one job at a time).
         now = self.clock()
-        job = self.build(request, now, internal=internal)
+        if (
+            priority is None
+            and max_attempts is None
+            and run_at is None
+            and dedupe_key is None
+            and timeout_seconds is None
+            and queue is None
+            and concurrency_key is None
+            and concurrency_limit is None
+            and rate_key is None
+        ):
+            job = self._build_with_type_options(job_type, payload, now, internal)
+        else:
+            request = EnqueueRequest(
+                job_type,
+                payload,
+                priority,
+                max_attempts,
+                run_at,
+                dedupe_key,
+                timeout_seconds,
+                queue,
+                concurrency_key,
+                concurrency_limit,
+                rate_key,
+            )
+            job = self.build(request, now, internal=internal)
         result = self.store.enqueue([job], now, max_depth=self.max_depth, connection=connection)
         self._notify()
         return result[0]
@@ -161,15 +180,12 @@ class JobQueue:
         timeout = (
             job_type.timeout_seconds if request.timeout_seconds is None else request.timeout_seconds
         )
-        _check_range(where, "priority", priority, PRIORITY_RANGE)
-        _check_range(where, "max_attempts", max_attempts, MAX_ATTEMPTS_RANGE)
-        if timeout is not None and not 0 < timeout <= MAX_TIMEOUT_SECONDS:
-            raise InvalidJobOptionError(
-                f"{where}timeout must be between 0 and {MAX_TIMEOUT_SECONDS} seconds, got {timeout}"
-            )
+        _check_options(where, priority, max_attempts, timeout)
         run_at = now if request.run_at is None else _utc(request.run_at, where)
         queue = check_queue_name(job_type.queue if request.queue is None else request.queue, where)
-        key, limit = self._concurrency(job_type, request, payload, where)
+        key, limit = self._concurrency(
+            job_type, request.concurrency_key, request.concurrency_limit, payload, where
+        )
         rate_key = None if request.rate_key is None else check_rate_key(request.rate_key, where)
         if (
             request.dedupe_key is not None
@@ -199,17 +215,70 @@ class JobQueue:
         )
         return job.with_payload_document(document)
 
+    def _build_with_type_options(
+        self,
+        name: str,
+        payload: dict[str, Any] | BaseModel | None,
+        now: datetime,
+        internal: bool,
+    ) -> NewJob:
+        """`build` of a request that names its type and payload and leaves every option to the
+        type: the same checks in the same order, the same job; the type's options are checked
+        once, not for every job."""
+        job_type = self.registry.get(name)
+        if not internal:
+            job_type.check_enqueueable()
+        document_payload, document = _validated_payload(
+            job_type.payload_model, payload, job_type.name
+        )
+        priority, max_attempts, timeout, queue = self._checked_type_options(job_type)
+        key, limit = self._concurrency(job_type, None, None, document_payload, "")
+        job = NewJob(
+            job_type=name,
+            payload=document_payload,
+            priority=priority,
+            max_attempts=max_attempts,
+            run_at=now,
+            timeout_seconds=timeout,
+            queue=queue,
+            concurrency_key=key,
+            concurrency_limit=limit,
+        )
+        return job.with_payload_document(document)
+
+    def _checked_type_options(self, job_type: JobType[Any]) -> _Options:
+        """The type's own priority, max_attempts, timeout and queue, checked as `build` checks
+        them (raises as it would, every time: a failed check is not kept)."""
+        known = self._type_options.get(job_type.name)
+        if known is not None and known[0] is job_type:  # a registry's types never change
+            return known[1]
+        _check_options("", job_type.priority, job_type.max_attempts, job_type.timeout_seconds)
+        options = (
+            job_type.priority,
+            job_type.max_attempts,
+            job_type.timeout_seconds,
+            check_queue_name(job_type.queue),
+        )
+        self._type_options[job_type.name] = (job_type, options)
+        return options
+
     def _concurrency(
-        self, job_type: JobType[Any], request: EnqueueRequest, payload: JsonObject, where: str
+        self,
+        job_type: JobType[Any],
+        key: str | None,
+        limit: int | None,
+        payload: JsonObject,
+        where: str,
     ) -> tuple[str | None, int | None]:
-        key = request.concurrency_key
+        if key is None and limit is None and job_type.concurrency_key is None:
+            return None, None  # what `resolve_concurrency` says of no key and no limit
         default_limit = None
         if key is None and job_type.concurrency_key is not None:
             key = job_type.concurrency_key(payload)
             default_limit = job_type.concurrency_limit
         return resolve_concurrency(
             key,
-            request.concurrency_limit,
+            limit,
             default_limit=default_limit,
             limits=self.concurrency_limits,
             where=where,
@@ -273,7 +342,8 @@ def _validated_payload(
     # Payloads are stored as JSON, so they are validated as JSON, strictly: `"3"` or `true` is
     # not a number of seconds (lax mode would take them), whoever enqueues (API, CLI, code).
     try:
-        document = _strict_json(_json_ready(payload, job_type))
+        ready = _json_ready(payload, job_type)
+        document = _strict_json(ready)
     except (TypeError, ValueError) as error:
         raise InvalidPayloadError(f"invalid payload for {job_type}: {error}") from None
     if len(document) > MAX_PAYLOAD_BYTES:  # ASCII (ensure_ascii): characters are bytes
@@ -285,7 +355,9 @@ def _validated_payload(
     except ValidationError as error:
         raise InvalidPayloadError(_describe_payload_error(job_type, error)) from None
     dumped = validated.model_dump(mode="json")
-    stored = json.dumps(dumped)
+    # Encoding the payload again costs as much as validating it: when the model gave back what
+    # it was sent, the text it was sent is the text `json.dumps` would write.
+    stored = document if _same_flat_json(dumped, ready) else json.dumps(dumped)
     # The encoder writes a NUL as `\u0000` (ensure_ascii), so text without that has none; with
     # it (or a backslash before `u0000`), the walk decides.
     if "\\u0000" in stored and _holds_nul(dumped):
@@ -298,6 +370,8 @@ _strict_json = json.JSONEncoder(allow_nan=False).encode
 # The JSON scalars a payload's values most often are: exactly these types (no subclass, such as
 # an enum, which the general path handles).
 _SCALARS = frozenset({str, int, bool, type(None)})
+# The values of a flat payload once made ready (`_flat_json_ready`).
+_FLAT_VALUES = _SCALARS | {float}
 
 
 def _json_ready(payload: Any, job_type: str) -> Any:
@@ -329,6 +403,24 @@ def _flat_json_ready(payload: Any) -> dict[str, Any] | None:
         else:
             return None
     return ready
+
+
+def _same_flat_json(dumped: dict[str, Any], ready: Any) -> bool:
+    """Whether `json.dumps(dumped)` writes the text `ready` was encoded to: `ready` a flat
+    payload (text keys, scalar values; a nested one takes the general path, where `==` cannot
+    tell `1` from `1.0` inside) and `dumped` the same keys in the same order, each value of the
+    same type and equal. The types matter: `1 == 1.0 == True`, spelled `1`, `1.0`, `true`; two
+    equal floats are one number, one text (`ready` holds no zero float, where `0.0 == -0.0`:
+    an integral float is an int there, and no NaN: the strict encoder refused it)."""
+    if type(ready) is not dict or len(dumped) != len(ready):
+        return False
+    for (key, value), (ready_key, ready_value) in zip(dumped.items(), ready.items(), strict=True):
+        kind = type(ready_value)
+        if kind not in _FLAT_VALUES or type(value) is not kind or value != ready_value:
+            return False
+        if key != ready_key:
+            return False
+    return True
 
 
 @functools.cache
@@ -434,6 +526,15 @@ def _utc(value: datetime, where: str) -> datetime:
         # 9999 it is never due in practice, so the calendar's last instant is as good.
         edge = datetime.min if value.year < 2 else datetime.max
         return edge.replace(tzinfo=UTC)
+
+
+def _check_options(where: str, priority: int, max_attempts: int, timeout: float | None) -> None:
+    _check_range(where, "priority", priority, PRIORITY_RANGE)
+    _check_range(where, "max_attempts", max_attempts, MAX_ATTEMPTS_RANGE)
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT_SECONDS:
+        raise InvalidJobOptionError(
+            f"{where}timeout must be between 0 and {MAX_TIMEOUT_SECONDS} seconds, got {timeout}"
+        )
 
 
 def _check_range(where: str, name: str, value: int, bounds: Sequence[int]) -> None:
