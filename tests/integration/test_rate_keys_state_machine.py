@@ -37,6 +37,7 @@ from sqlalchemy import Engine, delete, select, text
 
 from dominus.jobs import JobStatus, Limiters, RateLimit, SqlJobStore
 from dominus.jobs.model import AttemptOutcome, Claim, Completed, Failed, NewJob
+from dominus.jobs.sql.limits import RateLimitStore
 from dominus.schema.tables import (
     dead_letter_jobs,
     job_events,
@@ -126,12 +127,12 @@ def no_delay(_job_type: str, _attempt: int) -> float:
 
 
 class RateKeysMachine(RuleBasedStateMachine):
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, store: SqlJobStore, limits: RateLimitStore) -> None:
         super().__init__()
-        reset(engine)
-        self.store = SqlJobStore(engine, server_clock=False)
+        reset(store.engine)
+        self.store = store
         self.clock = FakeClock()
-        limiters = Limiters.over(engine, self.clock, server_clock=False)
+        limiters = Limiters(limits, self.clock)
         for key, limit in LIMITS.items():
             limiters.configure(key, limit)
         self.limiters = {key: ModelLimiter(limit) for key, limit in LIMITS.items()}
@@ -289,7 +290,11 @@ class RateKeysMachine(RuleBasedStateMachine):
 @pytest.mark.timeout(3600 if LONG else 900)
 @pytest.mark.backends("sqlite", "postgresql")
 def test_no_rate_key_ever_grants_more_than_its_limit(engine: Engine) -> None:
-    machine = lambda: RateKeysMachine(engine)  # noqa: E731
+    # One store for every example: a store keeps driver connections of its own, and one per
+    # example would hold hundreds open on PostgreSQL.
+    store = SqlJobStore(engine, server_clock=False)
+    limits = RateLimitStore(engine, server_clock=False)
+    machine = lambda: RateKeysMachine(store, limits)  # noqa: E731
     chosen = settings()
     run_state_machine_as_test(
         machine,  # type: ignore[arg-type]
