@@ -15,79 +15,37 @@ keys (or none) are enqueued. After every step:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    RuleBasedStateMachine,
     initialize,
     invariant,
     precondition,
     rule,
     run_state_machine_as_test,
 )
-from sqlalchemy import Engine, delete, select, text
+from sqlalchemy import select
 
 from dominus.jobs import JobStatus, SqlJobStore
-from dominus.jobs.model import AttemptOutcome, Claim, Completed, Failed, NewJob, Snoozed
+from dominus.jobs.model import NewJob, Snoozed
 from dominus.schema.tables import dead_letter_jobs, job_events, job_metrics, job_queue, workers
-from tests.support.clock import FakeClock
+from tests.support.keyed_machines import MAX_AGE, MAX_ATTEMPTS, WORKERS, ModelJob, WorkersMachine
 
 EXAMPLES, STEPS = 40, 50
 LONG = settings().max_examples > EXAMPLES
 
 JOB_TYPE = "prop.keyed"
-WORKERS = tuple(f"w{n}" for n in range(1, 9))
 LIMITS = {"a": 1, "b": 2, "c": 3}
 KEYS = (None, *LIMITS)
-MAX_AGE = 10.0
-MAX_ATTEMPTS = 3
 TABLES = (job_events, dead_letter_jobs, job_metrics, job_queue, workers)
 
 
-@dataclass
-class ModelJob:
-    id: int
-    key: str | None
-    status: JobStatus = JobStatus.PENDING
-    attempts: int = 0
-    owner: str | None = None
-    run_at: datetime = datetime.min
-    heartbeat_at: datetime | None = None
-
-    def holds(self, claim: Claim) -> bool:
-        return (
-            self.status is JobStatus.RUNNING
-            and self.owner == claim.worker_id
-            and self.attempts == claim.attempt
-        )
-
-
-def reset(engine: Engine) -> None:
-    with engine.begin() as connection:
-        if connection.dialect.name == "postgresql":
-            names = ", ".join(table.name for table in TABLES)
-            connection.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
-            return
-        for table in TABLES:
-            connection.execute(delete(table))
-
-
-def no_delay(_job_type: str, _attempt: int) -> float:
-    return 0.0
-
-
-class KeysMachine(RuleBasedStateMachine):
+class KeysMachine(WorkersMachine):
     def __init__(self, store: SqlJobStore) -> None:
-        super().__init__()
-        self.store = store
-        reset(store.engine)
-        self.clock = FakeClock()
-        self.jobs: dict[int, ModelJob] = {}
-        self.held: dict[str, set[Claim]] = {worker: set() for worker in WORKERS}
+        super().__init__(store, TABLES)
 
     # --- the model ---------------------------------------------------------------------------
     def _running(self) -> Counter[str | None]:
@@ -108,22 +66,6 @@ class KeysMachine(RuleBasedStateMachine):
                 taken.append(job.id)
                 running[job.key] += 1
         return taken
-
-    def _all_held(self) -> list[Claim]:
-        return sorted(
-            (claim for claims in self.held.values() for claim in claims),
-            key=lambda claim: (claim.job_id, claim.worker_id, claim.attempt),
-        )
-
-    def _release(self, job: ModelJob, run_at: datetime) -> None:
-        job.status, job.owner, job.heartbeat_at, job.run_at = JobStatus.PENDING, None, None, run_at
-
-    def _settle(self, outcome: AttemptOutcome) -> bool:
-        self.held[outcome.claim.worker_id].discard(outcome.claim)
-        expected = self.jobs[outcome.claim.job_id].holds(outcome.claim)
-        accepted, _ = self.store.settle([outcome], self.clock())
-        assert accepted == [expected]
-        return expected
 
     # --- callers and time --------------------------------------------------------------------
     @initialize(keys=st.lists(st.sampled_from(KEYS), min_size=1, max_size=6))
@@ -164,30 +106,6 @@ class KeysMachine(RuleBasedStateMachine):
             job.attempts += 1
             self.held[worker].add(row.claim)
 
-    @rule(worker=st.sampled_from(WORKERS))
-    def heartbeat(self, worker: str) -> None:
-        claims = sorted(self.held[worker], key=lambda claim: claim.job_id)
-        for claim, _cancel in self.store.heartbeat(worker, claims, self.clock()):
-            self.jobs[claim.job_id].heartbeat_at = self.clock()
-
-    @precondition(lambda self: self._all_held())
-    @rule(data=st.data())
-    def complete(self, data: st.DataObject) -> None:
-        claim = data.draw(st.sampled_from(self._all_held()))
-        if self._settle(Completed(claim)):
-            self.jobs[claim.job_id].status = JobStatus.COMPLETED
-
-    @precondition(lambda self: self._all_held())
-    @rule(data=st.data())
-    def fail(self, data: st.DataObject) -> None:
-        claim = data.draw(st.sampled_from(self._all_held()))
-        if self._settle(Failed(claim, error="boom", retry_at=self.clock())):
-            job = self.jobs[claim.job_id]
-            if job.attempts >= MAX_ATTEMPTS:
-                job.status, job.owner = JobStatus.FAILED, None
-            else:
-                self._release(job, self.clock())
-
     @precondition(lambda self: self._all_held())
     @rule(data=st.data())
     def snooze(self, data: st.DataObject) -> None:
@@ -197,32 +115,6 @@ class KeysMachine(RuleBasedStateMachine):
             job = self.jobs[claim.job_id]
             self._release(job, run_at)
             job.attempts -= 1
-
-    @precondition(lambda self: self._all_held())
-    @rule(worker=st.sampled_from(WORKERS))
-    def crash(self, worker: str) -> None:
-        """The worker dies (SIGKILL): its jobs stay running, unheartbeated, until reclaimed."""
-        self.held[worker].clear()
-
-    @rule()
-    def reclaim(self) -> None:
-        now = self.clock()
-        cutoff = now - timedelta(seconds=MAX_AGE)
-        stale = {
-            job.id
-            for job in self.jobs.values()
-            if job.status is JobStatus.RUNNING
-            and job.heartbeat_at is not None
-            and job.heartbeat_at < cutoff
-        }
-        reclaimed = self.store.reclaim_stale(now, MAX_AGE, no_delay)
-        assert {item.job_id for item in reclaimed} == stale
-        for item in reclaimed:
-            job = self.jobs[item.job_id]
-            if item.dead_lettered:
-                job.status, job.owner = JobStatus.FAILED, None
-            else:
-                self._release(job, now)
 
     # --- invariants --------------------------------------------------------------------------
     @invariant()

@@ -26,17 +26,15 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    RuleBasedStateMachine,
     initialize,
     invariant,
-    precondition,
     rule,
     run_state_machine_as_test,
 )
-from sqlalchemy import Engine, delete, select, text
+from sqlalchemy import Engine, select
 
 from dominus.jobs import JobStatus, Limiters, RateLimit, SqlJobStore
-from dominus.jobs.model import AttemptOutcome, Claim, Completed, Failed, NewJob
+from dominus.jobs.model import NewJob
 from dominus.jobs.sql.limits import RateLimitStore
 from dominus.schema.tables import (
     dead_letter_jobs,
@@ -47,18 +45,15 @@ from dominus.schema.tables import (
     rate_limits,
     workers,
 )
-from tests.support.clock import FakeClock
+from tests.support.keyed_machines import MAX_AGE, MAX_ATTEMPTS, WORKERS, ModelJob, WorkersMachine
 from tests.support.rate_windows import most_in_a_window
 
 EXAMPLES, STEPS = 30, 50
 LONG = settings().max_examples > EXAMPLES
 
 JOB_TYPE = "prop.rated"
-WORKERS = tuple(f"w{n}" for n in range(1, 9))
 LIMITS = {"rate:a": RateLimit(1, 1.0), "rate:b": RateLimit(2, 1.0), "rate:c": RateLimit(3, 2.0)}
 KEYS = (None, *LIMITS)
-MAX_AGE = 10.0
-MAX_ATTEMPTS = 3
 # A slot never taken: configured slots start at the epoch.
 NEVER = datetime(1970, 1, 1, tzinfo=UTC)
 TABLES = (
@@ -70,24 +65,6 @@ TABLES = (
     rate_limit_grants,
     rate_limits,
 )
-
-
-@dataclass
-class ModelJob:
-    id: int
-    key: str | None
-    status: JobStatus = JobStatus.PENDING
-    attempts: int = 0
-    owner: str | None = None
-    run_at: datetime = datetime.min
-    heartbeat_at: datetime | None = None
-
-    def holds(self, claim: Claim) -> bool:
-        return (
-            self.status is JobStatus.RUNNING
-            and self.owner == claim.worker_id
-            and self.attempts == claim.attempt
-        )
 
 
 @dataclass
@@ -112,32 +89,13 @@ class ModelLimiter:
         return taken
 
 
-def reset(engine: Engine) -> None:
-    with engine.begin() as connection:
-        if connection.dialect.name == "postgresql":
-            names = ", ".join(table.name for table in TABLES)
-            connection.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
-            return
-        for table in TABLES:
-            connection.execute(delete(table))
-
-
-def no_delay(_job_type: str, _attempt: int) -> float:
-    return 0.0
-
-
-class RateKeysMachine(RuleBasedStateMachine):
+class RateKeysMachine(WorkersMachine):
     def __init__(self, store: SqlJobStore, limits: RateLimitStore) -> None:
-        super().__init__()
-        reset(store.engine)
-        self.store = store
-        self.clock = FakeClock()
+        super().__init__(store, TABLES)
         limiters = Limiters(limits, self.clock)
         for key, limit in LIMITS.items():
             limiters.configure(key, limit)
         self.limiters = {key: ModelLimiter(limit) for key, limit in LIMITS.items()}
-        self.jobs: dict[int, ModelJob] = {}
-        self.held: dict[str, set[Claim]] = {worker: set() for worker in WORKERS}
         self.granted: dict[str, list[datetime]] = {key: [] for key in LIMITS}
 
     # --- the model ---------------------------------------------------------------------------
@@ -163,22 +121,6 @@ class RateKeysMachine(RuleBasedStateMachine):
             else:
                 held.append(job.id)
         return runs, held
-
-    def _all_held(self) -> list[Claim]:
-        return sorted(
-            (claim for claims in self.held.values() for claim in claims),
-            key=lambda claim: (claim.job_id, claim.worker_id, claim.attempt),
-        )
-
-    def _release(self, job: ModelJob, run_at: datetime) -> None:
-        job.status, job.owner, job.heartbeat_at, job.run_at = JobStatus.PENDING, None, None, run_at
-
-    def _settle(self, outcome: AttemptOutcome) -> bool:
-        self.held[outcome.claim.worker_id].discard(outcome.claim)
-        expected = self.jobs[outcome.claim.job_id].holds(outcome.claim)
-        accepted, _ = self.store.settle([outcome], self.clock())
-        assert accepted == [expected]
-        return expected
 
     def _run_at(self, job_id: int) -> datetime:
         return self.store.get_job(job_id).run_at
@@ -217,56 +159,6 @@ class RateKeysMachine(RuleBasedStateMachine):
             run_at = self._run_at(job_id)
             assert run_at > now, (job_id, run_at, now)
             self.jobs[job_id].run_at = run_at
-
-    @rule(worker=st.sampled_from(WORKERS))
-    def heartbeat(self, worker: str) -> None:
-        claims = sorted(self.held[worker], key=lambda claim: claim.job_id)
-        for claim, _cancel in self.store.heartbeat(worker, claims, self.clock()):
-            self.jobs[claim.job_id].heartbeat_at = self.clock()
-
-    @precondition(lambda self: self._all_held())
-    @rule(data=st.data())
-    def complete(self, data: st.DataObject) -> None:
-        claim = data.draw(st.sampled_from(self._all_held()))
-        if self._settle(Completed(claim)):
-            self.jobs[claim.job_id].status = JobStatus.COMPLETED
-
-    @precondition(lambda self: self._all_held())
-    @rule(data=st.data())
-    def fail(self, data: st.DataObject) -> None:
-        claim = data.draw(st.sampled_from(self._all_held()))
-        if self._settle(Failed(claim, error="boom", retry_at=self.clock())):
-            job = self.jobs[claim.job_id]
-            if job.attempts >= MAX_ATTEMPTS:
-                job.status, job.owner = JobStatus.FAILED, None
-            else:
-                self._release(job, self.clock())
-
-    @precondition(lambda self: self._all_held())
-    @rule(worker=st.sampled_from(WORKERS))
-    def crash(self, worker: str) -> None:
-        """The worker dies (SIGKILL): its jobs stay running, unheartbeated, until reclaimed."""
-        self.held[worker].clear()
-
-    @rule()
-    def reclaim(self) -> None:
-        now = self.clock()
-        cutoff = now - timedelta(seconds=MAX_AGE)
-        stale = {
-            job.id
-            for job in self.jobs.values()
-            if job.status is JobStatus.RUNNING
-            and job.heartbeat_at is not None
-            and job.heartbeat_at < cutoff
-        }
-        reclaimed = self.store.reclaim_stale(now, MAX_AGE, no_delay)
-        assert {item.job_id for item in reclaimed} == stale
-        for item in reclaimed:
-            job = self.jobs[item.job_id]
-            if item.dead_lettered:
-                job.status, job.owner = JobStatus.FAILED, None
-            else:
-                self._release(job, now)
 
     # --- invariants --------------------------------------------------------------------------
     @invariant()
