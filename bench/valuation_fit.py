@@ -127,6 +127,11 @@ def candidates() -> dict[str, tuple[FitOptions, float]]:
             full,
             PUBLIC_WEIGHT,
         ),
+        "v6: v5 on an absolute loss (median regression), public x3": (
+            replace(stretch, loss="absolute"),
+            3.0,
+        ),
+        "v6, public x10": (replace(stretch, loss="absolute"), PUBLIC_WEIGHT),
         "v5: v4 + retail stretch, public x3 (chosen)": (stretch, 3.0),
     }
 

@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from dominus.valuation.sales import Sale
 from dominus.valuation.tlds import split_domain, tld_group
 from dominus.valuation.venues import VenueClass
 
+Loss = Literal["squared", "absolute"]
 MODEL_NAME = "dominus-value"
 MARKET_COLUMN = ALL_FEATURES.index("tld_market")
 RETAIL_MARKET_COLUMN = ALL_FEATURES.index("retail_x_tld_market")
@@ -70,6 +71,9 @@ class FitOptions:
     base_weight_cap: float = 1.0
     retail_stretch: bool = False  # the head also scales the base's own prediction (model.py)
     median_shift: bool = True  # P50 adds the class's median residual (a median, not a mean)
+    # "squared": a ridge regression (the mean log price); "absolute": the same penalty on an
+    # absolute loss (the median log price: P50 is a median, and sale prices are right-skewed)
+    loss: Loss = "squared"
 
 
 @dataclass
@@ -158,16 +162,57 @@ def ridge(
 ) -> tuple[float, Matrix, Matrix]:
     """Weighted ridge on standardised columns: (intercept, raw weights, centres). Columns
     where `mask` is 0 are left out (weight 0)."""
+    centres, scale, standard = _standardise(matrix, weights, mask)
+    mean_target = float(weights @ target / weights.sum())
+    gram = standard.T @ (standard * weights[:, None]) + lam * np.eye(matrix.shape[1])
+    coefficients = np.linalg.solve(gram, standard.T @ (weights * (target - mean_target)))
+    return mean_target, coefficients / scale * mask, centres
+
+
+ABSOLUTE_ROUNDS = 12
+ABSOLUTE_FLOOR = 0.05  # residuals nearer than this (ln units) weigh as if this near
+
+
+def linear_fit(
+    matrix: Matrix, target: Matrix, weights: Matrix, lam: float, mask: Matrix, loss: Loss
+) -> tuple[float, Matrix, Matrix]:
+    """`ridge` for the squared loss; for the absolute loss, iteratively reweighted ridge: each
+    round weighs a sale by its weight ÷ its last |residual| (the quadratic that touches |r| at
+    the last residual), rescaled to the weights' own mean so that the penalty keeps its scale."""
+    fitted = ridge(matrix, target, weights, lam, mask)
+    if loss == "squared":
+        return fitted
+    for _ in range(ABSOLUTE_ROUNDS):
+        residual = np.abs(target - _predict(*fitted, matrix))
+        reweighted = weights / np.maximum(residual, ABSOLUTE_FLOOR)
+        reweighted *= weights.sum() / reweighted.sum()
+        fitted = _ridge_at(matrix, target, weights, reweighted, lam, mask)
+    return fitted
+
+
+def _ridge_at(
+    matrix: Matrix, target: Matrix, weights: Matrix, fit_weights: Matrix, lam: float, mask: Matrix
+) -> tuple[float, Matrix, Matrix]:
+    """`ridge` with its columns standardised by `weights` and its loss weighted by
+    `fit_weights` (the absolute loss's rounds keep one standardisation)."""
+    centres, scale, standard = _standardise(matrix, weights, mask)
+    design = np.hstack([np.ones((len(target), 1)), standard])
+    gram = design.T @ (design * fit_weights[:, None])
+    penalty = lam * np.eye(design.shape[1])
+    penalty[0, 0] = 0.0  # the intercept is not shrunk
+    solution = np.linalg.solve(gram + penalty, design.T @ (fit_weights * target))
+    return float(solution[0]), solution[1:] / scale * mask, centres
+
+
+def _standardise(matrix: Matrix, weights: Matrix, mask: Matrix) -> tuple[Matrix, Matrix, Matrix]:
+    """(centres, scales, standardised masked columns), each column by the weighted mean and
+    standard deviation (a constant column keeps scale 1)."""
     total = weights.sum()
     centres = (weights @ matrix) / total
     centred = matrix - centres
     scale = np.sqrt((weights @ centred**2) / total)
     scale[scale == 0] = 1.0
-    standard = centred / scale * mask
-    mean_target = float(weights @ target / total)
-    gram = standard.T @ (standard * weights[:, None]) + lam * np.eye(matrix.shape[1])
-    coefficients = np.linalg.solve(gram, standard.T @ (weights * (target - mean_target)))
-    return mean_target, coefficients / scale * mask, centres
+    return centres, scale, centred / scale * mask
 
 
 def _predict(intercept: float, raw: Matrix, centres: Matrix, matrix: Matrix) -> Matrix:
@@ -212,7 +257,7 @@ def fit_model(
     else:
         stretch = (0.0, 0.0)
         lam, oof, cv_rmse = _choose_penalty(matrix, target, weight, mask, options)
-        intercept, raw, centres = ridge(matrix, target, weight, lam, mask)
+        intercept, raw, centres = linear_fit(matrix, target, weight, lam, mask, options.loss)
     model = ValueModel(
         name=MODEL_NAME,
         version=version,
@@ -270,13 +315,23 @@ def _choose_penalty(
         oof = np.zeros(len(target))
         for fold in range(options.folds):
             train = folds != fold
-            intercept, raw, centres = ridge(matrix[train], target[train], weight[train], lam, mask)
+            intercept, raw, centres = linear_fit(
+                matrix[train], target[train], weight[train], lam, mask, options.loss
+            )
             oof[~train] = _predict(intercept, raw, centres, matrix[~train])
-        rmse = float(np.sqrt(weight @ (target - oof) ** 2 / weight.sum()))
+        rmse = _cv_error(target - oof, weight, options.loss)
         if best is None or rmse < best[0]:
             best = (rmse, lam, oof)
     assert best is not None
     return best[1], best[2], best[0]
+
+
+def _cv_error(residual: Matrix, weight: Matrix, loss: Loss) -> float:
+    """The cross-validation's criterion: the weighted RMSE for the squared loss, the weighted
+    mean absolute residual for the absolute loss."""
+    if loss == "squared":
+        return float(np.sqrt(weight @ residual**2 / weight.sum()))
+    return float(weight @ np.abs(residual) / weight.sum())
 
 
 RETAIL_MASK = np.array([1.0 if name in RETAIL_FEATURES else 0.0 for name in ALL_FEATURES])
@@ -298,7 +353,7 @@ def _fit_with_retail_head(
     capped = np.minimum(weight, options.base_weight_cap * float(np.median(weight)))
     capped = capped / capped.mean()  # the penalty is set against weights of mean 1
     lam, oof, _ = _choose_penalty(matrix, target, capped, base_mask, options)
-    intercept, raw, centres = ridge(matrix, target, capped, lam, base_mask)
+    intercept, raw, centres = linear_fit(matrix, target, capped, lam, base_mask, options.loss)
     retail_rows = np.array([item is VenueClass.RETAIL for item in classes])
     stretch = (0.0, 0.0)
     if retail_rows.sum() >= MIN_LEVEL_SALES:
@@ -311,8 +366,8 @@ def _fit_with_retail_head(
         head_lam, head_oof, _ = _choose_penalty(
             rows, residual, weight[retail_rows], head_mask, options
         )
-        head_intercept, head_raw, head_centres = ridge(
-            rows, residual, weight[retail_rows], head_lam, head_mask
+        head_intercept, head_raw, head_centres = linear_fit(
+            rows, residual, weight[retail_rows], head_lam, head_mask, options.loss
         )
         # Wholesale rows have every retail term 0: centring them at 0 and folding the head's
         # intercept into the "retail" weight leaves wholesale predictions as the base made them
