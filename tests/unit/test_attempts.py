@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
@@ -11,8 +12,8 @@ from pydantic import BaseModel
 
 from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.jobs.attempts import RETURNED_AFTER_WAITING, RETURNED_AT_SHUTDOWN, Attempts
-from dominus.jobs.context import HandlerTransactions, JobContext, ProgressReporter
-from dominus.jobs.execution import Finished, RunningJob, Start, run_handler
+from dominus.jobs.context import JobContext
+from dominus.jobs.execution import AttemptServices, Finished, RunningJob, Start, run_handler
 from dominus.jobs.model import (
     Cancelled,
     Completed,
@@ -90,8 +91,13 @@ def attempt(job_id: int, job_type: str = "quick", *, claimed_at: datetime = T0) 
         claim=claim,
         job_type=REGISTRY.get(job_type),
         abort=AbortSignal(),
-        reporter=ProgressReporter(claim, lambda *_: True, lambda: T0, 1.0, on_lost=lambda: None),
         claimed_at=claimed_at,
+        services=AttemptServices(
+            store=None,
+            progress_sink=lambda *_: True,
+            clock=lambda: T0,
+            progress_interval_seconds=1.0,
+        ),
     )
 
 
@@ -329,8 +335,8 @@ def test_handlers_that_ignore_their_abort_are_given_up_on_and_recorded_interrupt
     running = attempt(1)
     attempts.add(running)
     assert running.begin(T0)
-    running.reporter.report({"done": 3})  # written at once (the first report)
-    running.reporter.report({"done": 4})  # throttled: goes with the outcome
+    running.progress_reporter().report({"done": 3})  # written at once (the first report)
+    running.progress_reporter().report({"done": 4})  # throttled: goes with the outcome
 
     attempts.give_up(abort_grace_seconds=5)
 
@@ -350,10 +356,10 @@ def test_a_handler_that_completed_in_its_transaction_is_not_recorded_interrupted
     attempts = Ledger().attempts
     running = attempt(1)
     # Only `completed` is read here; the store is never reached.
-    running.transactions = HandlerTransactions(
-        cast(JobStore, None), running.job, lambda: T0, running.abort, running.reporter
-    )
-    running.transactions.completed = True
+    running.services = replace(running.services, store=cast(JobStore, object()))
+    transactions = running.handler_transactions()
+    assert transactions is not None
+    transactions.completed = True
     attempts.add(running)
     assert running.begin(T0)
 

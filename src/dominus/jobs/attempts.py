@@ -356,7 +356,7 @@ class Attempts:
                 Interrupted(
                     running.claim,
                     requeue=self._shutdown_requeue,
-                    progress=running.reporter.unwritten(),
+                    progress=running.unwritten_progress(),
                     job_type=running.job.job_type,
                 )
             )

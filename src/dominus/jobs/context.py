@@ -4,14 +4,14 @@ a logger, and transactions fenced on its claim for its own writes."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 from sqlalchemy import Connection
@@ -159,16 +159,99 @@ class HandlerTransactions:
         transaction.complete(outcome, now)
 
 
-@dataclass(frozen=True)
-class JobContext:
-    """Passed to every handler as its second argument."""
+class AttemptTools(Protocol):
+    """What a worker's attempt makes for its handler on first use: most handlers report no
+    progress and open no transaction, and a worker makes a context for every job it runs."""
 
-    job: Job
-    abort: AbortSignal
-    logger: logging.LoggerAdapter[logging.Logger]
-    progress_reporter: ProgressReporter
-    transactions: HandlerTransactions | None = None
-    limiters: Limiters | None = None
+    @property
+    def completed_in_transaction(self) -> bool: ...
+
+    def progress_reporter(self) -> ProgressReporter: ...
+
+    def handler_transactions(self) -> HandlerTransactions | None: ...
+
+
+class JobContext:
+    """Passed to every handler as its second argument. Read-only."""
+
+    __slots__ = (
+        "_abort",
+        "_attempt",
+        "_job",
+        "_limiters",
+        "_logger",
+        "_progress_reporter",
+        "_transactions",
+    )
+
+    def __init__(
+        self,
+        job: Job,
+        abort: AbortSignal,
+        logger: logging.LoggerAdapter[logging.Logger],
+        progress_reporter: ProgressReporter,
+        transactions: HandlerTransactions | None = None,
+        limiters: Limiters | None = None,
+    ) -> None:
+        self._job = job
+        self._abort = abort
+        self._logger: logging.LoggerAdapter[logging.Logger] | None = logger
+        self._progress_reporter: ProgressReporter | None = progress_reporter
+        self._transactions = transactions
+        self._limiters = limiters
+        self._attempt: AttemptTools | None = None
+
+    @classmethod
+    def of_attempt(
+        cls, job: Job, abort: AbortSignal, attempt: AttemptTools, limiters: Limiters | None
+    ) -> JobContext:
+        """A worker's context: its logger, progress reporter and transactions are made by the
+        first call that needs them (the reporter and transactions by `attempt`, which keeps
+        them: the worker reads the unwritten progress and the completion from there)."""
+        context = cls.__new__(cls)
+        context._job = job
+        context._abort = abort
+        context._logger = None
+        context._progress_reporter = None
+        context._transactions = None
+        context._limiters = limiters
+        context._attempt = attempt
+        return context
+
+    @property
+    def job(self) -> Job:
+        return self._job
+
+    @property
+    def abort(self) -> AbortSignal:
+        return self._abort
+
+    @property
+    def limiters(self) -> Limiters | None:
+        return self._limiters
+
+    @property
+    def logger(self) -> logging.LoggerAdapter[logging.Logger]:
+        logger = self._logger
+        if logger is None:
+            # Two threads of one handler may both make one: equal adapters, either will do.
+            job = self._job
+            logger = logging.LoggerAdapter(job_logger(job.job_type), {"job_id": job.id})
+            self._logger = logger
+        return logger
+
+    @property
+    def progress_reporter(self) -> ProgressReporter:
+        if self._attempt is not None:
+            return self._attempt.progress_reporter()
+        assert self._progress_reporter is not None  # given to the constructor
+        return self._progress_reporter
+
+    @property
+    def transactions(self) -> HandlerTransactions | None:
+        if self._attempt is not None:
+            return self._attempt.handler_transactions()
+        return self._transactions
 
     def limiter(self, key: str) -> KeyLimiter:
         """The rate limiter of `key`, shared by every process (ADR 0053), its waits ended by
@@ -197,19 +280,27 @@ class JobContext:
         COMMIT); when it was lost (the job was reclaimed from this worker), the transaction rolls
         back and `dominus.errors.ClaimLostError` is raised, and the abort signal is set (LOST).
         Transactions do not nest."""
-        return self._transactions().transaction()
+        return self._handler_transactions().transaction()
 
     def complete(self, connection: Connection, result: Any) -> None:
         """Complete the job inside the open `ctx.transaction()` (on its `connection`): the job is
         `completed` with `result` if and only if that transaction commits. The handler's return
         value is then not recorded again (whatever it returns or raises afterwards)."""
-        self._transactions().complete(connection, result)
+        self._handler_transactions().complete(connection, result)
 
     @property
     def completed_in_transaction(self) -> bool:
-        return self.transactions is not None and self.transactions.completed
+        if self._attempt is not None:
+            return self._attempt.completed_in_transaction  # without making the transactions
+        return self._transactions is not None and self._transactions.completed
 
-    def _transactions(self) -> HandlerTransactions:
-        if self.transactions is None:
+    def _handler_transactions(self) -> HandlerTransactions:
+        transactions = self.transactions
+        if transactions is None:
             raise RuntimeError("this job context has no store: it cannot open transactions")
-        return self.transactions
+        return transactions
+
+
+@functools.lru_cache(maxsize=256)
+def job_logger(job_type: str) -> logging.Logger:
+    return logging.getLogger(f"dominus.job.{job_type}")

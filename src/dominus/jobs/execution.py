@@ -4,7 +4,6 @@ becomes an outcome for the store."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import queue
 import threading
@@ -17,7 +16,13 @@ from typing import Any
 
 from dominus.errors import JobAbortedError, PermanentJobError
 from dominus.jobs.abort import AbortReason, AbortSignal
-from dominus.jobs.context import HandlerTransactions, JobContext, ProgressReporter, jsonable
+from dominus.jobs.context import (
+    HandlerTransactions,
+    JobContext,
+    ProgressReporter,
+    ProgressSink,
+    jsonable,
+)
 from dominus.jobs.limits import Limiters
 from dominus.jobs.model import (
     AttemptOutcome,
@@ -32,6 +37,7 @@ from dominus.jobs.model import (
 from dominus.jobs.rate_limit import RateLimited
 from dominus.jobs.registry import JobType
 from dominus.jobs.snooze import Snooze
+from dominus.jobs.store import JobStore
 
 log = logging.getLogger("dominus.worker")
 
@@ -44,6 +50,18 @@ class Start(Enum):
     WITHHELD = "withheld"  # taken back by the worker before it started (cancel, shutdown)
 
 
+@dataclass(frozen=True)
+class AttemptServices:
+    """What every attempt of one worker reaches through: made once per worker, not per job."""
+
+    store: JobStore | None  # None: no handler transactions (tests that need none)
+    progress_sink: ProgressSink
+    clock: Callable[[], datetime]
+    progress_interval_seconds: float
+    # The rate limiters `context.limiter(key)` reaches, and `RateLimited` pauses (ADR 0053).
+    limiters: Limiters | None = None
+
+
 @dataclass
 class RunningJob:
     """One attempt this worker holds: waiting for a handler thread (prefetched), running, or
@@ -53,22 +71,66 @@ class RunningJob:
     claim: Claim  # job.claim, built once: it is looked up on every tick
     job_type: JobType[Any]
     abort: AbortSignal
-    reporter: ProgressReporter
     claimed_at: datetime
+    services: AttemptServices
     finished: bool = False
-    # The handler's fenced transactions; `transactions.completed` once one completed the job.
-    transactions: HandlerTransactions | None = None
     # Set when the handler starts: a prefetched job's time waiting is not its run time.
     started_at: datetime | None = None
     deadline: datetime | None = None
     start: Start = Start.WAITING
-    # The rate limiters `context.limiter(key)` reaches, and `RateLimited` pauses (ADR 0053).
-    limiters: Limiters | None = None
+    # Made when the handler first reports progress or opens a transaction (`AttemptTools`).
+    _reporter: ProgressReporter | None = field(default=None, init=False, repr=False)
+    _transactions: HandlerTransactions | None = field(default=None, init=False, repr=False)
     _start_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
+    def limiters(self) -> Limiters | None:
+        return self.services.limiters
+
+    @property
     def completed_in_transaction(self) -> bool:
-        return self.transactions is not None and self.transactions.completed
+        transactions = self._transactions
+        return transactions is not None and transactions.completed
+
+    def unwritten_progress(self) -> dict[str, Any] | None:
+        """The latest progress reported and not yet persisted (to write with the outcome)."""
+        reporter = self._reporter
+        return None if reporter is None else reporter.unwritten()
+
+    def progress_reporter(self) -> ProgressReporter:
+        """This attempt's progress reporter, made on the first call (from any thread)."""
+        reporter = self._reporter
+        if reporter is not None:
+            return reporter
+        with self._start_lock:
+            if self._reporter is None:
+                services = self.services
+                self._reporter = ProgressReporter(
+                    self.claim,
+                    services.progress_sink,
+                    services.clock,
+                    services.progress_interval_seconds,
+                    on_lost=self._lost,
+                )
+            return self._reporter
+
+    def handler_transactions(self) -> HandlerTransactions | None:
+        """This attempt's fenced transactions, made on the first call (None without a store)."""
+        transactions = self._transactions
+        if transactions is not None or self.services.store is None:
+            return transactions
+        reporter = self.progress_reporter()  # before the lock: it takes it too
+        with self._start_lock:
+            if self._transactions is None:
+                services = self.services
+                assert services.store is not None
+                self._transactions = HandlerTransactions(
+                    services.store, self.job, services.clock, self.abort, reporter
+                )
+            return self._transactions
+
+    def _lost(self) -> None:
+        self.abort.set(AbortReason.LOST)
 
     def begin(self, now: datetime) -> bool:
         """From the thread about to run the handler: start the attempt at `now` (its timeout
@@ -246,15 +308,7 @@ def _snoozed(
 
 
 def _context_for(running: RunningJob) -> JobContext:
-    job = running.job
-    return JobContext(
-        job=job,
-        abort=running.abort,
-        logger=logging.LoggerAdapter(_job_logger(job.job_type), {"job_id": job.id}),
-        progress_reporter=running.reporter,
-        transactions=running.transactions,
-        limiters=running.limiters,
-    )
+    return JobContext.of_attempt(running.job, running.abort, running, running.services.limiters)
 
 
 def _returned(
@@ -293,11 +347,6 @@ def _raised(
     )
 
 
-@functools.lru_cache(maxsize=256)
-def _job_logger(job_type: str) -> logging.Logger:
-    return logging.getLogger(f"dominus.job.{job_type}")
-
-
 def describe_exception(error: BaseException) -> str:
     text = str(error)
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
@@ -322,7 +371,7 @@ def outcome_of(
         duration = (finished.finished_at - running.started_at).total_seconds()
     about: dict[str, Any] = {
         "job_type": running.job.job_type,
-        "progress": running.reporter.unwritten(),
+        "progress": running.unwritten_progress(),
         "duration_seconds": duration,
         "pickup_seconds": running.job.pickup_seconds(running.started_at),
     }

@@ -32,10 +32,10 @@ from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.jobs.attempts import Attempts
 from dominus.jobs.backoff import DatabaseBackoff
 from dominus.jobs.clock import utc_now
-from dominus.jobs.context import HandlerTransactions, ProgressReporter
 from dominus.jobs.duties import DutySchedule
 from dominus.jobs.event_loop import HandlerLoop
 from dominus.jobs.execution import (
+    AttemptServices,
     Finished,
     HandlerPool,
     RunningJob,
@@ -110,6 +110,13 @@ class Worker:
         self._watcher = watcher or NoChangeWatcher()
         # Reached by handlers (`context.limiter`), paused by their RateLimited (ADR 0053).
         self._limiters = limiters
+        self._attempt_services = AttemptServices(
+            store=store,
+            progress_sink=store.record_progress,
+            clock=clock,
+            progress_interval_seconds=self._config.progress_interval_seconds,
+            limiters=limiters,
+        )
         self._retry = RetryPolicies(registry, self._config.retry_policy)
         # Dead-letter notices go to a thread of their own: a slow hook never delays heartbeats.
         self._dead_letter_hook = (
@@ -443,10 +450,6 @@ class Worker:
                 "queue(s) %s paused: jobs claimed ahead handed back", ", ".join(sorted(paused))
             )
 
-    @staticmethod
-    def _abort_lost(abort: AbortSignal) -> None:
-        abort.set(AbortReason.LOST)
-
     def reclaim(self, now: datetime) -> list[ReclaimedJob]:
         """Reclaim the jobs of silent workers across the cluster, if a pass is due. A duty of
         the maintenance thread (ADR 0032), kept out of the tick so that a slow scan never holds
@@ -552,23 +555,13 @@ class Worker:
             # claim; running it a second time at once would break "never twice at the same time".
             log.warning("job %d claimed again while still running here; not run twice", job.id)
             return
-        abort = AbortSignal()
-        reporter = ProgressReporter(
-            claim,
-            self._store.record_progress,
-            self._clock,
-            self._config.progress_interval_seconds,
-            on_lost=lambda: self._abort_lost(abort),
-        )
         running = RunningJob(
             job=job,
             claim=claim,
             job_type=self._registry.get(job.job_type),
-            abort=abort,
-            reporter=reporter,
+            abort=AbortSignal(),
             claimed_at=now,
-            transactions=HandlerTransactions(self._store, job, self._clock, abort, reporter),
-            limiters=self._limiters,
+            services=self._attempt_services,
         )
         self._attempts.add(running)
         if running.job_type.is_async:
