@@ -153,7 +153,9 @@ class RunningJob:
             return True
 
 
-@dataclass(frozen=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, and one of these
+# is made per job. Made in the handler's thread and only read after it is handed over.
+@dataclass(slots=True)
 class Finished:
     """What the handler thread saw: a return value or an exception."""
 
@@ -161,7 +163,7 @@ class Finished:
     value: Any = None
     error: str | None = None
     traceback: str | None = None
-    finished_at: datetime | None = field(default=None)
+    finished_at: datetime | None = None
     permanent: bool = False  # the error was a PermanentJobError: no retry
     # The handler raised Snooze: run it again this many seconds after it finished.
     snooze_seconds: float | None = None

@@ -76,10 +76,13 @@ class StartGate:
         # Threads waiting in `enter`: `leave` notifies only when there are any (a notify finds
         # its waiters under the condition's own lock; at concurrency 1 nobody ever waits).
         self._waiting = 0
-        self._changed = threading.Condition()
+        # Taken directly rather than through the condition's `with` (a Python-level call each
+        # way): the gate is entered and left once per job.
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
 
     def enter(self) -> None:
-        with self._changed:
+        with self._lock:
             while self._inside >= self._capacity:
                 self._waiting += 1
                 try:
@@ -89,14 +92,14 @@ class StartGate:
             self._inside += 1
 
     def try_enter(self) -> bool:
-        with self._changed:
+        with self._lock:
             if self._inside >= self._capacity:
                 return False
             self._inside += 1
             return True
 
     def leave(self) -> None:
-        with self._changed:
+        with self._lock:
             self._inside -= 1
             if self._waiting:
                 self._changed.notify()
