@@ -62,7 +62,8 @@ class AttemptServices:
     limiters: Limiters | None = None
 
 
-@dataclass
+# Slotted: its fields are read many times per job, by the loop and the handler's thread.
+@dataclass(slots=True)
 class RunningJob:
     """One attempt this worker holds: waiting for a handler thread (prefetched), running, or
     finished but not yet recorded."""
