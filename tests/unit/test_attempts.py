@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import cast
+from typing import Any, cast
 
 import pytest
 from pydantic import BaseModel
@@ -16,6 +16,7 @@ from dominus.jobs.context import JobContext
 from dominus.jobs.execution import AttemptServices, Finished, RunningJob, Start, run_handler
 from dominus.jobs.model import (
     Cancelled,
+    Claim,
     Completed,
     Failed,
     Interrupted,
@@ -47,10 +48,16 @@ async def quick_async(_payload: NoPayload, _context: JobContext) -> None:
     return None
 
 
+def reporting(_payload: NoPayload, context: JobContext) -> None:
+    context.progress(done=1)  # written at once (the first report)
+    context.progress(done=2)  # throttled: goes with the outcome
+
+
 REGISTRY = HandlerRegistry()
 REGISTRY.register("quick", quick, NoPayload)
 REGISTRY.register("broken", broken, NoPayload)
 REGISTRY.register("quick_async", quick_async, NoPayload)
+REGISTRY.register("reporting", reporting, NoPayload)
 
 
 class Ledger:
@@ -367,6 +374,57 @@ def test_a_handler_that_completed_in_its_transaction_is_not_recorded_interrupted
 
     assert attempts.to_settle() == []
     assert attempts.idle
+
+
+# --- what the handler's context makes on first use -------------------------------------------
+def test_progress_reported_through_the_context_goes_with_the_outcome() -> None:
+    attempts = Ledger().attempts
+    written: list[dict[str, Any]] = []
+
+    def sink(_claim: Claim, progress: dict[str, Any], _now: datetime) -> bool:
+        written.append(progress)
+        return True
+
+    running = attempt(1, "reporting")
+    running.services = replace(running.services, progress_sink=sink)
+    attempts.add(running)
+
+    attempts.hand_over(run(running))
+    attempts.collect_finished()
+
+    assert written == [{"done": 1}]
+    [outcome] = attempts.to_settle()
+    assert isinstance(outcome, Completed) and outcome.progress == {"done": 2}
+
+
+def test_a_handler_that_reports_nothing_leaves_no_progress_to_write() -> None:
+    attempts = Ledger().attempts
+    running = attempt(1)
+    attempts.add(running)
+
+    attempts.hand_over(run(running))
+    attempts.collect_finished()
+
+    [outcome] = attempts.to_settle()
+    assert outcome.progress is None and not running.completed_in_transaction
+
+
+def test_a_progress_write_that_finds_the_claim_gone_aborts_the_attempt() -> None:
+    running = attempt(1)
+    running.services = replace(running.services, progress_sink=lambda *_: False)
+
+    running.progress_reporter().report({"done": 1})
+
+    assert running.abort.reason is AbortReason.LOST
+
+
+def test_an_attempt_makes_one_reporter_and_one_set_of_transactions() -> None:
+    running = attempt(1)
+    running.services = replace(running.services, store=cast(JobStore, object()))
+
+    assert running.progress_reporter() is running.progress_reporter()
+    transactions = running.handler_transactions()
+    assert transactions is not None and transactions is running.handler_transactions()
 
 
 # --- aborts and timeouts -------------------------------------------------------------------
