@@ -1,0 +1,119 @@
+"""PostgreSQL drain in one process: jobs/s, the process's CPU per job, the worker loop thread's
+part of it, and the server backends' CPU per job (read from /proc while the drain runs).
+
+    PYTHONPATH=src python bench/pg_drain_threads.py [--jobs 20000] [--concurrency 100] [--runs 3]
+
+Each run drops and recreates the database `pgprobe` on the local server (127.0.0.1:5432, user
+postgres, trust). The workload is bench/cpu_per_job.py's: a `noop` job type with a pydantic
+payload, every job enqueued before the worker starts. Which thread spends the CPU tells where a
+change can help: the loop thread claims, settles and dispatches; the handler threads run jobs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+
+from cpu_per_job import FILL_BATCH, Drained, registry
+from dominus.config import Settings
+from dominus.db.engine import create_database_engine
+from dominus.jobs import EnqueueRequest, JobQueue, Worker
+from dominus.runtime import build_runtime
+from dominus.schema.migrate import upgrade
+
+DATABASE = "pgprobe"
+URL = f"postgresql+psycopg://postgres@127.0.0.1:5432/{DATABASE}"
+ADMIN = "host=127.0.0.1 user=postgres dbname=postgres"
+
+
+def fresh_database() -> None:
+    with psycopg.connect(ADMIN, autocommit=True) as connection:
+        connection.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+        connection.execute(f"CREATE DATABASE {DATABASE}")
+    engine = create_database_engine(URL)
+    upgrade(engine)
+    engine.dispose()
+
+
+def backends_cpu_seconds() -> float:
+    """User + system CPU of every server process connected to the database now."""
+    with psycopg.connect(ADMIN) as connection:
+        rows = connection.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s", (DATABASE,)
+        ).fetchall()
+    ticks = 0
+    for (pid,) in rows:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def one_run(jobs: int, concurrency: int) -> str:
+    fresh_database()
+    runtime = build_runtime(Settings(DATABASE_URL=URL, DOMINUS_LOG_LEVEL="WARNING"))
+    handler = Drained(jobs)
+    handlers = registry(handler)
+    queue = JobQueue(runtime.store, handlers, clock=runtime.clock)
+    for start in range(0, jobs, FILL_BATCH):
+        now = time.time()
+        queue.enqueue_jobs(
+            EnqueueRequest("noop", {"i": i, "t": now})
+            for i in range(start, min(jobs, start + FILL_BATCH))
+        )
+    worker = Worker(
+        runtime.store,
+        handlers,
+        runtime.worker_config(concurrency=concurrency),
+        clock=runtime.clock,
+        watcher=runtime.change_watcher(),
+    )
+    handler.worker = worker
+    loop_cpu = [0.0]
+
+    def run_worker() -> None:
+        started = time.thread_time()
+        worker.run()
+        loop_cpu[0] = time.thread_time() - started
+
+    backends_before = backends_cpu_seconds()
+    backends_last = backends_before
+    cpu, wall = time.process_time(), time.perf_counter()
+    thread = threading.Thread(target=run_worker)
+    thread.start()
+    while thread.is_alive():
+        # The backends' CPU is read while they live: at the worker's close they are gone
+        time.sleep(0.05)
+        backends_last = max(backends_last, backends_cpu_seconds())
+    thread.join()
+    cpu = time.process_time() - cpu
+    seconds = handler.finished_at - wall
+    runtime.engine.dispose()
+    per_job = 1e6 / jobs
+    return (
+        f"{jobs / seconds:,.0f} jobs/s; CPU per job: process {cpu * per_job:.1f} µs, "
+        f"loop thread {loop_cpu[0] * per_job:.1f} µs, "
+        f"backends {(backends_last - backends_before) * per_job:.1f} µs"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=20_000)
+    parser.add_argument("--concurrency", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    for _ in range(args.runs):
+        print(one_run(args.jobs, args.concurrency), flush=True)
+
+
+if __name__ == "__main__":
+    main()
