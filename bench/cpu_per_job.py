@@ -116,26 +116,33 @@ def measure_enqueue(jobs: int, profile: cProfile.Profile | None = None) -> Sampl
     return sample
 
 
+def filled_worker(runtime: Runtime, jobs: int, concurrency: int) -> tuple[Worker, Drained]:
+    """`jobs` noop jobs enqueued (in batches, untimed) and the worker that will drain them,
+    stopped by its handler at the last one."""
+    handler = Drained(jobs)
+    handlers = registry(handler)
+    queue = JobQueue(runtime.store, handlers, clock=runtime.clock)
+    for start in range(0, jobs, FILL_BATCH):
+        now = time.time()
+        queue.enqueue_jobs(
+            EnqueueRequest("noop", {"i": i, "t": now})
+            for i in range(start, min(jobs, start + FILL_BATCH))
+        )
+    worker = Worker(
+        runtime.store,
+        handlers,
+        runtime.worker_config(concurrency=concurrency),
+        clock=runtime.clock,
+        watcher=runtime.change_watcher(),
+    )
+    handler.worker = worker
+    return worker, handler
+
+
 def measure_drain(jobs: int, concurrency: int, profile: cProfile.Profile | None = None) -> Sample:
     with tempfile.TemporaryDirectory(prefix="cpu-per-job-") as directory:
         runtime = fresh_runtime(Path(directory))
-        handler = Drained(jobs)
-        handlers = registry(handler)
-        queue = JobQueue(runtime.store, handlers, clock=runtime.clock)
-        for start in range(0, jobs, FILL_BATCH):
-            now = time.time()
-            queue.enqueue_jobs(
-                EnqueueRequest("noop", {"i": i, "t": now})
-                for i in range(start, min(jobs, start + FILL_BATCH))
-            )
-        worker = Worker(
-            runtime.store,
-            handlers,
-            runtime.worker_config(concurrency=concurrency),
-            clock=runtime.clock,
-            watcher=runtime.change_watcher(),
-        )
-        handler.worker = worker
+        worker, handler = filled_worker(runtime, jobs, concurrency)
         if profile is not None:
             profile.enable()
         cpu, wall = time.process_time(), time.perf_counter()

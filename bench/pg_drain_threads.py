@@ -19,10 +19,9 @@ from pathlib import Path
 
 import psycopg
 
-from cpu_per_job import FILL_BATCH, Drained, registry
+from cpu_per_job import filled_worker
 from dominus.config import Settings
 from dominus.db.engine import create_database_engine
-from dominus.jobs import EnqueueRequest, JobQueue, Worker
 from dominus.runtime import build_runtime
 from dominus.schema.migrate import upgrade
 
@@ -59,23 +58,7 @@ def backends_cpu_seconds() -> float:
 def one_run(jobs: int, concurrency: int) -> str:
     fresh_database()
     runtime = build_runtime(Settings(DATABASE_URL=URL, DOMINUS_LOG_LEVEL="WARNING"))
-    handler = Drained(jobs)
-    handlers = registry(handler)
-    queue = JobQueue(runtime.store, handlers, clock=runtime.clock)
-    for start in range(0, jobs, FILL_BATCH):
-        now = time.time()
-        queue.enqueue_jobs(
-            EnqueueRequest("noop", {"i": i, "t": now})
-            for i in range(start, min(jobs, start + FILL_BATCH))
-        )
-    worker = Worker(
-        runtime.store,
-        handlers,
-        runtime.worker_config(concurrency=concurrency),
-        clock=runtime.clock,
-        watcher=runtime.change_watcher(),
-    )
-    handler.worker = worker
+    worker, handler = filled_worker(runtime, jobs, concurrency)
     loop_cpu = [0.0]
 
     def run_worker() -> None:
