@@ -70,7 +70,10 @@ ROUND_START_EVENTS = (EventKind.REQUEUED, EventKind.RETRIED)
 ATTEMPT_ERROR_EVENTS = (EventKind.FAILED, EventKind.RECLAIMED)
 
 
-@dataclass(frozen=True, slots=True)
+# Not slotted: a job is made for every job claimed, and with a `__dict__` `from_fields` fills
+# it in one call, where a frozen dataclass's `__init__` sets each of its 25 fields through
+# `object.__setattr__`.
+@dataclass(frozen=True)
 class Job:
     id: int
     job_type: str
@@ -99,6 +102,15 @@ class Job:
     concurrency_limit: int | None = None
     # Each claim takes a token from this key's rate limiter, or the job waits (ADR 0053).
     rate_key: str | None = None
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> Job:
+        """The job `Job(**fields)` would make, for a `fields` that names every field (no
+        defaults are applied): equal to it, with the same hash, repr and `dataclasses.replace`.
+        Made without `__init__`, for the claim (see the class comment)."""
+        job = object.__new__(cls)
+        job.__dict__.update(fields)
+        return job
 
     @property
     def due_at(self) -> datetime:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -31,6 +32,10 @@ SUMMARY_COLUMNS = tuple(
 EVENT_COLUMNS = tuple(job_events.c)
 DEAD_LETTER_COLUMNS = tuple(dead_letter_jobs.c)
 
+if tuple(field.name for field in dataclasses.fields(Job)) != JOB_FIELD_NAMES:
+    # `job_from_fields` names a job's fields by its columns.
+    raise RuntimeError("the job_queue columns and the Job fields differ in names or order")
+
 # Turns one stored value into the model's (a backend's timestamps or JSON documents as its
 # driver returns them); `_as_is` where SQLAlchemy's types have done that already. Never given
 # None: a NULL column is None in the model whatever the backend.
@@ -53,37 +58,28 @@ def _status(text: str) -> JobStatus:
 def job_from_fields(fields: Sequence[Any], time: Decode, document: Decode) -> Job:
     """The job of a row whose values come in `JOB_FIELD_NAMES` order: the one row-to-`Job`
     mapping, whichever backend and driver read the row."""
+    values = dict(zip(JOB_FIELD_NAMES, fields, strict=True))
+    values["payload"] = document(fields[2])
+    values["status"] = _status(fields[3])
+    values["run_at"] = time(fields[8])
+    values["created_at"] = time(fields[9])
+    values["updated_at"] = time(fields[10])
     # The nullable columns: a claimed job has no finish, cancel request, result or progress, so
     # None is kept without a call to the decoder (this runs for every job claimed).
     started_at, finished_at, heartbeat_at, cancel_requested_at = fields[11:15]
-    result, progress = fields[16], fields[18]
-    return Job(
-        id=fields[0],
-        job_type=fields[1],
-        payload=document(fields[2]),
-        status=_status(fields[3]),
-        priority=fields[4],
-        attempts=fields[5],
-        max_attempts=fields[6],
-        failure_count=fields[7],
-        run_at=time(fields[8]),
-        created_at=time(fields[9]),
-        updated_at=time(fields[10]),
-        started_at=None if started_at is None else time(started_at),
-        finished_at=None if finished_at is None else time(finished_at),
-        heartbeat_at=None if heartbeat_at is None else time(heartbeat_at),
-        cancel_requested_at=None if cancel_requested_at is None else time(cancel_requested_at),
-        locked_by=fields[15],
-        result=None if result is None else document(result),
-        last_error=fields[17],
-        progress=None if progress is None else document(progress),
-        dedupe_key=fields[19],
-        timeout_seconds=fields[20],
-        queue=fields[21],
-        concurrency_key=fields[22],
-        concurrency_limit=fields[23],
-        rate_key=fields[24],
-    )
+    if started_at is not None:
+        values["started_at"] = time(started_at)
+    if finished_at is not None:
+        values["finished_at"] = time(finished_at)
+    if heartbeat_at is not None:
+        values["heartbeat_at"] = time(heartbeat_at)
+    if cancel_requested_at is not None:
+        values["cancel_requested_at"] = time(cancel_requested_at)
+    if fields[16] is not None:
+        values["result"] = document(fields[16])
+    if fields[18] is not None:
+        values["progress"] = document(fields[18])
+    return Job.from_fields(values)
 
 
 def job_from_row(row: Row[Any]) -> Job:
