@@ -369,15 +369,47 @@ def outcome_of(
     running = finished.running
     claim = running.claim
     reason = running.abort.reason
+    job = running.job
+    started_at = running.started_at
     duration = None
-    if finished.finished_at is not None and running.started_at is not None:
-        duration = (finished.finished_at - running.started_at).total_seconds()
+    if finished.finished_at is not None and started_at is not None:
+        duration = (finished.finished_at - started_at).total_seconds()
+    progress = running.unwritten_progress()
+    pickup = job.pickup_seconds(started_at)
+    if reason is None and finished.error is None and finished.snooze_seconds is None:
+        # The common outcome, made without the other outcomes' keyword dictionary (this runs
+        # for every job a worker settles).
+        return Completed(
+            claim,
+            finished.value,
+            progress=progress,
+            job_type=job.job_type,
+            duration_seconds=duration,
+            pickup_seconds=pickup,
+        )
     about: dict[str, Any] = {
-        "job_type": running.job.job_type,
-        "progress": running.unwritten_progress(),
+        "job_type": job.job_type,
+        "progress": progress,
         "duration_seconds": duration,
-        "pickup_seconds": running.job.pickup_seconds(running.started_at),
+        "pickup_seconds": pickup,
     }
+    return _less_common_outcome(
+        finished, about, shutdown_requeue=shutdown_requeue, retry_at=retry_at
+    )
+
+
+def _less_common_outcome(
+    finished: Finished,
+    about: dict[str, Any],
+    *,
+    shutdown_requeue: bool,
+    retry_at: Callable[[RunningJob], datetime],
+) -> AttemptOutcome:
+    """`outcome_of` an attempt aborted, snoozed, failed or completed after a lost claim, with
+    what every outcome carries in `about`."""
+    running = finished.running
+    claim = running.claim
+    reason = running.abort.reason
     if reason is AbortReason.CANCELLED:
         return Cancelled(claim, result_dropped=finished.value is not None, **about)
     if reason is AbortReason.SHUTDOWN:
