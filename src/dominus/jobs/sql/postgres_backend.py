@@ -46,6 +46,7 @@ from dominus.jobs.metrics_model import DURATION_BUCKETS, ENQUEUED, PICKUP_BUCKET
 from dominus.jobs.model import ClaimRequest, Completed, Job, NewJob
 from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL, due_payload
+from dominus.jobs.sql.array_literals import number_array, text_array
 from dominus.jobs.sql.driver_connections import DriverConnections
 from dominus.jobs.sql.metrics import BUCKET_LABELS, PICKUP_LABELS, Increments, shard_for
 from dominus.jobs.sql.postgres_claims import (
@@ -204,10 +205,11 @@ _COUNT_AND_NOTIFY = f"""
 """
 
 
-_BOUNDS = list(DURATION_BUCKETS)
-_LABELS = list(BUCKET_LABELS)
-_PICKUP_BOUNDS = list(PICKUP_BUCKETS)
-_PICKUP_LABELS = list(PICKUP_LABELS)
+# The histograms' bounds and labels, sent with every settle: written once.
+_BOUNDS = number_array(DURATION_BUCKETS)
+_LABELS = text_array(BUCKET_LABELS)
+_PICKUP_BOUNDS = number_array(PICKUP_BUCKETS)
+_PICKUP_LABELS = text_array(PICKUP_LABELS)
 
 
 class PostgresBackend:
@@ -578,21 +580,23 @@ def _roll_back_or_drop(pooled: Any, raw: psycopg.Connection[Any], error: psycopg
 
 
 def _completion_parameters(outcomes: Sequence[Completed], now: datetime) -> dict[str, Any]:
+    # Every list as an array literal (`array_literals`): the settle's per-job cost on the loop.
     writer = outcomes[0].claim.worker_id if outcomes else None
+    claims = [outcome.claim for outcome in outcomes]
     return {
         "now": now,
         "shard": shard_for(writer),
         "bounds": _BOUNDS,
         "labels": _LABELS,
-        "seconds": [outcome.duration_seconds for outcome in outcomes],
+        "seconds": number_array([outcome.duration_seconds for outcome in outcomes]),
         "pickup_bounds": _PICKUP_BOUNDS,
         "pickup_labels": _PICKUP_LABELS,
-        "pickups": [outcome.pickup_seconds for outcome in outcomes],
-        "ids": [outcome.claim.job_id for outcome in outcomes],
-        "workers": [outcome.claim.worker_id for outcome in outcomes],
-        "attempts": [outcome.claim.attempt for outcome in outcomes],
-        "results": [_encoded(outcome.result) for outcome in outcomes],
-        "progresses": [_encoded(outcome.progress) for outcome in outcomes],
+        "pickups": number_array([outcome.pickup_seconds for outcome in outcomes]),
+        "ids": number_array([claim.job_id for claim in claims]),
+        "workers": text_array([claim.worker_id for claim in claims]),
+        "attempts": number_array([claim.attempt for claim in claims]),
+        "results": text_array([_encoded(outcome.result) for outcome in outcomes]),
+        "progresses": text_array([_encoded(outcome.progress) for outcome in outcomes]),
     }
 
 
