@@ -53,7 +53,9 @@ def create_database_engine(
     if backend == "postgresql":
         if parsed.drivername != "postgresql+psycopg":
             url = parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
-        return create_engine(url, pool_size=10, max_overflow=20)
+        engine = create_engine(url, pool_size=10, max_overflow=20)
+        event.listen(engine, "connect", _session_in_utc)
+        return engine
     raise ConfigurationError(
         f"{setting} must be a sqlite:/// or postgresql+psycopg:// URL, got backend {backend!r}"
     )
@@ -164,6 +166,20 @@ def _open(uri: str, timeout: float) -> sqlite3.Connection:
         isolation_level=None,
         check_same_thread=False,
     )
+
+
+def _session_in_utc(dbapi_connection: DBAPIConnection, _: ConnectionPoolEntry) -> None:
+    """Every session in UTC. Every timestamp is timestamptz and read as an aware datetime, so
+    the instant is the same in any zone; but psycopg hands back `datetime.timezone.utc` only
+    for a session in UTC (`Etc/UTC`, a common server default, gives a ZoneInfo), and the
+    worker converts each timestamp of each claimed job to UTC otherwise. No statement of ours
+    depends on the session's zone."""
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("SET TimeZone TO 'UTC'")
+    finally:
+        cursor.close()
+    dbapi_connection.commit()
 
 
 def _configure_wal(dbapi_connection: DBAPIConnection, _: ConnectionPoolEntry) -> None:

@@ -617,7 +617,10 @@ def _encoded(value: Any) -> str | None:
 
 
 def _utc(value: datetime | None) -> datetime | None:
-    return None if value is None else value.astimezone(UTC)
+    # The engine's sessions are in UTC (db/engine.py): psycopg's values are UTC already
+    if value is None or value.tzinfo is UTC:
+        return value
+    return value.astimezone(UTC)
 
 
 def _as_read(value: Any) -> Any:
