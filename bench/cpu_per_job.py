@@ -116,18 +116,22 @@ def measure_enqueue(jobs: int, profile: cProfile.Profile | None = None) -> Sampl
     return sample
 
 
-def filled_worker(runtime: Runtime, jobs: int, concurrency: int) -> tuple[Worker, Drained]:
-    """`jobs` noop jobs enqueued (in batches, untimed) and the worker that will drain them,
-    stopped by its handler at the last one."""
-    handler = Drained(jobs)
-    handlers = registry(handler)
-    queue = JobQueue(runtime.store, handlers, clock=runtime.clock)
+def enqueue_noops(queue: JobQueue, jobs: int) -> None:
+    """`jobs` noop jobs, enqueued in batches of FILL_BATCH (untimed set-up)."""
     for start in range(0, jobs, FILL_BATCH):
         now = time.time()
         queue.enqueue_jobs(
             EnqueueRequest("noop", {"i": i, "t": now})
             for i in range(start, min(jobs, start + FILL_BATCH))
         )
+
+
+def filled_worker(runtime: Runtime, jobs: int, concurrency: int) -> tuple[Worker, Drained]:
+    """`jobs` noop jobs enqueued (in batches, untimed) and the worker that will drain them,
+    stopped by its handler at the last one."""
+    handler = Drained(jobs)
+    handlers = registry(handler)
+    enqueue_noops(JobQueue(runtime.store, handlers, clock=runtime.clock), jobs)
     worker = Worker(
         runtime.store,
         handlers,

@@ -22,10 +22,10 @@ import os
 import time
 from datetime import UTC, datetime
 
-from cpu_per_job import FILL_BATCH, Noop
+from cpu_per_job import Noop, enqueue_noops
 from dominus.config import Settings
 from dominus.db.engine import create_database_engine
-from dominus.jobs import EnqueueRequest, HandlerRegistry, JobQueue
+from dominus.jobs import HandlerRegistry, JobQueue
 from dominus.jobs.model import ClaimRequest, Completed, Job
 from dominus.runtime import build_runtime
 from dominus.schema.migrate import upgrade
@@ -52,13 +52,7 @@ def fill(backend: str, jobs: int) -> None:
     runtime = build_runtime(Settings(DATABASE_URL=url_of(backend), DOMINUS_LOG_LEVEL="WARNING"))
     handlers = HandlerRegistry()
     handlers.register("noop", lambda _payload, _context: None, Noop)
-    queue = JobQueue(runtime.store, handlers, clock=runtime.clock)
-    for start in range(0, jobs, FILL_BATCH):
-        now = time.time()
-        queue.enqueue_jobs(
-            EnqueueRequest("noop", {"i": i, "t": now})
-            for i in range(start, min(jobs, start + FILL_BATCH))
-        )
+    enqueue_noops(JobQueue(runtime.store, handlers, clock=runtime.clock), jobs)
     runtime.engine.dispose()
 
 
