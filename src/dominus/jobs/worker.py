@@ -361,6 +361,10 @@ class Worker:
             self._limiters.configure_all(self._config.rate_limits)
         self._store.register_worker(self._info)
         self._duties.registered = True
+        if not self._attempts.holds_claims:
+            # The row just written says this worker is alive now, which is all a heartbeat
+            # without claims would write: the first one falls due an interval from here.
+            self._duties.heartbeat_done(now)
 
     @property
     def _alive_to_others(self) -> bool:
