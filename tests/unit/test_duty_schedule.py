@@ -1,4 +1,4 @@
-"""The worker's duty schedule: the due times of jobs it was notified of (ADR 0062)."""
+"""The worker's duty schedule: notified jobs' due times (ADR 0062), and cancel checks."""
 
 from __future__ import annotations
 
@@ -47,3 +47,21 @@ def test_a_worker_that_cannot_claim_remembers_a_bounded_number_of_due_times() ->
     assert len(duties._notified_due) == MAX_NOTIFIED_DUE_TIMES
     duties.claimed(T0 + timedelta(seconds=POLL.total_seconds()), full=False)
     assert duties._notified_due == []
+
+
+def test_jobs_claimed_after_an_idle_tick_get_their_first_cancel_check_an_interval_later() -> None:
+    interval = timedelta(seconds=0.5)
+    duties = DutySchedule(
+        poll_seconds=5, heartbeat_seconds=15, cancel_check_seconds=interval.total_seconds()
+    )
+    assert not duties.take_cancel_check(T0, running=0)  # idle: nothing to look at
+    assert not duties.take_cancel_check(T0, running=1)  # claimed at T0: not at the next tick
+    assert duties.take_cancel_check(T0 + interval, running=1)
+    assert not duties.take_cancel_check(T0 + interval, running=1)
+
+
+def test_a_cancel_check_asked_for_runs_at_the_next_tick_with_jobs_running() -> None:
+    duties = DutySchedule(poll_seconds=5, heartbeat_seconds=15, cancel_check_seconds=0.5)
+    assert not duties.take_cancel_check(T0, running=0)
+    duties.request_cancel_check()
+    assert duties.take_cancel_check(T0, running=1)

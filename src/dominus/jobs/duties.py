@@ -60,7 +60,13 @@ class DutySchedule:
         """Whether to check for cancel requests now (only while handlers run); if so, the next
         regular check is scheduled and any pending request is used up."""
         requested, self._cancel_check_requested = self._cancel_check_requested, False
-        if running == 0 or (now < self._next_cancel_check_at and not requested):
+        if running == 0:
+            # Nothing held to cancel. Jobs claimed from here on get their first look within an
+            # interval, as one claimed just after a regular check does, rather than at the tick
+            # right after their claim: one query fewer between a worker's first claims.
+            self._next_cancel_check_at = now + self._cancel_check
+            return False
+        if now < self._next_cancel_check_at and not requested:
             return False
         self._next_cancel_check_at = now + self._cancel_check
         return True

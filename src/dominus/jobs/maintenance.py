@@ -32,6 +32,8 @@ class PeriodicDuty:
     name: str  # what the log calls it when it fails
     interval_seconds: float
     run: Callable[[], object]  # what it returns is not used
+    # How long after the thread starts the duty first runs (at once by default).
+    first_after_seconds: float = 0.0
 
 
 class MaintenanceThread:
@@ -51,13 +53,18 @@ class MaintenanceThread:
     def start(self) -> None:
         self._thread.start()
 
+    @property
+    def started(self) -> bool:
+        return self._thread.ident is not None
+
     def stop(self) -> None:
         self._stop.set()
-        if self._thread is not threading.current_thread():
+        if self.started and self._thread is not threading.current_thread():
             self._thread.join(5)
 
     def _run(self) -> None:
-        due = [time.monotonic()] * len(self._duties)
+        begun = time.monotonic()
+        due = [begun + duty.first_after_seconds for duty in self._duties]
         while not self._stop.is_set():
             if not self._database_still_there():
                 return

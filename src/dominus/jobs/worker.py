@@ -75,6 +75,11 @@ T = TypeVar("T")
 
 # How many times the final settle at shutdown is tried before the rows are left to liveness.
 FINAL_SETTLE_TRIES = 3
+# A starting worker's housekeeping waits this long (or its interval, if shorter): it is never
+# urgent to the second (an enqueue fold: readings count what is not folded; a first ANALYZE:
+# claims plan without statistics meanwhile), and at once it would hold the write lock (SQLite)
+# or load the server during the worker's first claims, tens of ms on a pre-filled queue.
+FIRST_HOUSEKEEPING_AFTER_SECONDS = 1.0
 # How long a stopping worker waits for its dead-letter hook calls (webhooks) to finish.
 HOOK_DRAIN_SECONDS = 10.0
 
@@ -243,26 +248,7 @@ class Worker:
             self._config.poll_interval_seconds,
         )
         self._watcher.start(self.wake, self._check_cancels_soon, self.id)
-        maintenance = MaintenanceThread(
-            [
-                PeriodicDuty(
-                    "reclaim", self._reaper.interval_seconds, lambda: self.reclaim(self._clock())
-                ),
-                PeriodicDuty(
-                    "dead worker rescue",
-                    self._config.dead_worker_check_interval_seconds,
-                    lambda: self.rescue(self._clock()),
-                ),
-                PeriodicDuty(
-                    "queue maintenance",
-                    self._config.maintenance_interval_seconds,
-                    housekeeping(self._store.maintain),
-                ),
-            ],
-            verify=self._store.verify,
-            on_gone=self._stop_for_good,
-        )
-        maintenance.start()
+        maintenance = self._maintenance_thread()
         try:
             while True:
                 self._wake.clear()
@@ -270,6 +256,12 @@ class Worker:
                     break
                 now = self._clock()
                 self.run_once(now)
+                if not maintenance.started:
+                    # After the first tick: registering and the first claim do not wait behind
+                    # the duties' first turns for the write lock (SQLite) or the server, and the
+                    # first reclaim and rescue passes run with this worker registered and its
+                    # claims known, rather than being skipped until their next turn.
+                    maintenance.start()
                 if self._config.burst and self._burst_finished():
                     log.info("burst: nothing left to do")
                     self.request_shutdown()
@@ -285,6 +277,30 @@ class Worker:
                 self._abandon()
         if self._database_gone is not None:
             raise self._database_gone
+
+    def _maintenance_thread(self) -> MaintenanceThread:
+        return MaintenanceThread(
+            [
+                PeriodicDuty(
+                    "reclaim", self._reaper.interval_seconds, lambda: self.reclaim(self._clock())
+                ),
+                PeriodicDuty(
+                    "dead worker rescue",
+                    self._config.dead_worker_check_interval_seconds,
+                    lambda: self.rescue(self._clock()),
+                ),
+                PeriodicDuty(
+                    "queue maintenance",
+                    self._config.maintenance_interval_seconds,
+                    housekeeping(self._store.maintain),
+                    first_after_seconds=min(
+                        self._config.maintenance_interval_seconds, FIRST_HOUSEKEEPING_AFTER_SECONDS
+                    ),
+                ),
+            ],
+            verify=self._store.verify,
+            on_gone=self._stop_for_good,
+        )
 
     def run_once(self, now: datetime) -> TickReport:
         """One tick: collect → settle and claim → dispatch.
@@ -345,6 +361,10 @@ class Worker:
             self._limiters.configure_all(self._config.rate_limits)
         self._store.register_worker(self._info)
         self._duties.registered = True
+        if not self._attempts.holds_claims:
+            # The row just written says this worker is alive now, which is all a heartbeat
+            # without claims would write: the first one falls due an interval from here.
+            self._duties.heartbeat_done(now)
 
     @property
     def _alive_to_others(self) -> bool:

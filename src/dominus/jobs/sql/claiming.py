@@ -130,7 +130,7 @@ def reclaim_stale(
     max_age_seconds: float,
     retry_delay: RetryDelay,
 ) -> list[ReclaimedJob]:
-    cutoff = now - timedelta(seconds=max_age_seconds)
+    cutoff = _stale_cutoff(now, max_age_seconds)
     stale = connection.execute(
         _running_rows().where(job_queue.c.heartbeat_at < cutoff).order_by(job_queue.c.id).limit(500)
     ).all()
@@ -146,6 +146,19 @@ def reclaim_stale(
     return _reclaim(
         backend, connection, stale, now, retry_delay, silence, job_queue.c.heartbeat_at < cutoff
     )
+
+
+def any_stale(connection: Connection, now: datetime, max_age_seconds: float) -> bool:
+    """Whether any running job's heartbeat is older than the max age. Nearly every reclaim pass
+    finds none; asked first on a reading connection, such a pass takes no write lock (on SQLite
+    it would hold up the worker's own claims, at start on a full queue most of all)."""
+    cutoff = _stale_cutoff(now, max_age_seconds)
+    stale = _running_rows().where(job_queue.c.heartbeat_at < cutoff).limit(1)
+    return connection.execute(stale).first() is not None
+
+
+def _stale_cutoff(now: datetime, max_age_seconds: float) -> datetime:
+    return now - timedelta(seconds=max_age_seconds)
 
 
 def lock_owners(connection: Connection, except_worker: str) -> list[LockOwner]:

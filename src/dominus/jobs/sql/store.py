@@ -320,6 +320,9 @@ class SqlJobStore:
     def reclaim_stale(
         self, now: datetime, max_running_age_seconds: float, retry_delay: RetryDelay
     ) -> list[ReclaimedJob]:
+        if not self._read(lambda conn: claiming.any_stale(conn, now, max_running_age_seconds)):
+            # One going stale after this look is the next pass's, as after the write's own.
+            return []
         return self._write(
             lambda conn: claiming.reclaim_stale(
                 self._backend, conn, now, max_running_age_seconds, retry_delay
