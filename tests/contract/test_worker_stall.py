@@ -4,6 +4,7 @@ both backends: the worker loop stepped with `run_once(now)` and a hand-moved clo
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Callable
 from datetime import datetime
@@ -267,3 +268,47 @@ def test_a_reclaim_pass_never_takes_its_own_workers_claims_while_its_loop_is_stu
     worker.run_once(clock.advance(HEARTBEAT))  # the loop is back: heartbeat, then settle
     worker.run_once(clock())
     assert_completed_once(store, [job_id])
+
+
+@pytest.mark.backends("sqlite")
+def test_a_reclaim_pass_kept_waiting_for_the_write_lock_takes_no_live_workers_job(
+    database_url: str, engine: Engine, store: SqlJobStore, clock: FakeClock
+) -> None:
+    """Another process holds SQLite's write lock: the owner cannot heartbeat and a reclaim pass
+    of another worker waits for the same lock. A pass that waited judges nothing (everyone was
+    held up, perhaps since before it began); the next pass, an interval after the database
+    answered, finds the owner's fresh heartbeat, and still takes a dead worker's job."""
+    gate = threading.Event()
+    registry = gated_registry(gate)
+    queue = JobQueue(store, registry, clock=clock)
+    owner_job = queue.enqueue_job("gated", max_attempts=2).job_id
+    owner = Worker(store, registry, stall_config(concurrency=1), clock=clock)
+    assert owner.run_once(clock()).claimed == 1
+    dead_job = queue.enqueue_job("diag.noop", max_attempts=2).job_id
+    [claimed] = store.claim("dead-host:1:abc", ["diag.noop"], 1, clock())
+    assert claimed.id == dead_job
+    reaper = Worker(SqlJobStore(engine), registry, stall_config(concurrency=1), clock=clock)
+
+    # The owner was held up by the lock past the max age; the reaper heartbeats just before it.
+    clock.advance(MAX_AGE + HEARTBEAT)
+    assert reaper.run_once(clock()).claimed == 0
+    locker = sqlite3.connect(database_url.removeprefix("sqlite:///"), check_same_thread=False)
+    locker.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(0.5, locker.rollback)
+    release.start()
+    try:
+        assert reaper.reclaim(clock()) == []
+    finally:
+        release.join()
+        locker.close()
+    for job_id in (owner_job, dead_job):
+        assert store.get_job(job_id).status is JobStatus.RUNNING
+
+    owner.run_once(clock.advance(0.1))  # the owner heartbeats once the lock is free
+    reaper.run_once(clock())
+    [reclaimed] = reaper.reclaim(clock.advance(MAX_AGE / 2))
+    assert reclaimed.job_id == dead_job
+    gate.set()
+    assert wait_until_idle(owner, 10)
+    owner.run_once(clock())
+    assert_completed_once(store, [owner_job])

@@ -21,19 +21,32 @@ included) carries a heartbeat no older than the worker's last heartbeat, which t
 (`own_claims_fresh_since`); a pass runs only while that heartbeat is younger than the silence it
 judges by, and is skipped otherwise (the worker's own loop is then in trouble, and the database
 probably with it).
+
+A pass can be held up itself: on SQLite its transaction waits for the write lock while another
+process holds it, and every worker's heartbeat waits behind the same lock. When the pass gets the
+database, the live workers' silence includes the whole hold, from perhaps before the pass began,
+and the first of them to heartbeat may come a moment after it. So a pass that waited longer than
+its patience (a twentieth of the max age, at most 1 s) judges nothing: the wait is recorded as
+trouble and the next pass comes an interval after the database answered, when the workers held
+up with it have heartbeated.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from datetime import datetime, timedelta
 
 from dominus.jobs.clock import EARLIEST
 from dominus.jobs.model import ReclaimedJob
-from dominus.jobs.store import JobStore, RetryDelay
+from dominus.jobs.store import DatabaseWaitedError, JobStore, RetryDelay
 
 log = logging.getLogger("dominus.worker")
+
+# The longest a reclaim pass waits for the database before its judgement is void (less for a
+# max running age under 20 s: a twentieth of it).
+PATIENCE_CAP_SECONDS = 1.0
 
 
 class StaleJobReaper:
@@ -55,6 +68,12 @@ class StaleJobReaper:
         self._retry_delay = retry_delay
         # A healthy gap shorter than this may not have let a live worker heartbeat.
         self._merge_gap = min(self._max_age, timedelta(seconds=2 * heartbeat_interval_seconds))
+        # A pass that waits longer than this for the database judges nothing: whatever held it
+        # up held the other workers' heartbeats up too, for at least that long and perhaps from
+        # before the pass began. Small beside the max age, so that a pass beginning late in a
+        # long hold misses at most this much of it; long enough for ordinary waits on a busy
+        # writer.
+        self._patience_seconds = min(PATIENCE_CAP_SECONDS, max_running_age_seconds / 20)
         self._lock = threading.Lock()
         self._next_at = EARLIEST
         # The latest stretch of database trouble this worker saw: (start, end), or None.
@@ -143,9 +162,34 @@ class StaleJobReaper:
                 stale_after.total_seconds(),
             )
             return []
-        reclaimed = self._store.reclaim_stale(now, stale_after.total_seconds(), self._retry_delay)
+        began = time.monotonic()
+        try:
+            reclaimed = self._store.reclaim_stale(
+                now,
+                stale_after.total_seconds(),
+                self._retry_delay,
+                reach_by=began + self._patience_seconds,
+            )
+        except DatabaseWaitedError as waited:
+            self._waited_for_database(now, waited.reached_at - began)
+            return []
         log_taken_back(reclaimed, "reclaimed from silent worker")
         return reclaimed
+
+    def _waited_for_database(self, now: datetime, seconds: float) -> None:
+        """A pass that began at `now` waited `seconds` for the database, and judged nothing: the
+        wait is trouble every worker shared (ADR 0026), and the next pass comes an interval
+        after the database answered, so that the workers held up with this one heartbeat
+        first."""
+        answered = now + timedelta(seconds=seconds)
+        with self._lock:
+            self._trouble = self._merged(now, answered)
+            self._next_at = max(self._next_at, answered + self._interval)
+        log.info(
+            "reclaim pass waited %.1f s for the database: other workers were held up too, so "
+            "their silence is judged again after they have had time to heartbeat",
+            seconds,
+        )
 
 
 def log_taken_back(jobs: list[ReclaimedJob], how: str) -> None:

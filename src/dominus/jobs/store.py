@@ -39,6 +39,15 @@ from dominus.jobs.selection import BulkAction, BulkOutcome, JobSelection
 RetryDelay = Callable[[str, int], float]
 
 
+class DatabaseWaitedError(Exception):
+    """A reclaim pass reached the database only after its deadline (`reach_by`): it judged
+    nothing. `reached_at` is the `time.monotonic()` reading when it did."""
+
+    def __init__(self, reached_at: float) -> None:
+        super().__init__("the database answered the reclaim pass too late to judge silence")
+        self.reached_at = reached_at
+
+
 class FencedTransaction(Protocol):
     """A handler's write transaction, open on `connection`, that commits only while its
     attempt still holds the claim (ADR 0024)."""
@@ -244,10 +253,20 @@ class JobStore(Protocol):
         ...
 
     def reclaim_stale(
-        self, now: datetime, max_running_age_seconds: float, retry_delay: RetryDelay
+        self,
+        now: datetime,
+        max_running_age_seconds: float,
+        retry_delay: RetryDelay,
+        *,
+        reach_by: float | None = None,
     ) -> list[ReclaimedJob]:
         """Running jobs whose heartbeat is older than the max age → pending (not before the
-        retry delay), or → failed + dead-letter entry when that was their last attempt."""
+        retry delay), or → failed + dead-letter entry when that was their last attempt.
+
+        `reach_by` (a `time.monotonic()` reading): when the transaction could only begin after
+        it (SQLite's write lock was held by another process, say), nothing is judged and
+        `DatabaseWaitedError` is raised: every other worker waited for the same database, so
+        their silence is no evidence yet."""
         ...
 
     def hold_liveness(self, worker_id: str) -> LivenessLock | None:

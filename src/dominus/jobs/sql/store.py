@@ -54,7 +54,7 @@ from dominus.jobs.sql import (
     settling,
 )
 from dominus.jobs.sql.backend import Backend, backend_for
-from dominus.jobs.store import RetryDelay
+from dominus.jobs.store import DatabaseWaitedError, RetryDelay
 
 T = TypeVar("T")
 # How often a process folds the counters into the hourly job history (ADR 0060).
@@ -318,16 +318,28 @@ class SqlJobStore:
         return fencing.fenced_transaction(self._backend, self._engine, claim)
 
     def reclaim_stale(
-        self, now: datetime, max_running_age_seconds: float, retry_delay: RetryDelay
+        self,
+        now: datetime,
+        max_running_age_seconds: float,
+        retry_delay: RetryDelay,
+        *,
+        reach_by: float | None = None,
     ) -> list[ReclaimedJob]:
         if not self._read(lambda conn: claiming.any_stale(conn, now, max_running_age_seconds)):
             # One going stale after this look is the next pass's, as after the write's own.
             return []
-        return self._write(
-            lambda conn: claiming.reclaim_stale(
-                self._backend, conn, now, max_running_age_seconds, retry_delay
+
+        def reclaim(connection: Connection) -> list[ReclaimedJob]:
+            # On SQLite the transaction began with BEGIN IMMEDIATE: the write lock is held
+            # here, so the time now says how long another writer kept this pass waiting.
+            reached_at = time.monotonic()
+            if reach_by is not None and reached_at > reach_by:
+                raise DatabaseWaitedError(reached_at)
+            return claiming.reclaim_stale(
+                self._backend, connection, now, max_running_age_seconds, retry_delay
             )
-        )
+
+        return self._write(reclaim)
 
     def hold_liveness(self, worker_id: str) -> LivenessLock | None:
         return self._backend.liveness_lock(worker_id)
