@@ -15,21 +15,20 @@ from typing import Any, cast
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from dominus.jobs.abort import AbortSignal
 from dominus.jobs.client import EnqueueRequest, JobQueue
 from dominus.jobs.context import JobContext
 from dominus.jobs.execution import (
-    AttemptServices,
     RunningJob,
     run_async_handler,
     run_handler,
     validated_payload,
 )
-from dominus.jobs.model import Job, JobStatus
+from dominus.jobs.model import Job
 from dominus.jobs.payload_text import validates_text_as_dict
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.sql.rows import JOB_FIELD_NAMES, job_from_fields
 from dominus.jobs.store import JobStore
+from tests.support.jobs import attempt_of, running_job
 
 T0 = datetime(2026, 12, 6, 8, 0, tzinfo=UTC)
 
@@ -117,22 +116,7 @@ def _stored_text(model: type[BaseModel], payload: dict[str, Any]) -> str:
 
 def _claimed(payload_text: str, job_type: str = "t") -> Job:
     """A job as a claim reads it: every field decoded but the payload, given as its text."""
-    job = Job(
-        id=1,
-        job_type=job_type,
-        payload={},
-        status=JobStatus.RUNNING,
-        priority=0,
-        attempts=1,
-        max_attempts=3,
-        failure_count=0,
-        run_at=T0,
-        created_at=T0,
-        updated_at=T0,
-        started_at=T0,
-        heartbeat_at=T0,
-        locked_by="worker-1",
-    )
+    job = running_job(1, job_type, at=T0, started_at=T0, heartbeat_at=T0)
     fields: list[Any] = [getattr(job, name) for name in JOB_FIELD_NAMES]
     fields[JOB_FIELD_NAMES.index("payload")] = payload_text
     fields[JOB_FIELD_NAMES.index("status")] = job.status.value
@@ -140,19 +124,7 @@ def _claimed(payload_text: str, job_type: str = "t") -> Job:
 
 
 def _running(job: Job, registry: HandlerRegistry) -> RunningJob:
-    return RunningJob(
-        job=job,
-        claim=job.claim,
-        job_type=registry.get(job.job_type),
-        abort=AbortSignal(),
-        claimed_at=T0,
-        services=AttemptServices(
-            store=None,
-            progress_sink=lambda *_: True,
-            clock=lambda: T0,
-            progress_interval_seconds=1.0,
-        ),
-    )
+    return attempt_of(job, registry.get(job.job_type), claimed_at=T0)
 
 
 def _fields_and_types(model: BaseModel) -> dict[str, tuple[type, Any]]:
