@@ -10,23 +10,22 @@ from typing import Any, cast
 import pytest
 from pydantic import BaseModel
 
-from dominus.jobs.abort import AbortReason, AbortSignal
+from dominus.jobs.abort import AbortReason
 from dominus.jobs.attempts import RETURNED_AFTER_WAITING, RETURNED_AT_SHUTDOWN, Attempts
 from dominus.jobs.context import JobContext
-from dominus.jobs.execution import AttemptServices, Finished, RunningJob, Start, run_handler
+from dominus.jobs.execution import Finished, RunningJob, Start, run_handler
 from dominus.jobs.model import (
     Cancelled,
     Claim,
     Completed,
     Failed,
     Interrupted,
-    Job,
-    JobStatus,
     Returned,
 )
 from dominus.jobs.prefetch import StartGate
 from dominus.jobs.registry import HandlerRegistry
 from dominus.jobs.store import JobStore
+from tests.support.jobs import attempt_of, running_job
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 RETRY_STEP = timedelta(seconds=10)
@@ -77,35 +76,8 @@ class Ledger:
 
 
 def attempt(job_id: int, job_type: str = "quick", *, claimed_at: datetime = T0) -> RunningJob:
-    job = Job(
-        id=job_id,
-        job_type=job_type,
-        payload={},
-        status=JobStatus.RUNNING,
-        priority=0,
-        attempts=1,
-        max_attempts=3,
-        failure_count=0,
-        run_at=T0,
-        created_at=T0,
-        updated_at=T0,
-        locked_by="worker-1",
-        timeout_seconds=30,
-    )
-    claim = job.claim
-    return RunningJob(
-        job=job,
-        claim=claim,
-        job_type=REGISTRY.get(job_type),
-        abort=AbortSignal(),
-        claimed_at=claimed_at,
-        services=AttemptServices(
-            store=None,
-            progress_sink=lambda *_: True,
-            clock=lambda: T0,
-            progress_interval_seconds=1.0,
-        ),
-    )
+    job = running_job(job_id, job_type, at=T0, timeout_seconds=30)
+    return attempt_of(job, REGISTRY.get(job_type), claimed_at=claimed_at)
 
 
 def run(running: RunningJob, at: datetime = T0) -> Finished:

@@ -12,6 +12,7 @@ import pytest
 
 from dominus.jobs.model import Job, JobStatus
 from dominus.jobs.sql.rows import JOB_FIELD_NAMES, job_from_fields
+from tests.support.jobs import running_job
 
 T0 = datetime(2026, 12, 6, 8, 0, tzinfo=UTC)
 
@@ -64,22 +65,7 @@ def _every_field_set() -> Job:
 
 
 def _claimed() -> Job:
-    return Job(
-        id=8,
-        job_type="noop",
-        payload={},
-        status=JobStatus.RUNNING,
-        priority=0,
-        attempts=1,
-        max_attempts=3,
-        failure_count=0,
-        run_at=T0,
-        created_at=T0,
-        updated_at=T0,
-        started_at=T0,
-        heartbeat_at=T0,
-        locked_by="worker-1",
-    )
+    return running_job(8, "noop", at=T0, started_at=T0, heartbeat_at=T0)
 
 
 def _read_back(job: Job) -> Job:

@@ -246,7 +246,7 @@ def run_handler(running: RunningJob, clock: Callable[[], datetime]) -> Finished:
     """Run one attempt of a sync handler in the calling (pool) thread. Never raises."""
     context = _context_for(running)
     try:
-        payload = running.job_type.payload_model.model_validate(running.job.payload)
+        payload = validated_payload(running)
         value = running.job_type.handler(payload, context)
     except Snooze as snooze:
         return _snoozed(running, context, _paused_for(running, snooze), clock)
@@ -265,7 +265,7 @@ async def run_async_handler(running: RunningJob, clock: Callable[[], datetime]) 
     one that ignored its abort signal and returned."""
     context = _context_for(running)
     try:
-        payload = running.job_type.payload_model.model_validate(running.job.payload)
+        payload = validated_payload(running)
         value = await running.job_type.handler(payload, context)
     except asyncio.CancelledError as cancelled:
         reason = running.abort.reason
@@ -279,6 +279,17 @@ async def run_async_handler(running: RunningJob, clock: Callable[[], datetime]) 
     except Exception as error:  # noqa: BLE001 - any handler error is the attempt's failure
         return _raised(running, context, error, clock)
     return _returned(running, context, value, clock)
+
+
+def validated_payload(running: RunningJob) -> Any:
+    """The attempt's payload, as its job type's model makes it: from the JSON text the job was
+    claimed with, while nothing has decoded it and the model validates the text as it would the
+    dict (`JobType.reads_payload_text`), so no dict is made; otherwise from the dict."""
+    job_type = running.job_type
+    text = running.job.payload_text
+    if text is not None and job_type.reads_payload_text:
+        return job_type.payload_model.model_validate_json(text)
+    return job_type.payload_model.model_validate(running.job.payload)
 
 
 def _paused_for(running: RunningJob, snooze: Snooze) -> Snooze:

@@ -70,6 +70,12 @@ ROUND_START_EVENTS = (EventKind.REQUEUED, EventKind.RETRIED)
 ATTEMPT_ERROR_EVENTS = (EventKind.FAILED, EventKind.RECLAIMED)
 
 
+# Where a job made from a claimed row keeps its payload's JSON text until `payload` is read: the
+# worker loop claims jobs, a handler thread validates their payloads, and decoding the text on
+# the loop thread cost more than anything else of the claim's Python (`Job.payload_text`).
+PAYLOAD_TEXT = "_payload_text"
+
+
 # Not slotted: a job is made for every job claimed, and with a `__dict__` `from_fields` fills
 # it in one call, where a frozen dataclass's `__init__` sets each of its 25 fields through
 # `object.__setattr__`.
@@ -113,6 +119,14 @@ class Job:
         return job
 
     @property
+    def payload_text(self) -> str | None:
+        """The payload's JSON text as claimed, while nothing has read `payload`: a handler's
+        payload model can validate it without the dict. None once `payload` was read, and for a
+        job made with its payload's dict."""
+        state = self.__dict__
+        return None if "payload" in state else state.get(PAYLOAD_TEXT)
+
+    @property
     def due_at(self) -> datetime:
         """When this attempt became due: its run_at (a retry's is its retry time), or its
         creation if later."""
@@ -127,6 +141,26 @@ class Job:
         """The fence token of the attempt that is (or last was) running."""
         assert self.locked_by is not None, f"job {self.id} was never claimed"
         return Claim(job_id=self.id, worker_id=self.locked_by, attempt=self.attempts)
+
+
+class _PayloadDecodedOnFirstRead:
+    """`Job.payload` of a job made from a claimed row, which carries the payload's JSON text in
+    its place (`PAYLOAD_TEXT`): decoded when first read and kept in the job's `__dict__`, where
+    it hides this descriptor (one without `__set__`, as `functools.cached_property`) from then
+    on. A job made with its dict never reaches this. Equality, repr, `dataclasses.replace` and
+    `asdict` read `payload` as any caller does, so they see the dict."""
+
+    def __get__(self, job: Job | None, owner: type[Job]) -> Any:
+        if job is None:
+            return self
+        state = job.__dict__
+        # setdefault: two threads reading it first both decode, and both get the dict kept.
+        return state.setdefault("payload", json.loads(state[PAYLOAD_TEXT]))
+
+
+# Set on the class after the dataclass is made: as the field's default it would give `payload`
+# a default, and the fields after it none.
+Job.payload = _PayloadDecodedOnFirstRead()  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from dominus.errors import DuplicateJobTypeError, NotEnqueueableError, UnknownJo
 from dominus.jobs.concurrency import check_concurrency_limit
 from dominus.jobs.context import JobContext
 from dominus.jobs.model import DEFAULT_QUEUE, JsonObject
+from dominus.jobs.payload_text import validates_text_as_dict
 from dominus.jobs.queues import check_queue_name
 from dominus.jobs.retry import RetryPolicy
 
@@ -53,10 +54,14 @@ class JobType(Generic[PayloadT]):
     concurrency_limit: int | None = None
     # Whether `handler` is an `async def` function; worked out once, at registration.
     is_async: bool = field(init=False, repr=False, compare=False)
+    # Whether `payload_model` validates a claimed job's payload text as it would the decoded
+    # dict (`validates_text_as_dict`); worked out once, at registration.
+    reads_payload_text: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        # object.__setattr__: the dataclass is frozen; this field is derived, never passed.
+        # object.__setattr__: the dataclass is frozen; these fields are derived, never passed.
         object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.handler))
+        object.__setattr__(self, "reads_payload_text", validates_text_as_dict(self.payload_model))
 
     @property
     def public(self) -> bool:

@@ -34,7 +34,11 @@ CLAIM_KEYS_SETTING = "dominus.claim_keys"
 
 _PAUSED = "queue NOT IN (SELECT name FROM job_queues WHERE paused)"
 _UNCAPPED = MAX_CONCURRENCY_LIMIT + 1
-_RETURNING = ", ".join(f"job.{name}" for name in JOB_FIELD_NAMES)
+# The payload as text: psycopg would decode the jsonb on the worker loop's thread, and the job
+# decodes it only if something reads it (a handler's model validates the text itself).
+_RETURNING = ", ".join(
+    "job.payload::text" if name == "payload" else f"job.{name}" for name in JOB_FIELD_NAMES
+)
 _UPDATE = f"""
     UPDATE job_queue AS job
        SET status = 'running', locked_by = %(worker_id)s, attempts = job.attempts + 1,

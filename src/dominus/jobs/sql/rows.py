@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Row
 
 from dominus.jobs.model import (
+    PAYLOAD_TEXT,
     AttemptError,
     DeadLetterEntry,
     EventKind,
@@ -57,9 +58,14 @@ def _status(text: str) -> JobStatus:
 
 def job_from_fields(fields: Sequence[Any], time: Decode, document: Decode) -> Job:
     """The job of a row whose values come in `JOB_FIELD_NAMES` order: the one row-to-`Job`
-    mapping, whichever backend and driver read the row."""
+    mapping, whichever backend and driver read the row. A payload given as text (a claim reads
+    it so) is the payload's JSON text: the job decodes it when `payload` is first read."""
     values = dict(zip(JOB_FIELD_NAMES, fields, strict=True))
-    values["payload"] = document(fields[2])
+    payload = fields[2]
+    if type(payload) is str:
+        values[PAYLOAD_TEXT] = values.pop("payload")
+    else:
+        values["payload"] = document(payload)
     values["status"] = _status(fields[3])
     values["run_at"] = time(fields[8])
     values["created_at"] = time(fields[9])
