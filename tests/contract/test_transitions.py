@@ -112,6 +112,28 @@ def test_a_batch_with_one_lost_claim_still_records_the_others(store: JobStore) -
     assert store.get_job(second.id).status is JobStatus.RUNNING
 
 
+def test_a_batch_of_more_completions_than_one_statement_holds_lands_each_on_its_own_row(
+    store: JobStore,
+) -> None:
+    # SQLite writes completions 64 to an UPDATE: a batch spanning three, one claim lost in the
+    # middle one, each job keeping its own result and progress.
+    store.enqueue([new_job() for _ in range(150)], T0)
+    jobs = store.claim("w1", ["diag.noop"], 150, T0)
+    lost = Claim(jobs[100].id, "w1", 99)
+    outcomes = [
+        Completed(lost if index == 100 else job.claim, result={"n": index}, progress={"p": index})
+        for index, job in enumerate(jobs)
+    ]
+    accepted, _ = store.settle(outcomes, T0 + timedelta(seconds=1))
+    assert accepted == [index != 100 for index in range(150)]
+    for index in (0, 63, 64, 127, 128, 149):
+        done = store.get_job(jobs[index].id)
+        assert done.status is JobStatus.COMPLETED
+        assert (done.result, done.progress) == ({"n": index}, {"p": index})
+        assert done.finished_at == T0 + timedelta(seconds=1)
+    assert store.get_job(jobs[100].id).status is JobStatus.RUNNING
+
+
 def test_cancel_pending_is_immediate(store: JobStore) -> None:
     [result] = store.enqueue([new_job()], T0)
     job = store.request_cancel(result.job_id, T0)

@@ -17,8 +17,9 @@ import socket
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Select, Table, literal, select
@@ -54,12 +55,6 @@ FOLD_PATIENCE_MS = 50
 # Each job's own values in the order of NEW_JOB_COLUMNS (see `insert_plain_jobs`).
 _INSERT = (
     f"INSERT INTO job_queue ({NEW_JOB_COLUMN_LIST}) VALUES ({new_job_values(lambda _column: '?')})"
-)
-
-_COMPLETE = (
-    "UPDATE job_queue SET status = 'completed', result = ?, "
-    "progress = COALESCE(?, progress), finished_at = ?, updated_at = ? "
-    "WHERE id = ? AND locked_by = ? AND attempts = ? AND status = 'running'"
 )
 
 _UPSERT_METRICS = (
@@ -348,24 +343,45 @@ def claim_jobs(
 
 
 def complete_jobs(raw: sqlite3.Connection, outcomes: Sequence[Completed], now: datetime) -> int:
-    """Mark completed attempts, fenced on their claims. Returns how many rows changed."""
+    """Mark completed attempts, fenced on their claims. Returns how many rows changed.
+
+    One UPDATE joined with the outcomes' values per chunk, not one per outcome: each row is
+    still fenced on its own claim, and a statement run once costs less than one run per row
+    (about 10k instructions a job at 64). A job given twice changes once, so the count falls
+    short as it did when one statement ran per outcome."""
     stamp = stored_time(now)
-    cursor = raw.executemany(
-        _COMPLETE,
-        [
-            (
+    changed = 0
+    for start in range(0, len(outcomes), _COMPLETE_CHUNK):
+        chunk = outcomes[start : start + _COMPLETE_CHUNK]
+        parameters: list[Any] = [stamp]
+        for outcome in chunk:
+            claim = outcome.claim
+            parameters += (
+                claim.job_id,
+                claim.worker_id,
+                claim.attempt,
                 _encoded(outcome.result),
                 _encoded(outcome.progress),
-                stamp,
-                stamp,
-                outcome.claim.job_id,
-                outcome.claim.worker_id,
-                outcome.claim.attempt,
             )
-            for outcome in outcomes
-        ],
+        changed += raw.execute(_complete_sql(len(chunk)), parameters).rowcount
+    return changed
+
+
+# Rows per completing UPDATE: one prepared statement per chunk size (kept in the driver's
+# statement cache), its parameters well within SQLite's limit.
+_COMPLETE_CHUNK = 64
+
+
+@lru_cache(maxsize=_COMPLETE_CHUNK)
+def _complete_sql(rows: int) -> str:
+    values = ", ".join(["(?, ?, ?, ?, ?)"] * rows)
+    return (
+        "UPDATE job_queue SET status = 'completed', result = done.column4, "
+        "progress = COALESCE(done.column5, job_queue.progress), finished_at = ?1, updated_at = ?1 "
+        f"FROM (VALUES {values}) AS done "
+        "WHERE job_queue.id = done.column1 AND job_queue.locked_by = done.column2 "
+        "AND job_queue.attempts = done.column3 AND job_queue.status = 'running'"
     )
-    return cursor.rowcount
 
 
 def _landed(connection: Connection, outcomes: Sequence[Completed], now: datetime) -> list[bool]:
@@ -443,21 +459,33 @@ class _LoopConnection:
         return claimed
 
     def _connection(self) -> sqlite3.Connection:
-        pooled = getattr(self._local, "pooled", None)
-        if pooled is None:
-            pooled = self._engine.raw_connection()
-            self._local.pooled = pooled
-        raw = pooled.driver_connection
-        assert isinstance(raw, sqlite3.Connection)
+        raw: sqlite3.Connection | None = getattr(self._local, "raw", None)
+        if raw is None:
+            raw = self._local.raw = _loop_connection(self._engine)
         return raw
 
     def _forget_if_broken(self, error: sqlite3.Error) -> None:
         if is_busy_error(error):
             return
-        pooled = getattr(self._local, "pooled", None)
-        self._local.pooled = None
-        if pooled is not None:
-            pooled.invalidate()
+        raw: sqlite3.Connection | None = getattr(self._local, "raw", None)
+        self._local.raw = None
+        if raw is not None:
+            with suppress(sqlite3.Error):
+                raw.close()
+
+
+def _loop_connection(engine: Engine) -> sqlite3.Connection:
+    """A connection of the engine's making, taken out of its pool for good: it skips CHECK
+    constraints, which no other transaction may do. Every status this connection writes is a
+    literal of its statements ('completed', 'running'), which the status CHECK allows; the
+    check compiles `status IN (five values)` into a temporary b-tree built and dropped for
+    every row written, about a fifth of the loop's instructions per job."""
+    pooled = engine.raw_connection()
+    raw = pooled.driver_connection
+    pooled.detach()
+    assert isinstance(raw, sqlite3.Connection)
+    raw.execute("PRAGMA ignore_check_constraints = ON")
+    return raw
 
 
 @contextmanager
