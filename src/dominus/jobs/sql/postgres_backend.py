@@ -78,10 +78,16 @@ from dominus.jobs.wakeup import ChangeWatcher
 log = logging.getLogger("dominus.worker")
 
 
-def _histogram_increments(column: str, metric: str, bounds: str, labels: str) -> str:
+def _histogram_increments(column: str, metric: str, bounds: str, labels: str, count: int) -> str:
     """The UNION ALL arms that add each completed row's `column` (seconds; NULL when not
     measured) to `metric`'s count, sum and bucket; `bounds` and `labels` name the statement's
-    parameters holding the histogram's upper bounds and their labels."""
+    parameters holding the histogram's `count` upper bounds, negated in descending order
+    (`_negated_bounds`), and their labels in ascending order.
+
+    A value's bucket is the first bound not below it: `width_bucket` of the negated value
+    counts the bounds at or above it (k), so the bucket is the (count + 1 - k)-th; none (k = 0,
+    or NaN, which PostgreSQL sorts above every bound) is "+Inf". One array lookup a row, where
+    a subquery that unnested and sorted the bounds for each row cost the server about 3 µs."""
     return f"""
         SELECT job_type, '{metric}_count', '', 1.0 FROM done WHERE {column} IS NOT NULL
         UNION ALL
@@ -89,9 +95,11 @@ def _histogram_increments(column: str, metric: str, bounds: str, labels: str) ->
          WHERE {column} IS NOT NULL
         UNION ALL
         SELECT job_type, '{metric}_bucket',
-               COALESCE((SELECT label FROM unnest(%({bounds})s::double precision[],
-                                                  %({labels})s::text[]) AS b(bound, label)
-                          WHERE done.{column} <= b.bound ORDER BY b.bound LIMIT 1), '+Inf'),
+               COALESCE(CASE WHEN {column} <> 'NaN'
+                             THEN (%({labels})s::text[])[
+                                 {count + 1} - width_bucket(-{column},
+                                                            %({bounds})s::double precision[])]
+                        END, '+Inf'),
                1.0
           FROM done WHERE {column} IS NOT NULL
 """
@@ -122,9 +130,11 @@ _COMPLETE = f"""
         SELECT job_type, 'completed' AS name, '' AS bucket, 1.0::double precision AS value
           FROM done
         UNION ALL
-        {_histogram_increments("seconds", "duration", "bounds", "labels")}
+        {_histogram_increments("seconds", "duration", "bounds", "labels", len(DURATION_BUCKETS))}
         UNION ALL
-        {_histogram_increments("pickup", "pickup", "pickup_bounds", "pickup_labels")}
+        {
+    _histogram_increments("pickup", "pickup", "pickup_bounds", "pickup_labels", len(PICKUP_BUCKETS))
+}
     ), counted AS (
         INSERT INTO job_metrics (name, job_type, bucket, shard, value)
         SELECT name, job_type, bucket, %(shard)s, sum(value)
@@ -206,10 +216,16 @@ _COUNT_AND_NOTIFY = f"""
 
 
 # The histograms' bounds and labels, sent with every settle: written once.
-_BOUNDS = number_array(DURATION_BUCKETS)
-_LABELS = text_array(BUCKET_LABELS)
-_PICKUP_BOUNDS = number_array(PICKUP_BUCKETS)
-_PICKUP_LABELS = text_array(PICKUP_LABELS)
+def _negated_bounds(bounds: Sequence[float], labels: Sequence[str]) -> tuple[str, str]:
+    """A histogram's bounds negated, in ascending order (as `width_bucket` takes them), and its
+    labels in the bounds' ascending order (see `_histogram_increments`)."""
+    ordered = sorted(zip(bounds, labels, strict=True))
+    negated = [-bound for bound, _ in reversed(ordered)]
+    return number_array(negated), text_array([label for _, label in ordered])
+
+
+_BOUNDS, _LABELS = _negated_bounds(DURATION_BUCKETS, BUCKET_LABELS)
+_PICKUP_BOUNDS, _PICKUP_LABELS = _negated_bounds(PICKUP_BUCKETS, PICKUP_LABELS)
 
 
 class PostgresBackend:
