@@ -4,6 +4,7 @@ the job the shared mapping (`job_from_fields`) makes of the same row, and comes 
 from __future__ import annotations
 
 import dataclasses
+import json
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from dominus.jobs.model import Job, JobStatus
 from dominus.jobs.sql.postgres_backend import _as_read, _claimed_jobs, _utc
 from dominus.jobs.sql.rows import JOB_FIELD_NAMES, job_from_fields
+from tests.unit.test_job_from_fields import _every_field_set as every_field_set
 
 T0 = datetime(2026, 12, 6, 8, 0, tzinfo=UTC)
 NEW_YORK = timezone(timedelta(hours=-5))
@@ -51,21 +53,15 @@ def _row(job_id: int, priority: int = 0, **changes: Any) -> tuple[Any, ...]:
     return tuple(values[name] for name in JOB_FIELD_NAMES)
 
 
-EVERY_FIELD_SET = _row(
-    7,
-    3,
-    finished_at=T0 + timedelta(seconds=3),
-    cancel_requested_at=T0 + timedelta(seconds=5),
-    result={"done": True},
-    last_error="boom",
-    progress={"step": 2},
-    dedupe_key="key",
-    timeout_seconds=30.0,
-    queue="mail",
-    concurrency_key="account-1",
-    concurrency_limit=2,
-    rate_key="smtp",
-)
+def _row_of(job: Job) -> tuple[Any, ...]:
+    """`job` as a claim's row: its payload as JSON text, its status as text."""
+    values = {name: getattr(job, name) for name in JOB_FIELD_NAMES}
+    values["payload"] = json.dumps(job.payload)
+    values["status"] = job.status.value
+    return tuple(values[name] for name in JOB_FIELD_NAMES)
+
+
+EVERY_FIELD_SET = _row_of(every_field_set())
 
 
 def _shared(row: tuple[Any, ...]) -> Job:
