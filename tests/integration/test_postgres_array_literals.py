@@ -10,7 +10,7 @@ import psycopg
 import pytest
 from sqlalchemy import make_url
 
-from dominus.jobs.sql.array_literals import number_array, text_array
+from dominus.jobs.sql.array_literals import number_array, repeated_text_array, text_array
 
 pytestmark = pytest.mark.backends("postgresql")
 
@@ -50,6 +50,13 @@ def _both(connection: psycopg.Connection[Any], cast: str, literal: str, values: 
 def test_texts_read_back_as_they_were(connection: psycopg.Connection[Any]) -> None:
     ours, psycopgs = _both(connection, "text[]", text_array(AWKWARD_TEXTS), AWKWARD_TEXTS)
     assert ours == psycopgs == AWKWARD_TEXTS
+
+
+def test_repeated_texts_read_back_as_they_were(connection: psycopg.Connection[Any]) -> None:
+    texts = [text for text in AWKWARD_TEXTS if text is not None] * 2 + ['a "quoted" word']
+    ours, psycopgs = _both(connection, "text[]", repeated_text_array(texts), texts)
+    assert ours == psycopgs == texts
+    assert repeated_text_array(texts) == text_array(texts)
 
 
 def test_json_documents_read_back_as_they_were(connection: psycopg.Connection[Any]) -> None:

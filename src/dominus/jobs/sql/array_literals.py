@@ -21,10 +21,15 @@ def number_array(values: Iterable[int | float | None]) -> str:
 def text_array(values: Iterable[str | None]) -> str:
     """Texts (None: NULL), each in double quotes, its backslashes and double quotes escaped:
     the only characters special inside a quoted array element."""
-    return "{" + ",".join([_quoted(value) for value in values]) + "}"
+    return "{" + ",".join(["NULL" if value is None else _quoted(value) for value in values]) + "}"
 
 
-def _quoted(value: str | None) -> str:
-    if value is None:
-        return "NULL"
+def repeated_text_array(values: Iterable[str]) -> str:
+    """`text_array` of texts that repeat (a batch's worker ids: one worker's, mostly), each
+    distinct one quoted once."""
+    quoted: dict[str, str] = {}
+    return "{" + ",".join([quoted.get(v) or quoted.setdefault(v, _quoted(v)) for v in values]) + "}"
+
+
+def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

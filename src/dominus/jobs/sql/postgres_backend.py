@@ -43,10 +43,10 @@ from dominus.jobs.liveness import (
     free_advisory_owners,
 )
 from dominus.jobs.metrics_model import DURATION_BUCKETS, ENQUEUED, PICKUP_BUCKETS
-from dominus.jobs.model import ClaimRequest, Completed, Job, NewJob
+from dominus.jobs.model import PAYLOAD_TEXT, ClaimRequest, Completed, Job, JobStatus, NewJob
 from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL, due_payload
-from dominus.jobs.sql.array_literals import number_array, text_array
+from dominus.jobs.sql.array_literals import number_array, repeated_text_array, text_array
 from dominus.jobs.sql.driver_connections import DriverConnections
 from dominus.jobs.sql.metrics import BUCKET_LABELS, PICKUP_LABELS, Increments, shard_for
 from dominus.jobs.sql.postgres_claims import (
@@ -65,7 +65,7 @@ from dominus.jobs.sql.rate_gate import (
     postgres_takes,
     take_claimed_parameters,
 )
-from dominus.jobs.sql.rows import job_from_fields
+from dominus.jobs.sql.rows import JOB_FIELD_NAMES, job_from_fields
 from dominus.jobs.sql.tables import (
     ENQUEUE_TIME_COLUMNS,
     JOB_VALUE_COLUMNS,
@@ -78,10 +78,16 @@ from dominus.jobs.wakeup import ChangeWatcher
 log = logging.getLogger("dominus.worker")
 
 
-def _histogram_increments(column: str, metric: str, bounds: str, labels: str) -> str:
+def _histogram_increments(column: str, metric: str, bounds: str, labels: str, count: int) -> str:
     """The UNION ALL arms that add each completed row's `column` (seconds; NULL when not
     measured) to `metric`'s count, sum and bucket; `bounds` and `labels` name the statement's
-    parameters holding the histogram's upper bounds and their labels."""
+    parameters holding the histogram's `count` upper bounds, negated in descending order
+    (`_negated_bounds`), and their labels in ascending order.
+
+    A value's bucket is the first bound not below it: `width_bucket` of the negated value
+    counts the bounds at or above it (k), so the bucket is the (count + 1 - k)-th; none (k = 0,
+    or NaN, which PostgreSQL sorts above every bound) is "+Inf". One array lookup a row, where
+    a subquery that unnested and sorted the bounds for each row cost the server about 3 µs."""
     return f"""
         SELECT job_type, '{metric}_count', '', 1.0 FROM done WHERE {column} IS NOT NULL
         UNION ALL
@@ -89,9 +95,11 @@ def _histogram_increments(column: str, metric: str, bounds: str, labels: str) ->
          WHERE {column} IS NOT NULL
         UNION ALL
         SELECT job_type, '{metric}_bucket',
-               COALESCE((SELECT label FROM unnest(%({bounds})s::double precision[],
-                                                  %({labels})s::text[]) AS b(bound, label)
-                          WHERE done.{column} <= b.bound ORDER BY b.bound LIMIT 1), '+Inf'),
+               COALESCE(CASE WHEN {column} <> 'NaN'
+                             THEN (%({labels})s::text[])[
+                                 {count + 1} - width_bucket(-{column},
+                                                            %({bounds})s::double precision[])]
+                        END, '+Inf'),
                1.0
           FROM done WHERE {column} IS NOT NULL
 """
@@ -122,9 +130,11 @@ _COMPLETE = f"""
         SELECT job_type, 'completed' AS name, '' AS bucket, 1.0::double precision AS value
           FROM done
         UNION ALL
-        {_histogram_increments("seconds", "duration", "bounds", "labels")}
+        {_histogram_increments("seconds", "duration", "bounds", "labels", len(DURATION_BUCKETS))}
         UNION ALL
-        {_histogram_increments("pickup", "pickup", "pickup_bounds", "pickup_labels")}
+        {
+    _histogram_increments("pickup", "pickup", "pickup_bounds", "pickup_labels", len(PICKUP_BUCKETS))
+}
     ), counted AS (
         INSERT INTO job_metrics (name, job_type, bucket, shard, value)
         SELECT name, job_type, bucket, %(shard)s, sum(value)
@@ -206,10 +216,16 @@ _COUNT_AND_NOTIFY = f"""
 
 
 # The histograms' bounds and labels, sent with every settle: written once.
-_BOUNDS = number_array(DURATION_BUCKETS)
-_LABELS = text_array(BUCKET_LABELS)
-_PICKUP_BOUNDS = number_array(PICKUP_BUCKETS)
-_PICKUP_LABELS = text_array(PICKUP_LABELS)
+def _negated_bounds(bounds: Sequence[float], labels: Sequence[str]) -> tuple[str, str]:
+    """A histogram's bounds negated, in ascending order (as `width_bucket` takes them), and its
+    labels in the bounds' ascending order (see `_histogram_increments`)."""
+    ordered = sorted(zip(bounds, labels, strict=True))
+    negated = [-bound for bound, _ in reversed(ordered)]
+    return number_array(negated), text_array([label for _, label in ordered])
+
+
+_BOUNDS, _LABELS = _negated_bounds(DURATION_BUCKETS, BUCKET_LABELS)
+_PICKUP_BOUNDS, _PICKUP_LABELS = _negated_bounds(PICKUP_BUCKETS, PICKUP_LABELS)
 
 
 class PostgresBackend:
@@ -593,11 +609,16 @@ def _completion_parameters(outcomes: Sequence[Completed], now: datetime) -> dict
         "pickup_labels": _PICKUP_LABELS,
         "pickups": number_array([outcome.pickup_seconds for outcome in outcomes]),
         "ids": number_array([claim.job_id for claim in claims]),
-        "workers": text_array([claim.worker_id for claim in claims]),
+        "workers": repeated_text_array([claim.worker_id for claim in claims]),
         "attempts": number_array([claim.attempt for claim in claims]),
-        "results": text_array([_encoded(outcome.result) for outcome in outcomes]),
-        "progresses": text_array([_encoded(outcome.progress) for outcome in outcomes]),
+        "results": _document_array([outcome.result for outcome in outcomes]),
+        "progresses": _document_array([outcome.progress for outcome in outcomes]),
     }
+
+
+def _document_array(documents: Sequence[Any]) -> str:
+    """JSON documents (None: NULL) as a text array literal, cast to jsonb[] by the statement."""
+    return text_array([None if value is None else json.dumps(value) for value in documents])
 
 
 def _landed(outcomes: Sequence[Completed], rows: Sequence[Any]) -> list[bool]:
@@ -606,14 +627,39 @@ def _landed(outcomes: Sequence[Completed], rows: Sequence[Any]) -> list[bool]:
 
 
 def _claimed_jobs(rows: Sequence[Any]) -> list[Job]:
+    # One tzinfo per result: psycopg loads every timestamp of it in the session's time zone,
+    # which the engine sets to UTC (db/engine.py); only a session elsewhere needs `_utc`.
+    if rows and rows[0][_RUN_AT].tzinfo is UTC:
+        jobs = [_claimed_job(row) for row in rows]
+    else:
+        jobs = [job_from_fields(row, _utc, _as_read) for row in rows]
     # UPDATE ... RETURNING does not promise an order; hand jobs out in claim order.
-    jobs = [job_from_fields(row, _utc, _as_read) for row in rows]
     jobs.sort(key=lambda job: (-job.priority, job.run_at, job.id))
     return jobs
 
 
-def _encoded(value: Any) -> str | None:
-    return None if value is None else json.dumps(value)
+# A claimed row's values are the job's fields as they are: psycopg has decoded its timestamps
+# (in UTC, see `_claimed_jobs`) and its JSON documents, and the payload comes as text
+# (postgres_claims). The job equals `job_from_fields`'s, made without its per-column calls:
+# on the loop thread, which claims every job, that mapping cost about a third of the loop's
+# instructions per job at batch 100.
+_CLAIMED_FIELD_NAMES = tuple(
+    PAYLOAD_TEXT if name == "payload" else name for name in JOB_FIELD_NAMES
+)
+_RUN_AT = JOB_FIELD_NAMES.index("run_at")
+_STATUS = JOB_FIELD_NAMES.index("status")
+_new_job = object.__new__
+_set_state = object.__setattr__
+
+
+def _claimed_job(row: Sequence[Any]) -> Job:
+    values = dict(zip(_CLAIMED_FIELD_NAMES, row, strict=True))
+    status = row[_STATUS]
+    values["status"] = JobStatus.RUNNING if status == "running" else JobStatus(status)
+    job: Job = _new_job(Job)
+    # The dict itself as the job's state (`Job.from_fields` copies it into a fresh one).
+    _set_state(job, "__dict__", values)
+    return job
 
 
 def _utc(value: datetime | None) -> datetime | None:
