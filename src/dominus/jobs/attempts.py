@@ -161,14 +161,18 @@ class Attempts:
         )
 
     # --- from dispatch to the handler's end ------------------------------------------------
-    def add(self, running: RunningJob) -> None:
-        """Hold a claimed attempt. An async one waits here for the gate; a sync one is the
-        caller's to hand to the pool."""
-        self._running[running.claim] = running
+    def add(self, running: RunningJob) -> bool:
+        """Hold a claimed attempt, unless its claim is held already (False: the caller must not
+        run it). An async one waits here for the gate; a sync one is the caller's to hand to
+        the pool."""
+        # One lookup of the claim, not a `holds` and then a store: this runs for every job.
+        if self._running.setdefault(running.claim, running) is not running:
+            return False
         self._unfinished += 1
         if running.job_type.is_async:
             with self._async_waiting_lock:
                 self._async_waiting.append(running)
+        return True
 
     def start_waiting_async(self) -> None:
         """Start waiting async jobs while the gate has room (withheld ones are dropped: they
@@ -190,11 +194,12 @@ class Attempts:
 
     def collect_finished(self) -> None:
         """Turn the results handed over so far into outcomes to settle."""
-        while True:
-            try:
-                finished = self._finished.get_nowait()
-            except queue.Empty:
-                return
+        results = self._finished
+        # Checked with `empty` rather than ended by get_nowait's queue.Empty: an exception per
+        # call costs more than the rest of a completed job's collection. Only this thread takes
+        # from the queue, so what `empty` says is there stays there.
+        while not results.empty():
+            finished = results.get_nowait()
             if finished.running.finished:
                 continue  # given up on at shutdown and already recorded as interrupted
             finished.running.finished = True

@@ -328,8 +328,11 @@ def _context_for(running: RunningJob) -> JobContext:
 def _returned(
     running: RunningJob, context: JobContext, value: Any, clock: Callable[[], datetime]
 ) -> Finished:
-    if context.completed_in_transaction:
+    # Asked of the attempt, which the context would ask: one property fewer per job.
+    if running.completed_in_transaction:
         return Finished(running, finished_at=clock(), recorded=True)
+    if value is None:  # most handlers return nothing: no need for jsonable's type checks
+        return Finished(running, finished_at=clock())
     try:
         result = jsonable(value)
     except TypeError as error:

@@ -567,23 +567,21 @@ class Worker:
         return self._dead_letter_hook is None or self._dead_letter_hook.wait_idle(timeout)
 
     def _dispatch(self, job: Job, now: datetime) -> None:
-        claim = job.claim
-        if self._attempts.holds(claim):
+        running = RunningJob(
+            job=job,
+            claim=job.claim,
+            job_type=self._registry.get(job.job_type),
+            abort=AbortSignal(),
+            claimed_at=now,
+            services=self._attempt_services,
+        )
+        if not self._attempts.add(running):
             # The same claim twice: the database lost the commit of an earlier claim (a server
             # crash under asynchronous commit) and this worker took the job again with the same
             # attempt number. Its first run is still here and its outcome will settle this
             # claim; running it a second time at once would break "never twice at the same time".
             log.warning("job %d claimed again while still running here; not run twice", job.id)
             return
-        running = RunningJob(
-            job=job,
-            claim=claim,
-            job_type=self._registry.get(job.job_type),
-            abort=AbortSignal(),
-            claimed_at=now,
-            services=self._attempt_services,
-        )
-        self._attempts.add(running)
         if running.job_type.is_async:
             return  # it waits in the ledger for the gate
         assert self._pool is not None
