@@ -12,6 +12,7 @@ import pytest
 
 from dominus.jobs import JobStatus, JobStore
 from dominus.jobs.bulk_plan import plan_ids, plan_selection
+from dominus.jobs.metrics_model import ENQUEUED
 from dominus.jobs.model import NewJob
 from dominus.jobs.selection import BulkAction, JobSelection, Waiting
 from tests.support.clock import T0
@@ -121,6 +122,19 @@ def test_bulk_delete_never_takes_a_running_job(store: JobStore) -> None:
     assert store.list_dead_letters(include_requeued=True) == []  # went with its job
     plan = plan_ids(store, BulkAction.DELETE, [running])
     assert plan.ids == [] and "cancel it instead" in plan.refused[running]
+
+
+def test_bulk_delete_keeps_the_enqueue_counters(store: JobStore) -> None:
+    """Counters never fall when the rows they counted go, whether or not a worker folded the
+    enqueues into the counters before (SQLite counts unfolded enqueues from the rows)."""
+    ids = [enqueue(store, {"n": n}) for n in range(3)]
+    assert store.metric_totals().counter(ENQUEUED, "diag.noop") == 3
+    deleted = store.bulk(BulkAction.DELETE, ids[:2], NOW)
+    assert deleted.done == ids[:2]
+    assert store.metric_totals().counter(ENQUEUED, "diag.noop") == 3
+    enqueue(store, {"n": 3})
+    assert store.bulk(BulkAction.DELETE, [ids[2]], NOW).done == [ids[2]]
+    assert store.metric_totals().counter(ENQUEUED, "diag.noop") == 4
 
 
 def test_a_filter_plan_counts_what_the_action_applies_to_and_caps_it(store: JobStore) -> None:

@@ -68,7 +68,7 @@ def apply(
     elif action is BulkAction.CANCEL:
         _cancel(backend, connection, taken, now, outcome)
     else:
-        _delete(connection, taken, outcome)
+        _delete(backend, connection, taken, outcome)
     outcome.done.sort()
     return outcome
 
@@ -240,10 +240,15 @@ def _cancel(
     outcome.done.extend(row.id for row in rows)
 
 
-def _delete(connection: Connection, rows: list[_Row], outcome: BulkOutcome) -> None:
+def _delete(
+    backend: Backend, connection: Connection, rows: list[_Row], outcome: BulkOutcome
+) -> None:
     """Their events and dead-letter entries go with them (ON DELETE CASCADE); the counters
-    stay, as when finished jobs are pruned."""
+    stay, as when finished jobs are pruned: where enqueues are counted from the rows (SQLite,
+    ADR 0036), those not folded yet are folded before their rows go, and marked again after."""
     ids = [row.id for row in rows]
     if ids:
+        backend.fold_enqueues(connection)
         connection.execute(delete(job_queue).where(job_queue.c.id.in_(ids)))
+        backend.fold_enqueues(connection)
     outcome.done.extend(ids)
