@@ -477,7 +477,8 @@ class _LoopConnection:
 def _loop_connection(engine: Engine) -> sqlite3.Connection:
     """A connection of the engine's making, taken out of its pool for good: it skips CHECK
     constraints, which no other transaction may do. Every status this connection writes is a
-    literal of its statements ('completed', 'running'), which the status CHECK allows; the
+    literal of its statements ('completed', 'running', and 'pending' for a claim refused its
+    rate limiter's token), which the status CHECK allows; the
     check compiles `status IN (five values)` into a temporary b-tree built and dropped for
     every row written, about a fifth of the loop's instructions per job."""
     pooled = engine.raw_connection()
