@@ -113,9 +113,10 @@ class Job:
     def from_fields(cls, fields: dict[str, Any]) -> Job:
         """The job `Job(**fields)` would make, for a `fields` that names every field (no
         defaults are applied): equal to it, with the same hash, repr and `dataclasses.replace`.
-        Made without `__init__`, for the claim (see the class comment)."""
+        Made without `__init__`, for the claim (see the class comment): `fields` becomes the
+        job's own state, not copied, so the caller hands over a dict it made for the job."""
         job = object.__new__(cls)
-        job.__dict__.update(fields)
+        object.__setattr__(job, "__dict__", fields)
         return job
 
     @property

@@ -43,7 +43,7 @@ from dominus.jobs.liveness import (
     free_advisory_owners,
 )
 from dominus.jobs.metrics_model import DURATION_BUCKETS, ENQUEUED, PICKUP_BUCKETS
-from dominus.jobs.model import PAYLOAD_TEXT, ClaimRequest, Completed, Job, JobStatus, NewJob
+from dominus.jobs.model import PAYLOAD_TEXT, ClaimRequest, Completed, Job, NewJob
 from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.notifications_channels import CANCEL_CHANNEL, JOBS_CHANNEL, due_payload
 from dominus.jobs.sql.array_literals import number_array, repeated_text_array, text_array
@@ -65,7 +65,7 @@ from dominus.jobs.sql.rate_gate import (
     postgres_takes,
     take_claimed_parameters,
 )
-from dominus.jobs.sql.rows import JOB_FIELD_NAMES, job_from_fields
+from dominus.jobs.sql.rows import JOB_FIELD_NAMES, job_from_fields, job_status
 from dominus.jobs.sql.tables import (
     ENQUEUE_TIME_COLUMNS,
     JOB_VALUE_COLUMNS,
@@ -648,18 +648,12 @@ _CLAIMED_FIELD_NAMES = tuple(
 )
 _RUN_AT = JOB_FIELD_NAMES.index("run_at")
 _STATUS = JOB_FIELD_NAMES.index("status")
-_new_job = object.__new__
-_set_state = object.__setattr__
 
 
 def _claimed_job(row: Sequence[Any]) -> Job:
     values = dict(zip(_CLAIMED_FIELD_NAMES, row, strict=True))
-    status = row[_STATUS]
-    values["status"] = JobStatus.RUNNING if status == "running" else JobStatus(status)
-    job: Job = _new_job(Job)
-    # The dict itself as the job's state (`Job.from_fields` copies it into a fresh one).
-    _set_state(job, "__dict__", values)
-    return job
+    values["status"] = job_status(row[_STATUS])
+    return Job.from_fields(values)
 
 
 def _utc(value: datetime | None) -> datetime | None:

@@ -52,7 +52,7 @@ def _as_is(value: Any) -> Any:
 _STATUSES = {status.value: status for status in JobStatus}
 
 
-def _status(text: str) -> JobStatus:
+def job_status(text: str) -> JobStatus:
     return _STATUSES.get(text) or JobStatus(text)
 
 
@@ -66,7 +66,7 @@ def job_from_fields(fields: Sequence[Any], time: Decode, document: Decode) -> Jo
         values[PAYLOAD_TEXT] = values.pop("payload")
     else:
         values["payload"] = document(payload)
-    values["status"] = _status(fields[3])
+    values["status"] = job_status(fields[3])
     values["run_at"] = time(fields[8])
     values["created_at"] = time(fields[9])
     values["updated_at"] = time(fields[10])
