@@ -1,5 +1,6 @@
-"""The worker loop's SQLite connection skips CHECK constraints (its statements write only
-literal statuses): no other transaction may inherit that, during its life or after it."""
+"""The worker loop's SQLite connection is its thread's alone, taken out of the pool: after the
+loop has settled on it, every pooled connection still refuses a status the CHECK does not
+allow, as the loop's own does (ADR 0065)."""
 
 from __future__ import annotations
 

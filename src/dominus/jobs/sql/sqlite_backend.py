@@ -475,17 +475,12 @@ class _LoopConnection:
 
 
 def _loop_connection(engine: Engine) -> sqlite3.Connection:
-    """A connection of the engine's making, taken out of its pool for good: it skips CHECK
-    constraints, which no other transaction may do. Every status this connection writes is a
-    literal of its statements ('completed', 'running', and 'pending' for a claim refused its
-    rate limiter's token), which the status CHECK allows; the
-    check compiles `status IN (five values)` into a temporary b-tree built and dropped for
-    every row written, about a fifth of the loop's instructions per job."""
+    """A connection of the engine's making, taken out of its pool for good: the loop's thread
+    holds it for its life, and a broken one is closed, never handed to another transaction."""
     pooled = engine.raw_connection()
     raw = pooled.driver_connection
     pooled.detach()
     assert isinstance(raw, sqlite3.Connection)
-    raw.execute("PRAGMA ignore_check_constraints = ON")
     return raw
 
 
