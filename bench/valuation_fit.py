@@ -48,7 +48,7 @@ PUBLIC_WEIGHT = 10.0
 NAMEBIO_HOLDOUT = 0.2
 PUBLIC_HOLDOUT = 0.25
 PUBLIC_SEED = 2026
-VERSION = "2024.10-2"
+VERSION = "2024.10-3"
 # The inputs of version 1 of the model (before the market patterns, pinyin and TLD × length)
 PATTERNS_V2 = frozenset(
     {
@@ -127,12 +127,12 @@ def candidates() -> dict[str, tuple[FitOptions, float]]:
             full,
             PUBLIC_WEIGHT,
         ),
-        "v6: v5 on an absolute loss (median regression), public x3": (
+        "v5: v4 + retail stretch, public x3": (stretch, 3.0),
+        "v6, public x10": (replace(stretch, loss="absolute"), PUBLIC_WEIGHT),
+        "v6: v5 on an absolute loss (median regression), public x3 (chosen)": (
             replace(stretch, loss="absolute"),
             3.0,
         ),
-        "v6, public x10": (replace(stretch, loss="absolute"), PUBLIC_WEIGHT),
-        "v5: v4 + retail stretch, public x3 (chosen)": (stretch, 3.0),
     }
 
 
