@@ -4,7 +4,7 @@ another payload never carries the old text."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +29,34 @@ def test_a_job_copied_with_another_payload_stores_that_payload() -> None:
     assert job.payload_json == '{"n": 1}'
     assert replace(job, payload={"n": 2}).payload_json == '{"n": 2}'
     assert NewJob("diag.noop", {}, 0, 3, NOW).payload_json == "{}"
+
+
+def test_a_job_made_from_its_fields_is_the_job_its_init_makes() -> None:
+    named = {"job_type": "diag.noop", "payload": {"n": 1}, "priority": 2, "max_attempts": 3}
+    options = {"run_at": NOW, "dedupe_key": "d", "timeout_seconds": 1.5, "queue": "q"}
+    limits = {"concurrency_key": "k", "concurrency_limit": 4, "rate_key": "r"}
+    made = NewJob(**named, **options, **limits).with_payload_document('{"n": 1}')
+    job = NewJob.from_fields({**named, **options, **limits, "payload_document": '{"n": 1}'})
+    assert job == made and repr(job) == repr(made)
+    assert job.payload_json == made.payload_json == '{"n": 1}'
+    assert replace(job, payload={"n": 2}) == replace(made, payload={"n": 2})
+    assert replace(job, payload={"n": 2}).payload_json == '{"n": 2}'
+    with pytest.raises(FrozenInstanceError):
+        job.priority = 5  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("via_type_options", [False, True])
+def test_a_built_job_holds_every_field_of_its_own(via_type_options: bool) -> None:
+    # Made from a dict of its fields: one left out would read the class's default unnoticed.
+    registry = HandlerRegistry()
+    registry.register("numbers", lambda _payload, _context: None, Numbers)
+    queue = JobQueue(store=None, registry=registry)  # type: ignore[arg-type]  # build writes nothing
+    job = (
+        queue._build_with_type_options("numbers", {"n": 3}, NOW, False)
+        if via_type_options
+        else queue.build(EnqueueRequest("numbers", {"n": 3}), NOW)
+    )
+    assert list(vars(job)) == [field.name for field in fields(NewJob)]
 
 
 def test_the_text_written_at_validation_is_the_validated_payload_dumped() -> None:

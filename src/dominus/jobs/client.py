@@ -200,20 +200,22 @@ class JobQueue:
             raise InvalidJobOptionError(
                 f"{where}dedupe_key is not UTF-8 text: {request.dedupe_key!r}"
             )
-        job = NewJob(
-            job_type=request.job_type,
-            payload=payload,
-            priority=priority,
-            max_attempts=max_attempts,
-            run_at=run_at,
-            dedupe_key=request.dedupe_key,
-            timeout_seconds=timeout,
-            queue=queue,
-            concurrency_key=key,
-            concurrency_limit=limit,
-            rate_key=rate_key,
+        return NewJob.from_fields(
+            {
+                "job_type": request.job_type,
+                "payload": payload,
+                "priority": priority,
+                "max_attempts": max_attempts,
+                "run_at": run_at,
+                "dedupe_key": request.dedupe_key,
+                "timeout_seconds": timeout,
+                "queue": queue,
+                "concurrency_key": key,
+                "concurrency_limit": limit,
+                "rate_key": rate_key,
+                "payload_document": document,
+            }
         )
-        return job.with_payload_document(document)
 
     def _build_with_type_options(
         self,
@@ -233,18 +235,22 @@ class JobQueue:
         )
         priority, max_attempts, timeout, queue = self._checked_type_options(job_type)
         key, limit = self._concurrency(job_type, None, None, document_payload, "")
-        job = NewJob(
-            job_type=name,
-            payload=document_payload,
-            priority=priority,
-            max_attempts=max_attempts,
-            run_at=now,
-            timeout_seconds=timeout,
-            queue=queue,
-            concurrency_key=key,
-            concurrency_limit=limit,
+        return NewJob.from_fields(
+            {
+                "job_type": name,
+                "payload": document_payload,
+                "priority": priority,
+                "max_attempts": max_attempts,
+                "run_at": now,
+                "dedupe_key": None,
+                "timeout_seconds": timeout,
+                "queue": queue,
+                "concurrency_key": key,
+                "concurrency_limit": limit,
+                "rate_key": None,
+                "payload_document": document,
+            }
         )
-        return job.with_payload_document(document)
 
     def _checked_type_options(self, job_type: JobType[Any]) -> _Options:
         """The type's own priority, max_attempts, timeout and queue, checked as `build` checks
