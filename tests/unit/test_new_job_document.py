@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel, ConfigDict, field_serializer
+from pydantic import BaseModel, ConfigDict, ValidationError, field_serializer
 
+from dominus.errors import InvalidPayloadError
 from dominus.jobs import EnqueueRequest, HandlerRegistry, JobQueue
+from dominus.jobs.client import _validated_payload, integral_floats_as_ints
 from dominus.jobs.model import NewJob
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -135,3 +137,51 @@ def test_the_stored_text_is_what_the_model_dumped(
     job = _built(model, payload)
     assert job.payload_json == stored
     assert job.payload_json == json.dumps(job.payload)
+
+
+def _reference(model: type[BaseModel], payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    # The payload's path written plainly: encoded strictly, validated, dumped, encoded again.
+    document = json.dumps(integral_floats_as_ints(payload), allow_nan=False)
+    dumped = model.model_validate_json(document, strict=True).model_dump(mode="json")
+    return dumped, json.dumps(dumped)
+
+
+ANY_FLOATS = st.floats(allow_nan=True, allow_infinity=True)
+
+
+@given(st.dictionaries(st.sampled_from(["t", "i", "other"]), st.one_of(FLAT_SCALARS, ANY_FLOATS)))
+@pytest.mark.parametrize("model", [Loose, Floats, Flags])
+def test_a_flat_payload_is_validated_and_stored_as_written_plainly(
+    model: type[BaseModel], payload: dict[str, Any]
+) -> None:
+    try:
+        expected = _reference(model, payload)
+    except (ValueError, ValidationError) as error:
+        with pytest.raises(InvalidPayloadError) as refused:
+            _validated_payload(model, payload, "kind")
+        if not isinstance(error, ValidationError):  # pydantic's own message is reworded
+            assert str(refused.value) == f"invalid payload for kind: {error}"
+        return
+    assert _validated_payload(model, payload, "kind") == expected
+
+
+class OwnDump(BaseModel):
+    n: int
+
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        return {"n": self.n * 10}
+
+
+class OwnValidate(BaseModel):
+    n: int
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, **options: Any) -> Any:
+        return cls(n=-1)
+
+
+@pytest.mark.parametrize(("model", "stored"), [(OwnDump, '{"n": 30}'), (OwnValidate, '{"n": -1}')])
+def test_a_model_with_its_own_json_methods_is_validated_and_dumped_by_them(
+    model: type[BaseModel], stored: str
+) -> None:
+    assert _validated_payload(model, {"n": 3}, "kind")[1] == stored
