@@ -4,16 +4,18 @@ another payload never carries the old text."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel, ConfigDict, field_serializer
+from pydantic import BaseModel, ConfigDict, ValidationError, field_serializer
 
+from dominus.errors import InvalidPayloadError
 from dominus.jobs import EnqueueRequest, HandlerRegistry, JobQueue
+from dominus.jobs.client import _validated_payload, integral_floats_as_ints
 from dominus.jobs.model import NewJob
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -29,6 +31,34 @@ def test_a_job_copied_with_another_payload_stores_that_payload() -> None:
     assert job.payload_json == '{"n": 1}'
     assert replace(job, payload={"n": 2}).payload_json == '{"n": 2}'
     assert NewJob("diag.noop", {}, 0, 3, NOW).payload_json == "{}"
+
+
+def test_a_job_made_from_its_fields_is_the_job_its_init_makes() -> None:
+    named = {"job_type": "diag.noop", "payload": {"n": 1}, "priority": 2, "max_attempts": 3}
+    options = {"run_at": NOW, "dedupe_key": "d", "timeout_seconds": 1.5, "queue": "q"}
+    limits = {"concurrency_key": "k", "concurrency_limit": 4, "rate_key": "r"}
+    made = NewJob(**named, **options, **limits).with_payload_document('{"n": 1}')
+    job = NewJob.from_fields({**named, **options, **limits, "payload_document": '{"n": 1}'})
+    assert job == made and repr(job) == repr(made)
+    assert job.payload_json == made.payload_json == '{"n": 1}'
+    assert replace(job, payload={"n": 2}) == replace(made, payload={"n": 2})
+    assert replace(job, payload={"n": 2}).payload_json == '{"n": 2}'
+    with pytest.raises(FrozenInstanceError):
+        job.priority = 5  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("via_type_options", [False, True])
+def test_a_built_job_holds_every_field_of_its_own(via_type_options: bool) -> None:
+    # Made from a dict of its fields: one left out would read the class's default unnoticed.
+    registry = HandlerRegistry()
+    registry.register("numbers", lambda _payload, _context: None, Numbers)
+    queue = JobQueue(store=None, registry=registry)  # type: ignore[arg-type]  # build writes nothing
+    job = (
+        queue._build_with_type_options("numbers", {"n": 3}, NOW, False)
+        if via_type_options
+        else queue.build(EnqueueRequest("numbers", {"n": 3}), NOW)
+    )
+    assert list(vars(job)) == [field.name for field in fields(NewJob)]
 
 
 def test_the_text_written_at_validation_is_the_validated_payload_dumped() -> None:
@@ -107,3 +137,51 @@ def test_the_stored_text_is_what_the_model_dumped(
     job = _built(model, payload)
     assert job.payload_json == stored
     assert job.payload_json == json.dumps(job.payload)
+
+
+def _reference(model: type[BaseModel], payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    # The payload's path written plainly: encoded strictly, validated, dumped, encoded again.
+    document = json.dumps(integral_floats_as_ints(payload), allow_nan=False)
+    dumped = model.model_validate_json(document, strict=True).model_dump(mode="json")
+    return dumped, json.dumps(dumped)
+
+
+ANY_FLOATS = st.floats(allow_nan=True, allow_infinity=True)
+
+
+@given(st.dictionaries(st.sampled_from(["t", "i", "other"]), st.one_of(FLAT_SCALARS, ANY_FLOATS)))
+@pytest.mark.parametrize("model", [Loose, Floats, Flags])
+def test_a_flat_payload_is_validated_and_stored_as_written_plainly(
+    model: type[BaseModel], payload: dict[str, Any]
+) -> None:
+    try:
+        expected = _reference(model, payload)
+    except (ValueError, ValidationError) as error:
+        with pytest.raises(InvalidPayloadError) as refused:
+            _validated_payload(model, payload, "kind")
+        if not isinstance(error, ValidationError):  # pydantic's own message is reworded
+            assert str(refused.value) == f"invalid payload for kind: {error}"
+        return
+    assert _validated_payload(model, payload, "kind") == expected
+
+
+class OwnDump(BaseModel):
+    n: int
+
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        return {"n": self.n * 10}
+
+
+class OwnValidate(BaseModel):
+    n: int
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, **options: Any) -> Any:
+        return cls(n=-1)
+
+
+@pytest.mark.parametrize(("model", "stored"), [(OwnDump, '{"n": 30}'), (OwnValidate, '{"n": -1}')])
+def test_a_model_with_its_own_json_methods_is_validated_and_dumped_by_them(
+    model: type[BaseModel], stored: str
+) -> None:
+    assert _validated_payload(model, {"n": 3}, "kind")[1] == stored

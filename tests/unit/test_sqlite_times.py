@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dominus.jobs.sql.sqlite_backend import _time, stored_time
 
@@ -53,3 +55,48 @@ def test_no_time_is_none() -> None:
 )
 def test_a_time_is_stored_as_naive_utc_text_with_microseconds(moment: datetime, text: str) -> None:
     assert stored_time(moment) == text
+
+
+def _written_in_full(moment: datetime) -> str:
+    # What `stored_time` wrote before it kept the last second's text: the reference.
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+
+
+_OFFSETS = st.integers(min_value=-3_000_000, max_value=3_000_000).map(
+    lambda micros: timedelta(microseconds=micros)
+)
+
+
+@given(
+    st.datetimes(
+        min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)
+    ),
+    st.lists(_OFFSETS, max_size=6),
+)
+def test_a_time_near_the_last_one_stored_is_written_as_in_full(
+    moment: datetime, offsets: list[timedelta]
+) -> None:
+    # The kept second must never lend its text to a time of the second before or after it.
+    for offset in [timedelta(0), *offsets]:
+        assert stored_time(moment + offset) == _written_in_full(moment + offset)
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        datetime(2026, 12, 2, 1, 0, 0, tzinfo=UTC),
+        datetime(1970, 1, 1, tzinfo=UTC),
+        datetime(1969, 12, 31, 23, 59, 59, tzinfo=UTC),
+        datetime(2106, 2, 7, 6, 28, 15, tzinfo=UTC),  # the last second the text is kept for
+        datetime(2106, 2, 7, 6, 28, 16, tzinfo=UTC),
+        datetime(9999, 12, 31, 23, 59, 58, tzinfo=UTC),
+    ],
+)
+def test_the_microseconds_at_either_edge_of_a_second_keep_their_own_second(
+    second: datetime,
+) -> None:
+    edges = [timedelta(microseconds=-1), timedelta(0), timedelta(microseconds=999_999)]
+    for first in edges:
+        for then in [*edges, timedelta(seconds=1)]:
+            stored_time(second + first)
+            assert stored_time(second + then) == _written_in_full(second + then)

@@ -233,7 +233,10 @@ def held_until(claimed: list[Job]) -> list[datetime]:
     return claimed.held_until if isinstance(claimed, ClaimedJobs) else []
 
 
-@dataclass(frozen=True, slots=True)
+# Not slotted, as `Job`: one is made for every job enqueued, and `from_fields` fills its
+# `__dict__` in one call where the frozen `__init__` sets each of its 12 fields through
+# `object.__setattr__`.
+@dataclass(frozen=True)
 class NewJob:
     """A validated job, ready to insert."""
 
@@ -260,6 +263,16 @@ class NewJob:
         if self.payload_document is not None:
             return self.payload_document
         return json.dumps(self.payload) if self.payload else "{}"
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> NewJob:
+        """The job `NewJob(**fields)` would make (then `with_payload_document` of the
+        `payload_document` named), for a `fields` that names every field, `payload_document`
+        included: equal to it, with the same repr and `dataclasses.replace`. `fields` becomes
+        the job's own state, not copied."""
+        job = object.__new__(cls)
+        object.__setattr__(job, "__dict__", fields)
+        return job
 
     def with_payload_document(self, document: str) -> NewJob:
         """This job, carrying `document`: `json.dumps(self.payload)`, already written."""
