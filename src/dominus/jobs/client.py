@@ -152,15 +152,34 @@ class JobQueue:
         """Enqueue a batch atomically: all jobs or, if any is invalid, none."""
         now = self.clock()
         batch = list(requests)
+        numbered = len(batch) > 1
         jobs = [
-            self.build(
-                request, now, f"job #{index + 1}: " if len(batch) > 1 else "", internal=internal
-            )
-            for index, request in enumerate(batch)
+            self._build_request(request, now, f"job #{number}: " if numbered else "", internal)
+            for number, request in enumerate(batch, 1)
         ]
         results = self.store.enqueue(jobs, now, max_depth=self.max_depth, connection=connection)
         self._notify()
         return results
+
+    def _build_request(
+        self, request: EnqueueRequest, now: datetime, where: str, internal: bool
+    ) -> NewJob:
+        """`build`, by the type's checked options when the request leaves them all to it."""
+        if (
+            request.priority is None
+            and request.max_attempts is None
+            and request.run_at is None
+            and request.dedupe_key is None
+            and request.timeout_seconds is None
+            and request.queue is None
+            and request.concurrency_key is None
+            and request.concurrency_limit is None
+            and request.rate_key is None
+        ):
+            return self._build_with_type_options(
+                request.job_type, request.payload, now, internal, where
+            )
+        return self.build(request, now, where, internal=internal)
 
     def build(
         self, request: EnqueueRequest, now: datetime, where: str = "", *, internal: bool = False
@@ -223,18 +242,19 @@ class JobQueue:
         payload: dict[str, Any] | BaseModel | None,
         now: datetime,
         internal: bool,
+        where: str = "",
     ) -> NewJob:
         """`build` of a request that names its type and payload and leaves every option to the
-        type: the same checks in the same order, the same job; the type's options are checked
-        once, not for every job."""
+        type: the same checks in the same order, the same job and errors; the type's options
+        are checked once, not for every job."""
         job_type = self.registry.get(name)
         if not internal:
-            job_type.check_enqueueable()
+            job_type.check_enqueueable(where)
         document_payload, document = _validated_payload(
-            job_type.payload_model, payload, job_type.name
+            job_type.payload_model, payload, where + job_type.name if where else job_type.name
         )
-        priority, max_attempts, timeout, queue = self._checked_type_options(job_type)
-        key, limit = self._concurrency(job_type, None, None, document_payload, "")
+        priority, max_attempts, timeout, queue = self._checked_type_options(job_type, where)
+        key, limit = self._concurrency(job_type, None, None, document_payload, where)
         return NewJob.from_fields(
             {
                 "job_type": name,
@@ -252,18 +272,18 @@ class JobQueue:
             }
         )
 
-    def _checked_type_options(self, job_type: JobType[Any]) -> _Options:
+    def _checked_type_options(self, job_type: JobType[Any], where: str = "") -> _Options:
         """The type's own priority, max_attempts, timeout and queue, checked as `build` checks
         them (raises as it would, every time: a failed check is not kept)."""
         known = self._type_options.get(job_type.name)
         if known is not None and known[0] is job_type:  # a registry's types never change
             return known[1]
-        _check_options("", job_type.priority, job_type.max_attempts, job_type.timeout_seconds)
+        _check_options(where, job_type.priority, job_type.max_attempts, job_type.timeout_seconds)
         options = (
             job_type.priority,
             job_type.max_attempts,
             job_type.timeout_seconds,
-            check_queue_name(job_type.queue),
+            check_queue_name(job_type.queue, where),
         )
         self._type_options[job_type.name] = (job_type, options)
         return options
