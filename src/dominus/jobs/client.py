@@ -498,19 +498,22 @@ def _json_ready(payload: Any, job_type: str) -> Any:
 
 def _flat_json_ready(payload: Any) -> dict[str, Any] | None:
     """The common payload, a dict of text keys to scalars, made ready in one pass: the same
-    result as `integral_floats_as_ints`, and it cannot nest too deep. None for anything else."""
+    result as `integral_floats_as_ints`, and it cannot nest too deep. None for anything else.
+    Without an integral float that is `payload` itself (only encoded and compared, never
+    changed), otherwise a copy."""
     if type(payload) is not dict:
         return None
-    ready: dict[str, Any] = {}
+    ready: dict[str, Any] = payload
     for key, value in payload.items():
         kind = type(value)
         if type(key) is not str:
             return None
         if kind is float:
-            ready[key] = int(value) if value.is_integer() else value
-        elif kind in _SCALARS:
-            ready[key] = value
-        else:
+            if value.is_integer():
+                if ready is payload:
+                    ready = dict(payload)  # same keys, same order: each replaced in place
+                ready[key] = int(value)
+        elif kind not in _SCALARS:
             return None
     return ready
 
