@@ -101,3 +101,60 @@ def test_options_kept_for_one_type_are_not_those_of_another_of_the_same_name() -
     queue.registry = HandlerRegistry([_type("same", priority=2)])
     queue.enqueue_job("same", {"n": 1})
     assert [job.priority for job in store.jobs] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    "job_type",
+    [
+        _type("plain"),
+        _type("tuned", priority=7, max_attempts=9, timeout_seconds=2.5, queue="reports"),
+        _type("keyed", concurrency_key=lambda payload: f"n:{payload['n']}", concurrency_limit=3),
+    ],
+)
+def test_a_batch_left_to_its_types_is_the_jobs_build_makes(job_type: JobType[Any]) -> None:
+    queue, store = _queue(job_type)
+    requests = [EnqueueRequest(job_type.name, {"n": n}) for n in (1, 2, 3)]
+    queue.enqueue_jobs(requests)
+    built = [queue.build(request, NOW, f"job #{n}: ") for n, request in enumerate(requests, 1)]
+    assert [_fields(job) for job in store.jobs] == [_fields(job) for job in built]
+
+
+@pytest.mark.parametrize(
+    ("job_type", "payload"),
+    [
+        (_type("priority", priority=5000), {"n": 1}),
+        (_type("attempts", max_attempts=5000), {"n": 1}),
+        (_type("timeout", timeout_seconds=0.0), {"n": 1}),
+        (_type("internal", enqueue_via="the owner"), {"n": 1}),
+        (_type("key", concurrency_key=lambda _payload: "has space"), {"n": 1}),
+        (_type("payload"), {"n": "one"}),
+    ],
+)
+def test_a_batch_left_to_its_types_is_refused_as_build_refuses_it(
+    job_type: JobType[Any], payload: dict[str, Any]
+) -> None:
+    good = _type("good")
+    queue, store = _queue(good, job_type)
+    bad = EnqueueRequest(job_type.name, payload)
+    for _ in range(2):  # the second time with the good type's options kept
+        with pytest.raises(Exception) as refused:
+            queue.enqueue_jobs([EnqueueRequest("good", {"n": 1}), bad])
+        with pytest.raises(Exception) as expected:
+            queue.build(bad, NOW, "job #2: ")
+        assert type(refused.value) is type(expected.value)
+        assert str(refused.value) == str(expected.value)
+        assert str(refused.value).startswith("job #2: ") or job_type.name == "payload"
+    assert store.jobs == []
+
+
+def test_a_batch_mixing_left_and_given_options_builds_each_as_build_does() -> None:
+    queue, store = _queue(_type("mixed", priority=3))
+    requests = [
+        EnqueueRequest("mixed", {"n": 1}),
+        EnqueueRequest("mixed", {"n": 2}, priority=9, dedupe_key="two"),
+        EnqueueRequest("mixed", {"n": 3}),
+    ]
+    queue.enqueue_jobs(requests)
+    built = [queue.build(request, NOW) for request in requests]
+    assert [_fields(job) for job in store.jobs] == [_fields(job) for job in built]
+    assert [job.priority for job in store.jobs] == [3, 9, 3]

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_serializer
 
 from dominus.errors import InvalidPayloadError
 from dominus.jobs import EnqueueRequest, HandlerRegistry, JobQueue
-from dominus.jobs.client import _validated_payload, integral_floats_as_ints
+from dominus.jobs.client import _flat_json_ready, _validated_payload, integral_floats_as_ints
 from dominus.jobs.model import NewJob
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -163,6 +163,20 @@ def test_a_flat_payload_is_validated_and_stored_as_written_plainly(
             assert str(refused.value) == f"invalid payload for kind: {error}"
         return
     assert _validated_payload(model, payload, "kind") == expected
+
+
+@given(st.dictionaries(TEXT, st.one_of(FLAT_SCALARS, ANY_FLOATS)))
+def test_a_flat_payload_is_made_ready_as_integral_floats_as_ints_makes_it(
+    payload: dict[str, Any],
+) -> None:
+    sent = list(payload.items())
+    ready = _flat_json_ready(payload)
+    expected = integral_floats_as_ints(payload)
+    assert ready is not None
+    assert list(ready.items()) == list(expected.items())
+    assert list(map(type, ready.values())) == list(map(type, expected.values()))
+    assert list(payload.items()) == sent  # the caller's payload is never changed
+    assert list(map(type, payload.values())) == [type(value) for _key, value in sent]
 
 
 class OwnDump(BaseModel):

@@ -45,7 +45,7 @@ MAX_TIMEOUT_SECONDS = 7 * 86_400
 _Options = tuple[int, int, float | None, str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class EnqueueRequest:
     """One job to enqueue; None means "the job type's default"."""
 
@@ -65,6 +65,41 @@ class EnqueueRequest:
     # Each claim of the job takes a token from this limiter (RATE_LIMITS; a key with no limit
     # configured is unlimited), or the job waits for one without spending an attempt.
     rate_key: str | None = None
+
+    def __init__(
+        self,
+        job_type: str,
+        payload: dict[str, Any] | BaseModel | None = None,
+        priority: int | None = None,
+        max_attempts: int | None = None,
+        run_at: datetime | None = None,
+        dedupe_key: str | None = None,
+        timeout_seconds: float | None = None,
+        queue: str | None = None,
+        concurrency_key: str | None = None,
+        concurrency_limit: int | None = None,
+        rate_key: str | None = None,
+    ) -> None:
+        # The frozen dataclass's own __init__, which sets each field through
+        # `object.__setattr__`, cost more than building the job from the request; this one sets
+        # the instance's dict whole (the same fields, parameters and defaults: tested).
+        object.__setattr__(
+            self,
+            "__dict__",
+            {
+                "job_type": job_type,
+                "payload": payload,
+                "priority": priority,
+                "max_attempts": max_attempts,
+                "run_at": run_at,
+                "dedupe_key": dedupe_key,
+                "timeout_seconds": timeout_seconds,
+                "queue": queue,
+                "concurrency_key": concurrency_key,
+                "concurrency_limit": concurrency_limit,
+                "rate_key": rate_key,
+            },
+        )
 
 
 @dataclass
@@ -152,15 +187,34 @@ class JobQueue:
         """Enqueue a batch atomically: all jobs or, if any is invalid, none."""
         now = self.clock()
         batch = list(requests)
+        numbered = len(batch) > 1
         jobs = [
-            self.build(
-                request, now, f"job #{index + 1}: " if len(batch) > 1 else "", internal=internal
-            )
-            for index, request in enumerate(batch)
+            self._build_request(request, now, f"job #{number}: " if numbered else "", internal)
+            for number, request in enumerate(batch, 1)
         ]
         results = self.store.enqueue(jobs, now, max_depth=self.max_depth, connection=connection)
         self._notify()
         return results
+
+    def _build_request(
+        self, request: EnqueueRequest, now: datetime, where: str, internal: bool
+    ) -> NewJob:
+        """`build`, by the type's checked options when the request leaves them all to it."""
+        if (
+            request.priority is None
+            and request.max_attempts is None
+            and request.run_at is None
+            and request.dedupe_key is None
+            and request.timeout_seconds is None
+            and request.queue is None
+            and request.concurrency_key is None
+            and request.concurrency_limit is None
+            and request.rate_key is None
+        ):
+            return self._build_with_type_options(
+                request.job_type, request.payload, now, internal, where
+            )
+        return self.build(request, now, where, internal=internal)
 
     def build(
         self, request: EnqueueRequest, now: datetime, where: str = "", *, internal: bool = False
@@ -223,18 +277,19 @@ class JobQueue:
         payload: dict[str, Any] | BaseModel | None,
         now: datetime,
         internal: bool,
+        where: str = "",
     ) -> NewJob:
         """`build` of a request that names its type and payload and leaves every option to the
-        type: the same checks in the same order, the same job; the type's options are checked
-        once, not for every job."""
+        type: the same checks in the same order, the same job and errors; the type's options
+        are checked once, not for every job."""
         job_type = self.registry.get(name)
         if not internal:
-            job_type.check_enqueueable()
+            job_type.check_enqueueable(where)
         document_payload, document = _validated_payload(
-            job_type.payload_model, payload, job_type.name
+            job_type.payload_model, payload, where + job_type.name if where else job_type.name
         )
-        priority, max_attempts, timeout, queue = self._checked_type_options(job_type)
-        key, limit = self._concurrency(job_type, None, None, document_payload, "")
+        priority, max_attempts, timeout, queue = self._checked_type_options(job_type, where)
+        key, limit = self._concurrency(job_type, None, None, document_payload, where)
         return NewJob.from_fields(
             {
                 "job_type": name,
@@ -252,18 +307,18 @@ class JobQueue:
             }
         )
 
-    def _checked_type_options(self, job_type: JobType[Any]) -> _Options:
+    def _checked_type_options(self, job_type: JobType[Any], where: str = "") -> _Options:
         """The type's own priority, max_attempts, timeout and queue, checked as `build` checks
         them (raises as it would, every time: a failed check is not kept)."""
         known = self._type_options.get(job_type.name)
         if known is not None and known[0] is job_type:  # a registry's types never change
             return known[1]
-        _check_options("", job_type.priority, job_type.max_attempts, job_type.timeout_seconds)
+        _check_options(where, job_type.priority, job_type.max_attempts, job_type.timeout_seconds)
         options = (
             job_type.priority,
             job_type.max_attempts,
             job_type.timeout_seconds,
-            check_queue_name(job_type.queue),
+            check_queue_name(job_type.queue, where),
         )
         self._type_options[job_type.name] = (job_type, options)
         return options
@@ -443,19 +498,22 @@ def _json_ready(payload: Any, job_type: str) -> Any:
 
 def _flat_json_ready(payload: Any) -> dict[str, Any] | None:
     """The common payload, a dict of text keys to scalars, made ready in one pass: the same
-    result as `integral_floats_as_ints`, and it cannot nest too deep. None for anything else."""
+    result as `integral_floats_as_ints`, and it cannot nest too deep. None for anything else.
+    Without an integral float that is `payload` itself (only encoded and compared, never
+    changed), otherwise a copy."""
     if type(payload) is not dict:
         return None
-    ready: dict[str, Any] = {}
+    ready: dict[str, Any] = payload
     for key, value in payload.items():
         kind = type(value)
         if type(key) is not str:
             return None
         if kind is float:
-            ready[key] = int(value) if value.is_integer() else value
-        elif kind in _SCALARS:
-            ready[key] = value
-        else:
+            if value.is_integer():
+                if ready is payload:
+                    ready = dict(payload)  # same keys, same order: each replaced in place
+                ready[key] = int(value)
+        elif kind not in _SCALARS:
             return None
     return ready
 

@@ -220,7 +220,7 @@ class SqliteBackend:
         # cost more than this transaction's SQL (as for the loop's, ADR 0003). The job rows are
         # all it writes: they are counted from the rows later (ADR 0036).
         if len(jobs) == 1:  # one INSERT is a transaction of its own (the driver autocommits)
-            return self._connections.run(lambda raw: insert_plain_jobs(raw, jobs, now))
+            return [self._connections.run(insert_plain_job, jobs[0], now)]
         with self._connections.lent() as raw, _write_transaction(raw):
             return insert_plain_jobs(raw, jobs, now)
 
@@ -294,28 +294,10 @@ def insert_plain_jobs(raw: sqlite3.Connection, jobs: Sequence[NewJob], now: date
     The ids come from `last_insert_rowid()`: the table has no AUTOINCREMENT, so SQLite gives each
     new row max(rowid) + 1, and the write lock held by this transaction keeps any other writer
     out in between, which makes the ids of one executemany consecutive. The count is checked."""
+    if len(jobs) == 1:
+        return [insert_plain_job(raw, jobs[0], now)]
     created = stored_time(now)
-    rows = [
-        (
-            job.job_type,
-            job.payload_json,
-            job.priority,
-            job.max_attempts,
-            stored_time(job.run_at) if job.run_at != now else created,
-            created,
-            created,
-            job.timeout_seconds,
-            job.queue,
-            job.concurrency_key,
-            job.concurrency_limit,
-            job.rate_key,
-        )
-        for job in jobs
-    ]
-    if len(rows) == 1:
-        job_id = raw.execute(_INSERT, rows[0]).lastrowid
-        assert job_id is not None  # set by every INSERT into a rowid table
-        return [job_id]
+    rows = [_plain_row(job, now, created) for job in jobs]
     raw.executemany(_INSERT, rows)
     last_id = raw.execute("SELECT last_insert_rowid()").fetchone()[0]
     first_id = last_id - len(rows) + 1
@@ -325,6 +307,31 @@ def insert_plain_jobs(raw: sqlite3.Connection, jobs: Sequence[NewJob], now: date
     if count != len(rows):  # pragma: no cover - only if SQLite changed its rowid rule
         raise RuntimeError("inserted job ids are not consecutive; cannot map them to the batch")
     return list(range(first_id, last_id + 1))
+
+
+def insert_plain_job(raw: sqlite3.Connection, job: NewJob, now: datetime) -> int:
+    """`insert_plain_jobs` of one job: its id."""
+    job_id = raw.execute(_INSERT, _plain_row(job, now, stored_time(now))).lastrowid
+    assert job_id is not None  # set by every INSERT into a rowid table
+    return job_id
+
+
+def _plain_row(job: NewJob, now: datetime, created: str) -> tuple[Any, ...]:
+    """A job's values for `_INSERT`; `created` is `stored_time(now)`."""
+    return (
+        job.job_type,
+        job.payload_json,
+        job.priority,
+        job.max_attempts,
+        stored_time(job.run_at) if job.run_at != now else created,
+        created,
+        created,
+        job.timeout_seconds,
+        job.queue,
+        job.concurrency_key,
+        job.concurrency_limit,
+        job.rate_key,
+    )
 
 
 def claim_jobs(

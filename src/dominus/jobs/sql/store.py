@@ -100,9 +100,13 @@ class SqlJobStore:
     ) -> list[EnqueueResult]:
         if not jobs:
             return []
-        if connection is None and max_depth <= 0 and all(job.dedupe_key is None for job in jobs):
-            ids = self._backend.enqueue_plain(jobs, now)  # the common case, on a driver connection
-            return [EnqueueResult(job_id=job_id, created=True) for job_id in ids]
+        if connection is None and max_depth <= 0:  # the common case, on a driver connection
+            if len(jobs) == 1:  # the hottest: one job, no generator to look at its key
+                if jobs[0].dedupe_key is None:
+                    return [EnqueueResult(self._backend.enqueue_plain(jobs, now)[0], True)]
+            elif all(job.dedupe_key is None for job in jobs):
+                ids = self._backend.enqueue_plain(jobs, now)
+                return [EnqueueResult(job_id, True) for job_id in ids]
         if connection is not None:
             with database_errors():
                 return inserting.insert_jobs(self._backend, connection, jobs, now, max_depth)
