@@ -34,9 +34,19 @@ def test_a_job_copied_with_another_payload_stores_that_payload() -> None:
 
 
 def test_a_job_made_from_its_fields_is_the_job_its_init_makes() -> None:
-    named = {"job_type": "diag.noop", "payload": {"n": 1}, "priority": 2, "max_attempts": 3}
-    options = {"run_at": NOW, "dedupe_key": "d", "timeout_seconds": 1.5, "queue": "q"}
-    limits = {"concurrency_key": "k", "concurrency_limit": 4, "rate_key": "r"}
+    named: dict[str, Any] = {
+        "job_type": "diag.noop",
+        "payload": {"n": 1},
+        "priority": 2,
+        "max_attempts": 3,
+    }
+    options: dict[str, Any] = {
+        "run_at": NOW,
+        "dedupe_key": "d",
+        "timeout_seconds": 1.5,
+        "queue": "q",
+    }
+    limits: dict[str, Any] = {"concurrency_key": "k", "concurrency_limit": 4, "rate_key": "r"}
     made = NewJob(**named, **options, **limits).with_payload_document('{"n": 1}')
     job = NewJob.from_fields({**named, **options, **limits, "payload_document": '{"n": 1}'})
     assert job == made and repr(job) == repr(made)
