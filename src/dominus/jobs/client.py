@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    PydanticUndefinedAnnotation,
+    PydanticUserError,
+    TypeAdapter,
+    ValidationError,
+)
 from sqlalchemy import Connection
 
 from dominus.errors import (
@@ -511,7 +517,10 @@ def _validated_flat_batch(
     flats, documents = encoded
     # The documents as `_strict_json` writes their list: the text of each is its item's.
     text = "[" + _STRICT_ENCODER.item_separator.join(documents) + "]"
-    adapter = _list_adapter(model)
+    try:
+        adapter = _list_adapter(model)
+    except (PydanticUserError, PydanticUndefinedAnnotation):
+        return None  # a model pydantic cannot build yet: the job-by-job path says so
     try:
         validated = adapter.validate_json(text, strict=True)
     except ValidationError:
