@@ -9,6 +9,7 @@ that type's owner (`internal=True`): the generic paths (API, CLI) never do.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -16,10 +17,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import (
+    BaseModel,
+    PydanticUndefinedAnnotation,
+    PydanticUserError,
+    TypeAdapter,
+    ValidationError,
+)
 from sqlalchemy import Connection
 
-from dominus.errors import InvalidJobOptionError, InvalidPayloadError
+from dominus.errors import (
+    InvalidJobOptionError,
+    InvalidPayloadError,
+    NotEnqueueableError,
+    UnknownJobTypeError,
+)
 from dominus.jobs.clock import utc_now
 from dominus.jobs.concurrency import NO_LIMITS, ConcurrencyLimits, resolve_concurrency
 from dominus.jobs.json_limits import (
@@ -187,30 +199,66 @@ class JobQueue:
         """Enqueue a batch atomically: all jobs or, if any is invalid, none."""
         now = self.clock()
         batch = list(requests)
-        numbered = len(batch) > 1
-        jobs = [
-            self._build_request(request, now, f"job #{number}: " if numbered else "", internal)
-            for number, request in enumerate(batch, 1)
-        ]
+        jobs = self._build_flat_batch(batch, now, internal)
+        if jobs is None:
+            numbered = len(batch) > 1
+            jobs = [
+                self._build_request(request, now, f"job #{number}: " if numbered else "", internal)
+                for number, request in enumerate(batch, 1)
+            ]
         results = self.store.enqueue(jobs, now, max_depth=self.max_depth, connection=connection)
         self._notify()
         return results
+
+    def _build_flat_batch(
+        self, batch: list[EnqueueRequest], now: datetime, internal: bool
+    ) -> list[NewJob] | None:
+        """The jobs of a batch of one type's flat payloads with no options, their payloads
+        validated in one call of pydantic's; None when the batch is not that or anything in it
+        fails (the job-by-job path then builds it, or raises what it raises, and where)."""
+        if len(batch) < 2 or not all(_takes_type_options(request) for request in batch):
+            return None
+        name = batch[0].job_type
+        if any(request.job_type != name for request in batch):
+            return None
+        try:
+            job_type = self.registry.get(name)
+            if not internal:
+                job_type.check_enqueueable()
+            if job_type.concurrency_key is not None:
+                return None  # a key read from each payload, by the type's own code
+            options = self._checked_type_options(job_type, "job #1: ")
+        except (UnknownJobTypeError, NotEnqueueableError, InvalidJobOptionError):
+            return None
+        validated = _validated_flat_batch(job_type.payload_model, batch)
+        if validated is None:
+            return None
+        priority, max_attempts, timeout, queue = options
+        return [
+            NewJob.from_fields(
+                {
+                    "job_type": name,
+                    "payload": payload,
+                    "priority": priority,
+                    "max_attempts": max_attempts,
+                    "run_at": now,
+                    "dedupe_key": None,
+                    "timeout_seconds": timeout,
+                    "queue": queue,
+                    "concurrency_key": None,
+                    "concurrency_limit": None,
+                    "rate_key": None,
+                    "payload_document": document,
+                }
+            )
+            for payload, document in validated
+        ]
 
     def _build_request(
         self, request: EnqueueRequest, now: datetime, where: str, internal: bool
     ) -> NewJob:
         """`build`, by the type's checked options when the request leaves them all to it."""
-        if (
-            request.priority is None
-            and request.max_attempts is None
-            and request.run_at is None
-            and request.dedupe_key is None
-            and request.timeout_seconds is None
-            and request.queue is None
-            and request.concurrency_key is None
-            and request.concurrency_limit is None
-            and request.rate_key is None
-        ):
+        if _takes_type_options(request):
             return self._build_with_type_options(
                 request.job_type, request.payload, now, internal, where
             )
@@ -441,6 +489,95 @@ def _validated_and_dumped(model: type[BaseModel], document: str) -> dict[str, An
     return model.model_validate_json(document, strict=True).model_dump(mode="json")
 
 
+def _takes_type_options(request: EnqueueRequest) -> bool:
+    """Whether `request` sets no option, leaving them all to its job type."""
+    return (
+        request.priority is None
+        and request.max_attempts is None
+        and request.run_at is None
+        and request.dedupe_key is None
+        and request.timeout_seconds is None
+        and request.queue is None
+        and request.concurrency_key is None
+        and request.concurrency_limit is None
+        and request.rate_key is None
+    )
+
+
+def _validated_flat_batch(
+    model: type[BaseModel], batch: list[EnqueueRequest]
+) -> list[tuple[dict[str, Any], str]] | None:
+    """What `_validated_payload` gives for each request's payload, when every one is a
+    non-empty flat payload (`_flat_json_ready`), validated as one JSON array and dumped in one
+    call: each call of pydantic's costs as much as the work it does on a small payload. None
+    when any payload is not flat or fails anything (the job-by-job path then says which)."""
+    encoded = None if _has_own_json_methods(model) else _flat_documents(batch)
+    if encoded is None:
+        return None
+    flats, documents = encoded
+    # The documents as `_strict_json` writes their list: the text of each is its item's.
+    text = "[" + _STRICT_ENCODER.item_separator.join(documents) + "]"
+    try:
+        adapter = _list_adapter(model)
+    except (PydanticUserError, PydanticUndefinedAnnotation):
+        return None  # a model pydantic cannot build yet: the job-by-job path says so
+    try:
+        validated = adapter.validate_json(text, strict=True)
+    except ValidationError:
+        return None
+    # The list's serializer dumps each item by the model's schema; a validator that returned
+    # another type (a subclass) would be dumped by its own `model_dump` one by one.
+    if any(type(item) is not model for item in validated):
+        return None
+    dumped: list[dict[str, Any]] = adapter.dump_python(validated, mode="json")
+    if _same_flat_jsons(dumped, flats) and "\\u0000" not in text:
+        return list(zip(dumped, documents, strict=True))
+    return _stored_flat_batch(dumped, flats, documents)
+
+
+def _flat_documents(
+    batch: list[EnqueueRequest],
+) -> tuple[list[dict[str, Any]], list[str]] | None:
+    """Each request's payload made ready (`_flat_json_ready`) and encoded, as
+    `_validated_payload` does; None when one is not a non-empty flat payload, cannot be
+    encoded or is too big."""
+    flats = []
+    documents = []
+    for request in batch:
+        flat = _flat_json_ready(request.payload) if request.payload else None
+        if flat is None:
+            return None
+        try:
+            document = _flat_json(flat)
+        except (TypeError, ValueError):
+            return None
+        if len(document) > MAX_PAYLOAD_BYTES:
+            return None
+        flats.append(flat)
+        documents.append(document)
+    return flats, documents
+
+
+def _stored_flat_batch(
+    dumped: list[dict[str, Any]], flats: list[dict[str, Any]], documents: list[str]
+) -> list[tuple[dict[str, Any], str]] | None:
+    """Each payload as dumped, with the text `_validated_payload` stores for it; None when one
+    holds a NUL."""
+    results = []
+    for payload, flat, document in zip(dumped, flats, documents, strict=True):
+        stored = document if _same_flat_json(payload, flat) else json.dumps(payload)
+        if "\\u0000" in stored and _holds_nul(payload):
+            return None
+        results.append((payload, stored))
+    return results
+
+
+@functools.cache
+def _list_adapter(model: type[BaseModel]) -> TypeAdapter[list[Any]]:
+    """A list of `model`s, validated and dumped by the model's own schema."""
+    return TypeAdapter(list[model])  # type: ignore[valid-type]
+
+
 @functools.cache
 def _has_own_json_methods(model: type[BaseModel]) -> bool:
     """Whether `model` (or a base of it) defines its own `model_validate_json` or
@@ -529,6 +666,19 @@ def _same_flat_json(dumped: dict[str, Any], flat: dict[str, Any]) -> bool:
         dumped == flat
         and list(dumped) == list(flat)
         and list(map(type, dumped.values())) == list(map(type, flat.values()))
+    )
+
+
+def _same_flat_jsons(dumped: list[dict[str, Any]], flats: list[dict[str, Any]]) -> bool:
+    """`_same_flat_json` of each pair, in a few passes over the whole batch: equal dicts have
+    as many keys each, so equal runs of all their keys (and of all their values' types) are
+    equal key by key, dict by dict."""
+    chain = itertools.chain.from_iterable
+    return (
+        dumped == flats
+        and [*chain(dumped)] == [*chain(flats)]
+        and [*map(type, chain(map(dict.values, dumped)))]
+        == [*map(type, chain(map(dict.values, flats)))]
     )
 
 
