@@ -233,24 +233,8 @@ class JobQueue:
         validated = _validated_flat_batch(job_type.payload_model, batch)
         if validated is None:
             return None
-        priority, max_attempts, timeout, queue = options
         return [
-            NewJob.from_fields(
-                {
-                    "job_type": name,
-                    "payload": payload,
-                    "priority": priority,
-                    "max_attempts": max_attempts,
-                    "run_at": now,
-                    "dedupe_key": None,
-                    "timeout_seconds": timeout,
-                    "queue": queue,
-                    "concurrency_key": None,
-                    "concurrency_limit": None,
-                    "rate_key": None,
-                    "payload_document": document,
-                }
-            )
+            _job_by_type_options(name, payload, document, now, options, (None, None))
             for payload, document in validated
         ]
 
@@ -336,24 +320,9 @@ class JobQueue:
         document_payload, document = _validated_payload(
             job_type.payload_model, payload, where + job_type.name if where else job_type.name
         )
-        priority, max_attempts, timeout, queue = self._checked_type_options(job_type, where)
-        key, limit = self._concurrency(job_type, None, None, document_payload, where)
-        return NewJob.from_fields(
-            {
-                "job_type": name,
-                "payload": document_payload,
-                "priority": priority,
-                "max_attempts": max_attempts,
-                "run_at": now,
-                "dedupe_key": None,
-                "timeout_seconds": timeout,
-                "queue": queue,
-                "concurrency_key": key,
-                "concurrency_limit": limit,
-                "rate_key": None,
-                "payload_document": document,
-            }
-        )
+        options = self._checked_type_options(job_type, where)
+        concurrency = self._concurrency(job_type, None, None, document_payload, where)
+        return _job_by_type_options(name, document_payload, document, now, options, concurrency)
 
     def _checked_type_options(self, job_type: JobType[Any], where: str = "") -> _Options:
         """The type's own priority, max_attempts, timeout and queue, checked as `build` checks
@@ -487,6 +456,36 @@ def _validated_and_dumped(model: type[BaseModel], document: str) -> dict[str, An
             return dumped
         return validated.model_dump(mode="json")  # type: ignore[no-any-return]
     return model.model_validate_json(document, strict=True).model_dump(mode="json")
+
+
+def _job_by_type_options(
+    name: str,
+    payload: dict[str, Any],
+    document: str,
+    now: datetime,
+    options: _Options,
+    concurrency: tuple[str | None, int | None],
+) -> NewJob:
+    """The job of a request that leaves every option to its type: `options` the type's checked
+    ones, `concurrency` its key and limit, `document` the payload's stored text."""
+    priority, max_attempts, timeout, queue = options
+    key, limit = concurrency
+    return NewJob.from_fields(
+        {
+            "job_type": name,
+            "payload": payload,
+            "priority": priority,
+            "max_attempts": max_attempts,
+            "run_at": now,
+            "dedupe_key": None,
+            "timeout_seconds": timeout,
+            "queue": queue,
+            "concurrency_key": key,
+            "concurrency_limit": limit,
+            "rate_key": None,
+            "payload_document": document,
+        }
+    )
 
 
 def _takes_type_options(request: EnqueueRequest) -> bool:
