@@ -107,6 +107,11 @@ def test_the_listener_wakes_the_worker_and_survives_losing_its_connection(
     listener.start(on_jobs, cancels_seen.set, worker_id="me")
     try:
         wait_for(lambda: listener.connected)
+        # Woken once as LISTEN takes effect, for anything enqueued before it did.
+        assert jobs_seen.wait(5)
+        assert notified_due == [None]
+        notified_due.clear()
+        jobs_seen.clear()
         job = new_job()
         store.enqueue([job], datetime.now(UTC))
         assert jobs_seen.wait(5)

@@ -6,7 +6,8 @@ its payload when the sender knows it (ADR 0062); a cancel request sends `NOTIFY
 dominus_cancel, '<worker id>'`. Each worker keeps one extra connection that LISTENs on both
 channels in a background thread and wakes the loop. When that connection breaks, the listener
 says so, the worker falls back to its poll interval, and the listener reconnects with backoff;
-after a reconnect it wakes the loop once, since notifications sent meanwhile were lost.
+each time LISTEN takes effect (at start and after a reconnect) it wakes the loop once, since
+notifications sent before were lost.
 """
 
 from __future__ import annotations
@@ -97,7 +98,10 @@ class PostgresListener:
             self._had_connection = True
             if reconnected:
                 log.info("LISTEN connection re-established; notifications are back")
-                self._on_jobs(None)  # anything enqueued while we were deaf
+            # Look once now: a job enqueued before LISTEN took effect (between the worker's
+            # first poll and this connection, or during an outage) sent its notification to
+            # no one, and would otherwise wait for the next poll.
+            self._on_jobs(None)
             while not self._stop.is_set():
                 for notification in connection.notifies(timeout=WAIT_SLICE_SECONDS):
                     self._dispatch(notification.channel, notification.payload)
