@@ -11,6 +11,10 @@ Each `--src LABEL=DIR` runs the commands with PYTHONPATH=DIR (the venv's `dominu
 whichever `dominus` package is first on the path). Prints a Markdown table: median wall time,
 mean user and system CPU time of `--runs` runs after `--warmup`, and the load average before and
 after (on a shared machine the wall times follow the load; the CPU times much less so).
+`--instructions` adds each command's instruction count (valgrind's cachegrind, one run,
+`PYTHONHASHSEED=0`): the measure the load does not move. Every source tree is byte-compiled
+first, so that no run pays for compiling (an environment with PYTHONDONTWRITEBYTECODE=1 would
+otherwise compile every module on every run).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -42,12 +48,19 @@ def main() -> None:
     parser.add_argument("--src", action="append", default=[], help="LABEL=DIR (repeatable)")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--instructions", action="store_true", help="count them with valgrind")
     args = parser.parse_args()
     if shutil.which("hyperfine") is None:
         sys.exit("hyperfine is missing: apt-get install hyperfine")
+    if args.instructions and shutil.which("valgrind") is None:
+        sys.exit("valgrind is missing: apt-get install valgrind")
     sources = dict(entry.split("=", 1) for entry in args.src) or {
         "this tree": str(HERE.parent / "src")
     }
+    for src in sources.values():
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", src], check=True, stdout=subprocess.DEVNULL
+        )
     dominus = Path(sys.executable).with_name("dominus")
     rows: list[tuple[str, str, dict[str, float]]] = []
     print(f"load average before: {load_average()}")
@@ -56,18 +69,50 @@ def main() -> None:
         for label, src in sources.items():
             env = environment(src, database_url)
             for command in COMMANDS:
-                rows.append((label, f"dominus {command}", timed(f"{dominus} {command}", env, args)))
+                rows.append(
+                    (label, f"dominus {command}", measured(f"{dominus} {command}", env, args))
+                )
         env = environment(next(iter(sources.values())), database_url)
         for label, code in FLOOR.items():
-            rows.append(("floor", label, timed(f"{sys.executable} -c '{code}'", env, args)))
+            rows.append(("floor", label, measured(f"{sys.executable} -c '{code}'", env, args)))
     print(f"load average after: {load_average()}\n")
-    print("| code | command | median wall (s) | mean user (s) | mean system (s) |")
-    print("|---|---|---:|---:|---:|")
+    counted = " instructions (millions) |" if args.instructions else ""
+    print(f"| code | command | median wall (s) | mean user (s) | mean system (s) |{counted}")
+    print("|---|---|---:|---:|---:|" + ("---:|" if args.instructions else ""))
     for label, command, figures in rows:
+        count = f" {figures['instructions'] / 1e6:,.0f} |" if args.instructions else ""
         print(
             f"| {label} | `{command}` | {figures['median']:.3f} | {figures['user']:.3f} "
-            f"| {figures['system']:.3f} |"
+            f"| {figures['system']:.3f} |{count}"
         )
+
+
+def measured(command: str, env: dict[str, str], args: argparse.Namespace) -> dict[str, float]:
+    figures = timed(command, env, args)
+    if args.instructions:
+        figures["instructions"] = instructions(command, env)
+    return figures
+
+
+def instructions(command: str, env: dict[str, str]) -> float:
+    """The instructions one run of `command` executes (cachegrind, no cache simulation)."""
+    valgrind = [
+        "valgrind",
+        "--tool=cachegrind",
+        "--cache-sim=no",
+        "--cachegrind-out-file=/dev/null",
+    ]
+    finished = subprocess.run(
+        [*valgrind, *shlex.split(command)],
+        env=env | {"PYTHONHASHSEED": "0"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    match = re.search(r"I\s+refs:\s+([\d,]+)", finished.stderr)
+    if match is None:
+        raise RuntimeError(f"no instruction count in valgrind's output for {command}")
+    return float(match.group(1).replace(",", ""))
 
 
 def environment(src: str, database_url: str) -> dict[str, str]:

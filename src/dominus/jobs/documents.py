@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from dominus.jobs.model import (
     AttemptError,
@@ -24,6 +24,14 @@ from dominus.jobs.model import (
 from dominus.jobs.rate_limit import KeyState
 
 
+class OutModel(BaseModel):
+    """The base of these shapes. A command uses one or two of them (often none: `queue stats`
+    without `--json` prints a table), so each builds its validator and serializer the first
+    time it is used rather than at import, which cost every command about 25 ms."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
 def timestamp(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
@@ -32,7 +40,7 @@ def _required_timestamp(value: datetime) -> str:
     return value.isoformat()
 
 
-class JobSummaryOut(BaseModel):
+class JobSummaryOut(OutModel):
     """A job in a listing: everything but its payload and result (`GET /jobs/{id}` has them)."""
 
     id: int
@@ -101,7 +109,7 @@ class JobOut(JobSummaryOut):
         return cls(**cls.fields_of(job), payload=job.payload, result=job.result)
 
 
-class EventOut(BaseModel):
+class EventOut(OutModel):
     id: int
     kind: str
     at: str
@@ -148,7 +156,7 @@ class EnqueuedJobOut(JobOut):
         return cls(**cls.fields_of(job), payload=job.payload, result=job.result, created=created)
 
 
-class AttemptErrorOut(BaseModel):
+class AttemptErrorOut(OutModel):
     attempt: int | None = None
     message: str
     traceback: str | None = None
@@ -164,7 +172,7 @@ class AttemptErrorOut(BaseModel):
         )
 
 
-class DeadLetterOut(BaseModel):
+class DeadLetterOut(OutModel):
     id: int
     job_id: int
     job_type: str
@@ -190,11 +198,11 @@ class DeadLetterOut(BaseModel):
         )
 
 
-class PurgeOut(BaseModel):
+class PurgeOut(OutModel):
     purged: int
 
 
-class WorkerInfoOut(BaseModel):
+class WorkerInfoOut(OutModel):
     """A worker as its row has it (`queue stats --json` lists the live ones)."""
 
     id: str
@@ -235,7 +243,7 @@ class WorkerOut(WorkerInfoOut):
         return cls(**cls.fields_of(worker), alive=alive, running_jobs=running_jobs)
 
 
-class QueueOut(BaseModel):
+class QueueOut(OutModel):
     """A named queue: paused or not, and its active jobs."""
 
     name: str
@@ -255,7 +263,7 @@ class QueueOut(BaseModel):
         )
 
 
-class RateLimitKeyOut(BaseModel):
+class RateLimitKeyOut(OutModel):
     """A rate-limit key shared by every process (ADR 0053): its limit, if any, and its pause,
     while one lasts."""
 
@@ -287,7 +295,7 @@ class RateLimitKeyOut(BaseModel):
         )
 
 
-class StatsOut(BaseModel):
+class StatsOut(OutModel):
     by_status: dict[str, int]
     by_type: dict[str, dict[str, int]]
     dead_letter: int

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
-from pydantic_settings import BaseSettings
+
+from dominus.settings_slice import SettingsSlice
 
 MAX_RETENTION_DAYS = 36_500
 # Ids of one step are bound as parameters: both backends cap a statement's parameters.
@@ -19,7 +20,7 @@ MAX_PRUNE_BATCH_SIZE = 10_000
 Compression = Literal["off", "gzip"]
 
 
-class MaintenanceSettings(BaseSettings):
+class MaintenanceSettings(SettingsSlice):
     # Relative paths are read from the working directory, as the default database path is.
     BACKUP_DIR: str = Field(default="./data/backup", min_length=1)
     BACKUP_RETENTION_DAYS: int = Field(default=30, ge=0, le=MAX_RETENTION_DAYS)

@@ -11,12 +11,12 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from pydantic import Field
-from pydantic_settings import BaseSettings
 
 from dominus.errors import ConfigurationError
+from dominus.settings_slice import SettingsSlice
 
 
-class NotificationSettings(BaseSettings):
+class NotificationSettings(SettingsSlice):
     NOTIFY_WEBHOOK_URL: str | None = None
     # Bounds each attempt's whole exchange (connect, send, answer), not each read.
     NOTIFY_WEBHOOK_TIMEOUT_S: float = Field(default=5.0, ge=0.1, le=120.0, allow_inf_nan=False)

@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings
 
 from dominus.providers.rate_limits import parse_rate_limits
+from dominus.settings_slice import SettingsSlice
 
 
-class ProviderSettings(BaseSettings):
+class ProviderSettings(SettingsSlice):
     # `real`: DNS resolvers and RDAP over the network, and the data files below. `offline`: no
     # network: the data files below, availability unknown. `sample`: the bundled SAMPLE DATA
     # only (refused while a data file below is set: the two never mix). ADR 0044.

@@ -5,12 +5,12 @@ RENEWAL_CRITICAL_DAYS critical, and on or after its renewal date past due (both 
 from __future__ import annotations
 
 from pydantic import Field
-from pydantic_settings import BaseSettings
 
 from dominus.errors import ConfigurationError
+from dominus.settings_slice import SettingsSlice
 
 
-class RenewalSettings(BaseSettings):
+class RenewalSettings(SettingsSlice):
     RENEWAL_CRITICAL_DAYS: int = Field(default=7, ge=0, le=365)
     RENEWAL_WARNING_DAYS: int = Field(default=30, ge=1, le=730)
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from pydantic_settings import BaseSettings
-
 from dominus.errors import ConfigurationError
+from dominus.settings_slice import SettingsSlice
 
 OFF = "off"
 MAX_CATCH_UP_WINDOW = timedelta(days=31)
@@ -23,7 +22,7 @@ _DURATION = re.compile(
 )
 
 
-class SchedulerSettings(BaseSettings):
+class SchedulerSettings(SettingsSlice):
     # Every schedule's wall-clock times are read in this IANA zone (DST-safe: ADR 0019).
     SCHEDULER_TIMEZONE: str = "UTC"
     # An ISO 8601 duration: a missed fire at most this old is enqueued once (PT0S: never).

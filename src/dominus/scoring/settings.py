@@ -31,6 +31,7 @@ from dominus.scoring.prices import (
     bundled_price_table,
     load_price_table,
 )
+from dominus.settings_slice import SettingsSlice
 
 PREFIX = "SCORING_"
 MAX_MONEY = 1_000_000_000.0
@@ -138,7 +139,7 @@ def _as_text(value: Any) -> str:
     )
 
 
-class _PriceSettings(BaseSettings):
+class _PriceSettings(SettingsSlice):
     # A CSV `tld,registration,renewal,currency`; unset: the bundled table (prices.py).
     TLD_PRICES_PATH: str | None = None
 
