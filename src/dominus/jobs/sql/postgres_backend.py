@@ -263,10 +263,7 @@ class PostgresBackend:
         # The key locks and the claims in one round trip, as in the worker loop's settle.
         with raw.pipeline():
             raw.execute(LOCK_KEYS, lock_parameters(requests, now))
-            claims = [
-                raw.execute(claim_statement(request), claim_parameters(request, now))
-                for request in requests
-            ]
+            claims = [_claim(raw, request, now) for request in requests]
         jobs = _claimed_jobs([row for claimed in claims for row in claimed.fetchall()])
         if any(job.rate_key is not None for job in jobs):
             # In the claim's transaction: a job refused a token is never seen running.
@@ -408,10 +405,7 @@ class _LoopConnection:
                     raw.execute("SET LOCAL synchronous_commit = off")
                 parameters = _completion_parameters(outcomes, now)
                 completed = raw.execute(_COMPLETE, parameters, prepare=False)
-                claims = [
-                    raw.execute(claim_statement(request), claim_parameters(request, now))
-                    for request in claim_for
-                ]
+                claims = [_claim(raw, request, now) for request in claim_for]
                 prepaid = self._expects_rate_keys and bool(claim_for)
                 if prepaid:
                     workers = [request.worker_id for request in claim_for]
@@ -452,6 +446,14 @@ class _LoopConnection:
     def _recover(self, raw: psycopg.Connection[Any], error: psycopg.Error) -> None:
         if _roll_back_or_drop(self._local.pooled, raw, error):
             self._local.pooled = None  # a broken connection: the next tick gets a fresh one
+
+
+def _claim(
+    raw: psycopg.Connection[Any], request: ClaimRequest, now: datetime
+) -> psycopg.Cursor[Any]:
+    # Rows in binary: the server sends each of a job's timestamps as its eight bytes instead of
+    # formatting it as text, and psycopg reads them without parsing; the values are the same.
+    return raw.execute(claim_statement(request), claim_parameters(request, now), binary=True)
 
 
 def _gated(
