@@ -40,19 +40,20 @@ def fresh_database() -> None:
 
 
 def backends_cpu_seconds() -> float:
-    """User + system CPU of every server process connected to the database now."""
+    """CPU time of every server process connected to the database now, from
+    /proc/<pid>/schedstat (nanoseconds: /proc/<pid>/stat counts in 10 ms ticks, 2 µs a job at
+    5,000 jobs)."""
     with psycopg.connect(ADMIN) as connection:
         rows = connection.execute(
             "SELECT pid FROM pg_stat_activity WHERE datname = %s", (DATABASE,)
         ).fetchall()
-    ticks = 0
+    nanoseconds = 0
     for (pid,) in rows:
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            nanoseconds += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
         except OSError:
             continue  # gone meanwhile
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
+    return nanoseconds / 1e9
 
 
 def one_run(jobs: int, concurrency: int) -> str:

@@ -52,7 +52,7 @@ def connection(database_url: str) -> Iterator[psycopg.Connection[Any]]:
 def test_each_value_lands_in_the_first_bucket_not_below_it(
     connection: psycopg.Connection[Any],
 ) -> None:
-    arms = postgres_backend._histogram_increments(
+    arms = postgres_backend._bucket_counts(
         "seconds", "duration", "bounds", "labels", len(DURATION_BUCKETS)
     )
     statement = f"""

@@ -78,30 +78,57 @@ from dominus.jobs.wakeup import ChangeWatcher
 log = logging.getLogger("dominus.worker")
 
 
-def _histogram_increments(column: str, metric: str, bounds: str, labels: str, count: int) -> str:
-    """The UNION ALL arms that add each completed row's `column` (seconds; NULL when not
-    measured) to `metric`'s count, sum and bucket; `bounds` and `labels` name the statement's
-    parameters holding the histogram's `count` upper bounds, negated in descending order
-    (`_negated_bounds`), and their labels in ascending order.
+def _bucket_counts(column: str, metric: str, bounds: str, labels: str, count: int) -> str:
+    """The SELECT that counts the completed rows' `column` (seconds; NULL when not measured) in
+    `metric`'s buckets, one row per job type and bucket; `bounds` and `labels` name the
+    statement's parameters holding the histogram's `count` upper bounds, negated in descending
+    order (`_negated_bounds`), and their labels in ascending order.
 
     A value's bucket is the first bound not below it: `width_bucket` of the negated value
     counts the bounds at or above it (k), so the bucket is the (count + 1 - k)-th; none (k = 0,
     or NaN, which PostgreSQL sorts above every bound) is "+Inf". One array lookup a row, where
     a subquery that unnested and sorted the bounds for each row cost the server about 3 µs."""
     return f"""
-        SELECT job_type, '{metric}_count', '', 1.0 FROM done WHERE {column} IS NOT NULL
-        UNION ALL
-        SELECT job_type, '{metric}_sum', '', GREATEST({column}, 0) FROM done
-         WHERE {column} IS NOT NULL
-        UNION ALL
-        SELECT job_type, '{metric}_bucket',
+        SELECT job_type, '{metric}_bucket' AS name,
                COALESCE(CASE WHEN {column} <> 'NaN'
                              THEN (%({labels})s::text[])[
                                  {count + 1} - width_bucket(-{column},
                                                             %({bounds})s::double precision[])]
-                        END, '+Inf'),
-               1.0
+                        END, '+Inf') AS bucket,
+               count(*)::double precision AS value
           FROM done WHERE {column} IS NOT NULL
+         GROUP BY job_type, bucket
+"""
+
+
+# The metrics increments of the completed rows (`done`: job_type, seconds, pickup), one row per
+# metric, job type and bucket: counted per job type (and bucket) before they become rows, three
+# passes over the completed rows, where a row per increment (seven a job) grouped afterwards
+# cost more. Each sum adds the same values in the same order as that did; a count or a sum with
+# no value (nothing measured) gives no row, as no increment did.
+_INCREMENTS = f"""
+    totals AS (
+        SELECT job_type, count(*)::double precision AS completed,
+               count(seconds)::double precision AS durations,
+               sum(GREATEST(seconds, 0)) FILTER (WHERE seconds IS NOT NULL) AS duration_sum,
+               count(pickup)::double precision AS pickups,
+               sum(GREATEST(pickup, 0)) FILTER (WHERE pickup IS NOT NULL) AS pickup_sum
+          FROM done GROUP BY job_type
+    ), increments AS (
+        SELECT totals.job_type, total.name, '' AS bucket, total.value
+          FROM totals CROSS JOIN LATERAL (
+              VALUES ('completed', completed),
+                     ('duration_count', NULLIF(durations, 0)),
+                     ('duration_sum', duration_sum),
+                     ('pickup_count', NULLIF(pickups, 0)),
+                     ('pickup_sum', pickup_sum)
+          ) AS total(name, value)
+         WHERE total.value IS NOT NULL
+        UNION ALL
+        {_bucket_counts("seconds", "duration", "bounds", "labels", len(DURATION_BUCKETS))}
+        UNION ALL
+        {_bucket_counts("pickup", "pickup", "pickup_bounds", "pickup_labels", len(PICKUP_BUCKETS))}
+    )
 """
 
 
@@ -126,19 +153,9 @@ _COMPLETE = f"""
          WHERE job.id = batch.id AND job.locked_by = batch.worker_id
            AND job.attempts = batch.attempt AND job.status = 'running'
         RETURNING job.id, job.job_type, batch.seconds, batch.pickup
-    ), increments AS (
-        SELECT job_type, 'completed' AS name, '' AS bucket, 1.0::double precision AS value
-          FROM done
-        UNION ALL
-        {_histogram_increments("seconds", "duration", "bounds", "labels", len(DURATION_BUCKETS))}
-        UNION ALL
-        {
-    _histogram_increments("pickup", "pickup", "pickup_bounds", "pickup_labels", len(PICKUP_BUCKETS))
-}
-    ), counted AS (
+    ), {_INCREMENTS}, counted AS (
         INSERT INTO job_metrics (name, job_type, bucket, shard, value)
-        SELECT name, job_type, bucket, %(shard)s, sum(value)
-          FROM increments GROUP BY name, job_type, bucket
+        SELECT name, job_type, bucket, %(shard)s, value FROM increments
         ON CONFLICT (name, job_type, bucket, shard)
         DO UPDATE SET value = job_metrics.value + EXCLUDED.value
     )
@@ -218,7 +235,7 @@ _COUNT_AND_NOTIFY = f"""
 # The histograms' bounds and labels, sent with every settle: written once.
 def _negated_bounds(bounds: Sequence[float], labels: Sequence[str]) -> tuple[str, str]:
     """A histogram's bounds negated, in ascending order (as `width_bucket` takes them), and its
-    labels in the bounds' ascending order (see `_histogram_increments`)."""
+    labels in the bounds' ascending order (see `_bucket_counts`)."""
     ordered = sorted(zip(bounds, labels, strict=True))
     negated = [-bound for bound, _ in reversed(ordered)]
     return number_array(negated), text_array([label for _, label in ordered])
@@ -263,10 +280,7 @@ class PostgresBackend:
         # The key locks and the claims in one round trip, as in the worker loop's settle.
         with raw.pipeline():
             raw.execute(LOCK_KEYS, lock_parameters(requests, now))
-            claims = [
-                raw.execute(claim_statement(request), claim_parameters(request, now))
-                for request in requests
-            ]
+            claims = [_claim(raw, request, now) for request in requests]
         jobs = _claimed_jobs([row for claimed in claims for row in claimed.fetchall()])
         if any(job.rate_key is not None for job in jobs):
             # In the claim's transaction: a job refused a token is never seen running.
@@ -408,10 +422,7 @@ class _LoopConnection:
                     raw.execute("SET LOCAL synchronous_commit = off")
                 parameters = _completion_parameters(outcomes, now)
                 completed = raw.execute(_COMPLETE, parameters, prepare=False)
-                claims = [
-                    raw.execute(claim_statement(request), claim_parameters(request, now))
-                    for request in claim_for
-                ]
+                claims = [_claim(raw, request, now) for request in claim_for]
                 prepaid = self._expects_rate_keys and bool(claim_for)
                 if prepaid:
                     workers = [request.worker_id for request in claim_for]
@@ -452,6 +463,14 @@ class _LoopConnection:
     def _recover(self, raw: psycopg.Connection[Any], error: psycopg.Error) -> None:
         if _roll_back_or_drop(self._local.pooled, raw, error):
             self._local.pooled = None  # a broken connection: the next tick gets a fresh one
+
+
+def _claim(
+    raw: psycopg.Connection[Any], request: ClaimRequest, now: datetime
+) -> psycopg.Cursor[Any]:
+    # Rows in binary: the server sends each of a job's timestamps as its eight bytes instead of
+    # formatting it as text, and psycopg reads them without parsing; the values are the same.
+    return raw.execute(claim_statement(request), claim_parameters(request, now), binary=True)
 
 
 def _gated(
