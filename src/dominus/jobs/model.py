@@ -21,11 +21,11 @@ State machine (who moves a job out of each state):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, overload
 
 JsonObject = dict[str, Any]
 
@@ -278,6 +278,48 @@ class NewJob:
         """This job, carrying `document`: `json.dumps(self.payload)`, already written."""
         object.__setattr__(self, "payload_document", document)  # frozen: set once, at build
         return self
+
+
+class JobsAlike(Sequence[NewJob]):
+    """Jobs alike in everything but their payloads: each is `template` with the payload at its
+    index in `payloads`, stored as the text at the same index in `documents` (the template's
+    own payload is none of theirs). A batch of one type that leaves every option to the type
+    is such a run; a backend may insert it with the shared values bound once. To anything else
+    it is the sequence of those jobs, built on first use."""
+
+    __slots__ = ("_jobs", "documents", "payloads", "template")
+
+    def __init__(self, template: NewJob, payloads: list[JsonObject], documents: list[str]) -> None:
+        if len(payloads) != len(documents):
+            raise ValueError("one stored text per payload")
+        self.template = template
+        self.payloads = payloads
+        self.documents = documents
+        self._jobs: list[NewJob] | None = None
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    @overload
+    def __getitem__(self, index: int) -> NewJob: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[NewJob]: ...
+
+    def __getitem__(self, index: int | slice) -> NewJob | Sequence[NewJob]:
+        return self._built()[index]
+
+    def __iter__(self) -> Iterator[NewJob]:
+        return iter(self._built())
+
+    def _built(self) -> list[NewJob]:
+        if self._jobs is None:
+            shared = self.template.__dict__
+            self._jobs = [
+                NewJob.from_fields({**shared, "payload": payload, "payload_document": document})
+                for payload, document in zip(self.payloads, self.documents, strict=True)
+            ]
+        return self._jobs
 
 
 @dataclass(frozen=True, slots=True)
