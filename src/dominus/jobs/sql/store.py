@@ -106,8 +106,7 @@ class SqlJobStore:
                 if jobs[0].dedupe_key is None:
                     return [EnqueueResult(self._backend.enqueue_plain(jobs, now)[0], True)]
             elif _without_dedupe_keys(jobs):
-                ids = self._backend.enqueue_plain(jobs, now)
-                return [EnqueueResult(job_id, True) for job_id in ids]
+                return EnqueueResult.all_created(self._backend.enqueue_plain(jobs, now))
         if connection is not None:
             with database_errors():
                 return inserting.insert_jobs(self._backend, connection, jobs, now, max_depth)
