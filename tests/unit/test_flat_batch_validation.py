@@ -110,7 +110,7 @@ def _job_by_job(queue: JobQueue, batch: list[EnqueueRequest]) -> list[NewJob] | 
 def _by_batch(queue: JobQueue, batch: list[EnqueueRequest]) -> list[NewJob] | str:
     """What `enqueue_jobs` builds (the batch's path, else the job-by-job one)."""
     jobs = queue._build_flat_batch(batch, NOW, False)
-    return _job_by_job(queue, batch) if jobs is None else jobs
+    return _job_by_job(queue, batch) if jobs is None else list(jobs)
 
 
 def _same_jobs(made: list[NewJob] | str, expected: list[NewJob] | str) -> None:
@@ -148,7 +148,7 @@ def test_a_valid_batch_of_flat_payloads_takes_the_batch_path(
     batch = [EnqueueRequest("kind", payload) for payload in payloads]
     jobs = queue._build_flat_batch(batch, NOW, False)
     assert jobs is not None
-    _same_jobs(jobs, _job_by_job(queue, batch))
+    _same_jobs(list(jobs), _job_by_job(queue, batch))
 
 
 @pytest.mark.parametrize(

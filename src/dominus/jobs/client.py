@@ -41,7 +41,7 @@ from dominus.jobs.json_limits import (
     too_deep_message,
     value_nests_deeper_than,
 )
-from dominus.jobs.model import EnqueueResult, Job, JsonObject, NewJob, QueueState
+from dominus.jobs.model import EnqueueResult, Job, JobsAlike, JsonObject, NewJob, QueueState
 from dominus.jobs.queues import check_queue_name
 from dominus.jobs.rate_limit import check_rate_key
 from dominus.jobs.registry import HandlerRegistry, JobType
@@ -199,7 +199,7 @@ class JobQueue:
         """Enqueue a batch atomically: all jobs or, if any is invalid, none."""
         now = self.clock()
         batch = list(requests)
-        jobs = self._build_flat_batch(batch, now, internal)
+        jobs: Sequence[NewJob] | None = self._build_flat_batch(batch, now, internal)
         if jobs is None:
             numbered = len(batch) > 1
             jobs = [
@@ -212,7 +212,7 @@ class JobQueue:
 
     def _build_flat_batch(
         self, batch: list[EnqueueRequest], now: datetime, internal: bool
-    ) -> list[NewJob] | None:
+    ) -> JobsAlike | None:
         """The jobs of a batch of one type's flat payloads with no options, their payloads
         validated in one call of pydantic's; None when the batch is not that or anything in it
         fails (the job-by-job path then builds it, or raises what it raises, and where)."""
@@ -233,10 +233,10 @@ class JobQueue:
         validated = _validated_flat_batch(job_type.payload_model, batch)
         if validated is None:
             return None
-        return [
-            _job_by_type_options(name, payload, document, now, options, (None, None))
-            for payload, document in validated
-        ]
+        payloads, documents = validated
+        # The jobs share all but their payloads: the template's payload is none of theirs.
+        template = _job_by_type_options(name, {}, "{}", now, options, (None, None))
+        return JobsAlike(template, payloads, documents)
 
     def _build_request(
         self, request: EnqueueRequest, now: datetime, where: str, internal: bool
@@ -505,8 +505,9 @@ def _takes_type_options(request: EnqueueRequest) -> bool:
 
 def _validated_flat_batch(
     model: type[BaseModel], batch: list[EnqueueRequest]
-) -> list[tuple[dict[str, Any], str]] | None:
-    """What `_validated_payload` gives for each request's payload, when every one is a
+) -> tuple[list[dict[str, Any]], list[str]] | None:
+    """What `_validated_payload` gives for each request's payload (the payloads, then their
+    texts), when every one is a
     non-empty flat payload (`_flat_json_ready`), validated as one JSON array and dumped in one
     call: each call of pydantic's costs as much as the work it does on a small payload. None
     when any payload is not flat or fails anything (the job-by-job path then says which)."""
@@ -530,7 +531,7 @@ def _validated_flat_batch(
         return None
     dumped: list[dict[str, Any]] = adapter.dump_python(validated, mode="json")
     if _same_flat_jsons(dumped, flats) and "\\u0000" not in text:
-        return list(zip(dumped, documents, strict=True))
+        return dumped, documents
     return _stored_flat_batch(dumped, flats, documents)
 
 
@@ -559,16 +560,16 @@ def _flat_documents(
 
 def _stored_flat_batch(
     dumped: list[dict[str, Any]], flats: list[dict[str, Any]], documents: list[str]
-) -> list[tuple[dict[str, Any], str]] | None:
-    """Each payload as dumped, with the text `_validated_payload` stores for it; None when one
+) -> tuple[list[dict[str, Any]], list[str]] | None:
+    """The payloads as dumped, and the text `_validated_payload` stores for each; None when one
     holds a NUL."""
-    results = []
+    stored_texts = []
     for payload, flat, document in zip(dumped, flats, documents, strict=True):
         stored = document if _same_flat_json(payload, flat) else json.dumps(payload)
         if "\\u0000" in stored and _holds_nul(payload):
             return None
-        results.append((payload, stored))
-    return results
+        stored_texts.append(stored)
+    return dumped, stored_texts
 
 
 @functools.cache

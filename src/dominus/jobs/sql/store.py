@@ -31,6 +31,7 @@ from dominus.jobs.model import (
     EventKind,
     Job,
     JobEvent,
+    JobsAlike,
     JobStatus,
     NewJob,
     QueueState,
@@ -104,9 +105,8 @@ class SqlJobStore:
             if len(jobs) == 1:  # the hottest: one job, no generator to look at its key
                 if jobs[0].dedupe_key is None:
                     return [EnqueueResult(self._backend.enqueue_plain(jobs, now)[0], True)]
-            elif all(job.dedupe_key is None for job in jobs):
-                ids = self._backend.enqueue_plain(jobs, now)
-                return [EnqueueResult(job_id, True) for job_id in ids]
+            elif _without_dedupe_keys(jobs):
+                return EnqueueResult.all_created(self._backend.enqueue_plain(jobs, now))
         if connection is not None:
             with database_errors():
                 return inserting.insert_jobs(self._backend, connection, jobs, now, max_depth)
@@ -403,3 +403,11 @@ class SqlJobStore:
 
     def queue_stats(self, now: datetime, *, alive_since: datetime) -> QueueStats:
         return self._read(lambda conn: admin.queue_stats(conn, now, alive_since))
+
+
+def _without_dedupe_keys(jobs: Sequence[NewJob]) -> bool:
+    """Whether no job of `jobs` has a dedupe key (jobs alike share the template's, so their
+    jobs are not built to find out)."""
+    if isinstance(jobs, JobsAlike):
+        return jobs.template.dedupe_key is None
+    return all(job.dedupe_key is None for job in jobs)
