@@ -72,6 +72,9 @@ class Settings(
     WORKER_SHUTDOWN_REQUEUE: bool = False
     # Jobs a worker may claim beyond its free slots when its handlers are quick (ADR 0033).
     WORKER_MAX_PREFETCH: int = Field(default=256, ge=0, le=10_000)
+    # The garbage collector's youngest-generation threshold while a worker runs (0: leave
+    # Python's); dominus.jobs.collector says why.
+    WORKER_GC_THRESHOLD: int = Field(default=10_000, ge=0, le=10_000_000)
     JOB_QUEUE_MAX_DEPTH: int = Field(default=0, ge=0, le=1_000_000_000)
     JOB_RETRY_BASE_MS: int = Field(default=1000, ge=0, le=86_400_000)
     JOB_RETRY_MAX_MS: int = Field(default=600_000, ge=0, le=7 * 86_400_000)

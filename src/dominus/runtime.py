@@ -140,6 +140,7 @@ class Runtime:
             graceful_shutdown_timeout_seconds=settings.WORKER_GRACEFUL_SHUTDOWN_TIMEOUT_MS / 1000,
             shutdown_requeue=settings.WORKER_SHUTDOWN_REQUEUE,
             max_prefetch=settings.WORKER_MAX_PREFETCH,
+            gc_threshold=settings.WORKER_GC_THRESHOLD or None,
             retry_policy=RetryPolicy(
                 base_seconds=settings.JOB_RETRY_BASE_MS / 1000,
                 max_seconds=settings.JOB_RETRY_MAX_MS / 1000,

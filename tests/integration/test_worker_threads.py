@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from dominus.jobs import (
     WorkerConfig,
 )
 from dominus.jobs.clock import utc_now
+from dominus.jobs.diagnostic import NoPayload
 from dominus.jobs.notifications import PostgresListener
 from dominus.jobs.wakeup import ChangeWatcher, SqliteDataVersionWatcher
 from tests.support.polling import wait_until
@@ -231,3 +233,22 @@ def test_the_maintenance_thread_reclaims_a_silent_workers_job_while_the_loop_sle
     assert (job.attempts, job.locked_by) == (2, running.worker.id)
     kinds = [event.kind for event in store.job_events(job_id)]
     assert kinds[0] is EventKind.RECLAIMED
+
+
+def test_while_it_runs_the_worker_raises_the_collectors_threshold_and_puts_it_back(
+    store: SqlJobStore, registry: HandlerRegistry
+) -> None:
+    seen: list[int] = []
+    registry.register(
+        "gc.seen", lambda _payload, _context: seen.append(gc.get_threshold()[0]), NoPayload
+    )
+    saved = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        JobQueue(store, registry).enqueue_job("gc.seen")
+        config = WorkerConfig(burst=True, poll_interval_seconds=0.05, gc_threshold=12_345)
+        Worker(store, registry, config).run()
+        assert seen == [12_345]
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*saved)

@@ -32,6 +32,7 @@ from dominus.jobs.abort import AbortReason, AbortSignal
 from dominus.jobs.attempts import Attempts
 from dominus.jobs.backoff import DatabaseBackoff
 from dominus.jobs.clock import utc_now
+from dominus.jobs.collector import young_generation_threshold
 from dominus.jobs.duties import DutySchedule
 from dominus.jobs.event_loop import HandlerLoop
 from dominus.jobs.execution import (
@@ -239,6 +240,10 @@ class Worker:
         """Run until shut down (or, in burst mode, until nothing is due). Never raises for
         database trouble: it logs, backs off and carries on; except DatabaseGoneError, when the
         database file was deleted or replaced: it stops at once, writing nothing more."""
+        with young_generation_threshold(self._config.gc_threshold):
+            self._run()
+
+    def _run(self) -> None:
         log.info(
             "worker %s started: concurrency %d, types %s, queues %s, poll every %g s",
             self.id,

@@ -49,6 +49,9 @@ class WorkerConfig:
     queues: QueueShares = EVERY_QUEUE
     # Rate limits (key → limit) the worker configures when it starts (RATE_LIMITS, ADR 0053).
     rate_limits: Mapping[str, RateLimit] = field(default_factory=dict)
+    # The garbage collector's youngest-generation threshold while the worker runs (None: the
+    # interpreter's as it is); see dominus.jobs.collector.
+    gc_threshold: int | None = 10_000
 
     def __post_init__(self) -> None:
         self.queues.check(self.concurrency)
