@@ -54,7 +54,7 @@ from dominus.jobs.sql.metrics import Increments, shard_for
 from dominus.jobs.sql.rate_gate import SqliteGate, gate
 from dominus.jobs.sql.rows import job_from_fields
 from dominus.jobs.sql.sqlite_claims import HAS_KEYED_PENDING, claim_parameters, claim_sql
-from dominus.jobs.sql.tables import NEW_JOB_COLUMN_LIST, job_queue, new_job_values
+from dominus.jobs.sql.tables import NEW_JOB_COLUMN_LIST, NEW_JOB_COLUMNS, job_queue, new_job_values
 from dominus.jobs.wakeup import ChangeWatcher, NoChangeWatcher, SqliteDataVersionWatcher
 
 # How long a fold waits for the write lock before leaving it to the next round.
@@ -323,20 +323,9 @@ def _insert_alike(raw: sqlite3.Connection, jobs: JobsAlike, now: datetime) -> No
     """The rows `_INSERT` would write for each of `jobs`, in order, a chunk per statement: the
     values they share bound once, only each payload's text per row. Binding a row's dozen
     values and stepping a statement per row cost twice the insert of the row itself."""
-    template = jobs.template
-    created = stored_time(now)
-    shared = (
-        template.job_type,
-        template.priority,
-        template.max_attempts,
-        stored_time(template.run_at) if template.run_at != now else created,
-        created,
-        template.timeout_seconds,
-        template.queue,
-        template.concurrency_key,
-        template.concurrency_limit,
-        template.rate_key,
-    )
+    # The template's row holds every shared value, in `_INSERT`'s order (its own payload text
+    # is bound too, and unused: each row's comes from the VALUES list).
+    shared = _plain_row(jobs.template, now, stored_time(now))
     documents = jobs.documents
     chunk = min(_ALIKE_CHUNK, raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - len(shared))
     for start in range(0, len(documents), chunk):
@@ -348,30 +337,19 @@ def _insert_alike(raw: sqlite3.Connection, jobs: JobsAlike, now: datetime) -> No
 # once per connection (the driver's statement cache); the figure keeps a chunk well within
 # SQLite's variable limit (32,766 since 3.32) and its compiled statement small.
 _ALIKE_CHUNK = 1000
-# `_insert_alike`'s values shared by the rows, by column, numbered as the statement binds them.
+# `_insert_alike`'s value for each column: the template row's, numbered as `_plain_row` orders
+# them, but the payload, which is each row's own.
 _ALIKE_SHARED = {
-    name: f"?{number}"
-    for number, name in enumerate(
-        (
-            "job_type",
-            "priority",
-            "max_attempts",
-            "run_at",
-            "created_at",
-            "timeout_seconds",
-            "queue",
-            "concurrency_key",
-            "concurrency_limit",
-            "rate_key",
-        ),
-        1,
+    column.name: f"?{number}"
+    for number, column in enumerate(
+        (column for column in NEW_JOB_COLUMNS if column.fixed is None), 1
     )
-} | {"updated_at": "?5", "payload": "alike.column1"}
+} | {"payload": "alike.column1"}
 
 
 @lru_cache(maxsize=64)
 def _alike_sql(rows: int) -> str:
-    """`_insert_alike`'s statement for `rows` rows: the shared values ?1 to ?10, then one
+    """`_insert_alike`'s statement for `rows` rows: the template's row ?1 to ?12, then one
     payload text per row, each row numbered by a literal. The SELECT is ordered by that number,
     so the rows are inserted in the batch's order by the statement's own terms (without it,
     SQLite happens to keep a VALUES list's order, but nothing promises it; the sort costs about
