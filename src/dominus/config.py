@@ -70,8 +70,9 @@ class Settings(
     JOB_HEARTBEAT_INTERVAL_MS: int = Field(default=15_000, ge=100, le=3_600_000)
     WORKER_GRACEFUL_SHUTDOWN_TIMEOUT_MS: int = Field(default=30_000, ge=0, le=86_400_000)
     WORKER_SHUTDOWN_REQUEUE: bool = False
-    # Jobs a worker may claim beyond its free slots when its handlers are quick (ADR 0033).
-    WORKER_MAX_PREFETCH: int = Field(default=256, ge=0, le=10_000)
+    # Jobs a worker may claim beyond its free slots when its handlers are quick (ADR 0033);
+    # unset: the database backend's own cap.
+    WORKER_MAX_PREFETCH: int | None = Field(default=None, ge=0, le=10_000)
     # The garbage collector's youngest-generation threshold while a worker runs (0: leave
     # Python's); dominus.jobs.collector says why.
     WORKER_GC_THRESHOLD: int = Field(default=10_000, ge=0, le=10_000_000)

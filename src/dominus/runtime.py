@@ -122,6 +122,12 @@ class Runtime:
     def change_watcher(self) -> ChangeWatcher:
         return self.backend.change_watcher()
 
+    @property
+    def max_prefetch(self) -> int:
+        """`WORKER_MAX_PREFETCH`, or the database backend's cap when it is unset."""
+        chosen = self.settings.WORKER_MAX_PREFETCH
+        return self.backend.default_max_prefetch if chosen is None else chosen
+
     def worker_config(
         self,
         concurrency: int | None = None,
@@ -139,7 +145,7 @@ class Runtime:
             heartbeat_interval_seconds=settings.JOB_HEARTBEAT_INTERVAL_MS / 1000,
             graceful_shutdown_timeout_seconds=settings.WORKER_GRACEFUL_SHUTDOWN_TIMEOUT_MS / 1000,
             shutdown_requeue=settings.WORKER_SHUTDOWN_REQUEUE,
-            max_prefetch=settings.WORKER_MAX_PREFETCH,
+            max_prefetch=self.max_prefetch,
             gc_threshold=settings.WORKER_GC_THRESHOLD or None,
             retry_policy=RetryPolicy(
                 base_seconds=settings.JOB_RETRY_BASE_MS / 1000,

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from dominus.config import Settings
 from dominus.jobs import (
     EventKind,
     HandlerRegistry,
@@ -23,6 +24,7 @@ from dominus.jobs import (
 )
 from dominus.jobs.diagnostic import register_diagnostic_jobs
 from dominus.jobs.prefetch import PrefetchBudget
+from dominus.runtime import build_runtime
 from tests.support.clock import FakeClock
 from tests.support.draining import drain, wait_until_idle
 
@@ -285,3 +287,19 @@ def test_async_jobs_claimed_ahead_start_one_after_another_without_the_workers_lo
     assert jobs.ran == [f"a{i}" for i in range(6)]  # one at a time, in claim order
     drain(worker, clock=clock)
     assert {store.get_job(job_id).status for job_id in ids} == {JobStatus.COMPLETED}
+
+
+@pytest.mark.backends("sqlite", "postgresql")
+@pytest.mark.parametrize("chosen", [None, 7, 0])
+def test_an_unset_cap_is_the_databases_own_and_a_set_one_is_kept(
+    database_url: str, backend: str, chosen: int | None
+) -> None:
+    """SQLite's claims hold its one write lock, so it claims fewer ahead than PostgreSQL,
+    whose claims lock only their rows; a cap the operator sets wins on both, 0 included."""
+    runtime = build_runtime(Settings(DATABASE_URL=database_url, WORKER_MAX_PREFETCH=chosen))
+    try:
+        own = {"sqlite": 256, "postgresql": 1024}[backend]
+        expected = own if chosen is None else chosen
+        assert runtime.worker_config().max_prefetch == expected
+    finally:
+        runtime.engine.dispose()

@@ -36,6 +36,12 @@ class Backend(Protocol):
         """'sqlite' or 'postgresql'."""
         ...
 
+    @property
+    def default_max_prefetch(self) -> int:
+        """How many jobs a worker claims beyond its free slots at most when the setting leaves
+        it to the database (ADR 0033)."""
+        ...
+
     def claim(
         self,
         connection: Connection,

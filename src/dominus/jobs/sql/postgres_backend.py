@@ -250,6 +250,10 @@ class PostgresBackend:
     gate stamps its tokens with the server's clock (`backend.stamps_with_server_clock`)."""
 
     name = "postgresql"
+    # A claim locks only its own rows, and each tick has fixed costs on the server (its
+    # transaction, the lock statement, planning the completion): more jobs a tick spread them
+    # (ADR 0033).
+    default_max_prefetch = 1024
 
     def __init__(self, engine: Engine, *, server_clock: bool = True) -> None:
         self._engine = engine
