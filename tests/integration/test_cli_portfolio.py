@@ -329,3 +329,34 @@ def test_the_report_lists_the_drop_names_whose_auto_renew_to_turn_off(
     text = cli.ok("portfolio", "report").stdout
     assert "turn off auto-renew for these names (verdict drop): 1\n  example.com" in text
     assert "check auto-renew (verdict drop, auto-renew not known): 1\n  example.org" in text
+
+
+def test_the_owners_registrar_prices_price_their_renewals(cli: Cli, tmp_path: Path) -> None:
+    """A registrar the bundled table has no price for (GoDaddy), priced from the owner's own
+    table, and the entry names that price; a bad table is refused at start-up with one line,
+    exit 2, nothing written."""
+    mine = tmp_path / "my-prices.csv"
+    mine.write_text(
+        "registrar,tld,registration,renewal,transfer,currency,observed_on,date_basis,source,note\n"
+        "GoDaddy,com,,24.99,,USD,2026-11-20,published,GoDaddy invoice 2026-11,\n",
+        encoding="utf-8",
+    )
+    env = {"REGISTRAR_PRICES_PATH": str(mine)}
+    added = cli.ok(
+        "portfolio", "add", "example.com", "--renewal-date", "2031-01-02",
+        "--registrar", "GoDaddy.com, LLC", "--json", env=env,
+    ).json()  # fmt: skip
+    assert added["renewal_cost"] == 24.99
+    assert added["renewal_price_source"] == (
+        "GoDaddy renewal .com $24.99 (observed 2026-11-20, GoDaddy invoice 2026-11)"
+    )
+    # without the owner's table the same entry falls back to the dearest known .com price
+    shown = cli.ok("portfolio", "show", "example.com", "--json").json()
+    assert shown["renewal_price_source"].startswith("highest known retail price: Namecheap")
+    mine.write_text("registrar,tld\nGoDaddy,com\n", encoding="utf-8")
+    assert_bad_input(
+        cli.run("portfolio", "add", "other.com", "--renewal-date", "2031-01-02", env=env),
+        "registrar price table",
+    )
+    listed = cli.ok("portfolio", "list", "--json").json()
+    assert [entry["domain"] for entry in listed] == ["example.com"]

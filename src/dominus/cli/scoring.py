@@ -21,7 +21,8 @@ def config(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON document."),
 ) -> None:
     """Every SCORING_* value in effect (environment or default), its allowed range, and the TLD
-    price table in use (bundled or TLD_PRICES_PATH). Invalid settings: one line, exit 2."""
+    price table in use (bundled or TLD_PRICES_PATH) and the registrar prices (the bundled table,
+    under REGISTRAR_PRICES_PATH when set). Invalid settings: one line, exit 2."""
     settings = load_settings()
     scoring = scoring_config(settings)
     rows = describe(settings, scoring)
@@ -36,8 +37,18 @@ def config(
             for price in table.prices
         ],
     }
+    registrars = scoring.registrar_table()
+    names = sorted({row.registrar for row in registrars.rows})
+    registrar_prices = {
+        "source": registrars.source,
+        "currency": registrars.currency,
+        "rows": len(registrars.rows),
+        "registrars": names,
+    }
     if as_json:
-        print_json({"settings": rows, "price_table": prices})
+        print_json(
+            {"settings": rows, "price_table": prices, "registrar_price_table": registrar_prices}
+        )
         return
     # One line a setting (the names are long; a table would wrap in a terminal). A value that
     # differs from its default is marked with * and shows the default.
@@ -61,3 +72,8 @@ def config(
             f".{price['tld']}", f"{price['registration']:,.2f}", f"{price['renewal']:,.2f}"
         )
     console.print(price_table)
+    console.print(
+        f"Registrar prices ({registrars.currency}): {len(registrars.rows)} registrar × TLD rows "
+        f"of {', '.join(names)}, from {registrars.source}",
+        markup=False,
+    )

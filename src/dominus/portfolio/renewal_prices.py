@@ -8,16 +8,13 @@ from __future__ import annotations
 
 from dominus.portfolio.model import PortfolioEntry
 from dominus.scoring.config import ScoringConfig
-from dominus.scoring.renewal_prices import (
-    RenewalPrice,
-    RenewalPricing,
-    bundled_registrar_prices,
-)
+from dominus.scoring.renewal_prices import RenewalPrice, RenewalPricing
 
 
 def pricing_of(config: ScoringConfig) -> RenewalPricing:
-    """The bundled registrar prices and the configured at-cost table, in the scoring currency."""
-    return RenewalPricing(bundled_registrar_prices(), config.prices, config.currency)
+    """The configured registrar prices (the bundled table, under the owner's own when
+    REGISTRAR_PRICES_PATH is set) and at-cost table, in the scoring currency."""
+    return RenewalPricing(config.registrar_table(), config.prices, config.currency)
 
 
 def default_pricing() -> RenewalPricing:

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING
 
 from dominus.scoring.prices import PriceTable, bundled_price_table
+
+if TYPE_CHECKING:
+    from dominus.scoring.renewal_prices import RegistrarPriceTable
 
 # Multipliers for the intrinsic score by public suffix. The reference table fixes .com … .org; the
 # rest ("others 0.4–0.5") is our choice: developer-flavoured gTLDs that sell reasonably 0.5,
@@ -135,6 +139,9 @@ class ScoringConfig:
 
     # registration and renewal prices per TLD (prices.py); the bundled table unless replaced
     prices: PriceTable = field(default_factory=bundled_price_table)
+    # what registrars charge (renewal_prices.py): the owner's table over the bundled one, or
+    # None for the bundled one alone (loaded when first asked for: `registrar_table`)
+    registrar_prices: RegistrarPriceTable | None = None
 
     # derived lookup tables (not part of equality or hashing)
     _tld_table: dict[str, float] = field(init=False, repr=False, compare=False)
@@ -149,6 +156,16 @@ class ScoringConfig:
         object.__setattr__(self, "_digraph_set", frozenset(d.lower() for d in self.digraphs))
         tlds = frozenset(tld.lower().lstrip(".") for tld in self.comparable_tlds)
         object.__setattr__(self, "_comparable_tld_set", tlds)
+
+    def registrar_table(self) -> RegistrarPriceTable:
+        """The registrar prices in use. The bundled table is imported and read only here:
+        settings are checked at every command's start, and most commands never price a
+        renewal."""
+        if self.registrar_prices is not None:
+            return self.registrar_prices
+        from dominus.scoring.renewal_prices import bundled_registrar_prices  # noqa: PLC0415
+
+        return bundled_registrar_prices()
 
     def _check_numbers(self) -> None:
         for f in fields(self):

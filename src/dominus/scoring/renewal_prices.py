@@ -16,6 +16,11 @@ or a price that is not a positive number (a transfer may be 0: some registries c
   4. the registry at-cost table (prices.py) when no registrar price is known;
   5. nothing: the renewal cost is unknown.
 Prices are never converted: a table in another currency than the scoring one is not used.
+
+`REGISTRAR_PRICES_PATH` names the owner's own table in the same format (say, the prices on their
+registrar's invoices or price page): its rows replace the bundled ones for the same registrar and
+TLD, and it may name registrars the bundled table does not know ("Spaceship"), matched by name
+with the same folding.
 """
 
 from __future__ import annotations
@@ -106,11 +111,31 @@ class RegistrarPriceTable:
 
     def lookup(self, registrar: str | None, tld: str) -> RegistrarPrice | None:
         """The registrar's row for the TLD (registrar in any spelling `canonical_registrar`
-        knows); None when either is unknown."""
-        canonical = canonical_registrar(registrar)
+        knows, or as an owner's table names it); None when either is unknown."""
+        canonical = canonical_registrar(registrar) or self._named(registrar)
         if canonical is None:
             return None
         return self._by_key.get((canonical, _tld_key(tld)))
+
+    def _named(self, registrar: str | None) -> str | None:
+        """A registrar outside the known ones, as this table's rows spell it."""
+        if registrar is None or not registrar.strip():
+            return None
+        wanted = _folded(registrar).replace(" ", "")
+        for row in self.rows:
+            if _folded(row.registrar).replace(" ", "") == wanted:
+                return row.registrar
+        return None
+
+    def over(self, base: RegistrarPriceTable) -> RegistrarPriceTable:
+        """This table's rows, and `base`'s for the registrar × TLD pairs this one lacks; this
+        table alone when the two are in different currencies (prices are never converted)."""
+        if base.currency != self.currency:
+            return self
+        kept = tuple(row for row in base.rows if (row.registrar, row.tld) not in self._by_key)
+        return RegistrarPriceTable(
+            f"{self.source} over {base.source}", self.currency, (*self.rows, *kept)
+        )
 
     def highest_renewal(self, tld: str) -> RegistrarPrice | None:
         """The row with the highest sourced renewal for the TLD (ties: the first registrar
@@ -207,13 +232,16 @@ COLUMNS = ("registrar", "tld", "registration", "renewal", "transfer", "currency"
 DATED = ("observed_on", "date_basis", "source", "note")
 
 
-def load_registrar_prices(path: Path, *, label: str | None = None) -> RegistrarPriceTable:
-    """The registrar price table at `path`; `label` names it in messages (default: the path)."""
+def load_registrar_prices(
+    path: Path, *, label: str | None = None, any_registrar: bool = False
+) -> RegistrarPriceTable:
+    """The registrar price table at `path`; `label` names it in messages (default: the path).
+    `any_registrar`: an owner's table may name registrars beyond the known ones."""
     source = label or str(path)
     rows: dict[tuple[str, str], tuple[int, RegistrarPrice]] = {}
     try:
         for line, row in read_rows(path, required=(*COLUMNS, *DATED)):
-            price = _row(path, line, row)
+            price = _row(path, line, row, any_registrar=any_registrar)
             key = (price.registrar, price.tld)
             if key in rows:
                 raise ProviderDataError(
@@ -233,9 +261,9 @@ def load_registrar_prices(path: Path, *, label: str | None = None) -> RegistrarP
     return RegistrarPriceTable(source, currencies.pop(), tuple(p for _, p in rows.values()))
 
 
-def _row(path: Path, line: int, row: dict[str, str]) -> RegistrarPrice:
+def _row(path: Path, line: int, row: dict[str, str], *, any_registrar: bool) -> RegistrarPrice:
     name = require(path, line, "registrar", row["registrar"])
-    registrar = canonical_registrar(name)
+    registrar = canonical_registrar(name) or (" ".join(name.split()) if any_registrar else None)
     if registrar is None:
         known = ", ".join(REGISTRAR_ALIASES)
         raise ProviderDataError(path, f"registrar {name!r} is not one of {known}", line)
@@ -276,3 +304,9 @@ def bundled_registrar_prices() -> RegistrarPriceTable:
     return load_registrar_prices(
         REGISTRAR_PRICES_PATH, label=f"the bundled {REGISTRAR_PRICES_PATH.name}"
     )
+
+
+def owner_registrar_prices(path: Path) -> RegistrarPriceTable:
+    """`REGISTRAR_PRICES_PATH`'s table over the bundled one (see the module's docstring)."""
+    own = load_registrar_prices(path, label=f"REGISTRAR_PRICES_PATH {path}", any_registrar=True)
+    return own.over(bundled_registrar_prices())

@@ -33,6 +33,9 @@ from dominus.scoring.prices import (
 )
 from dominus.settings_slice import SettingsSlice
 
+if TYPE_CHECKING:
+    from dominus.scoring.renewal_prices import RegistrarPriceTable
+
 PREFIX = "SCORING_"
 MAX_MONEY = 1_000_000_000.0
 
@@ -142,6 +145,9 @@ def _as_text(value: Any) -> str:
 class _PriceSettings(SettingsSlice):
     # A CSV `tld,registration,renewal,currency`; unset: the bundled table (prices.py).
     TLD_PRICES_PATH: str | None = None
+    # The owner's registrar prices, the bundled table's format; its rows replace the bundled
+    # ones for the same registrar and TLD (renewal_prices.py).
+    REGISTRAR_PRICES_PATH: str | None = None
 
 
 # The SCORING_* fields are generated from SETTINGS; type checkers see them as plain attributes
@@ -202,6 +208,17 @@ def price_table(settings: BaseSettings) -> PriceTable:
     return bundled_price_table()
 
 
+def registrar_price_table(settings: BaseSettings) -> RegistrarPriceTable | None:
+    """REGISTRAR_PRICES_PATH's table over the bundled one; None when it is unset (the bundled
+    table alone, read only when a renewal is priced: `ScoringConfig.registrar_table`)."""
+    path = getattr(settings, "REGISTRAR_PRICES_PATH", None)  # any BaseSettings; ours have it
+    if not path:
+        return None
+    from dominus.scoring.renewal_prices import owner_registrar_prices  # noqa: PLC0415
+
+    return owner_registrar_prices(Path(path))
+
+
 def scoring_config(settings: BaseSettings) -> ScoringConfig:
     """The ScoringConfig of these settings, the price table loaded; ConfigurationError (one line,
     naming the variable or the file and line) for anything wrong."""
@@ -216,8 +233,15 @@ def scoring_config(settings: BaseSettings) -> ScoringConfig:
             f"the TLD price table {prices.source} is in {prices.currency} but "
             f"SCORING_CURRENCY is {values['currency']}: prices are never converted"
         )
+    registrar_prices = registrar_price_table(settings)
+    if registrar_prices is not None and registrar_prices.currency != values["currency"]:
+        raise ConfigurationError(
+            f"the registrar price table {registrar_prices.source} is in "
+            f"{registrar_prices.currency} but SCORING_CURRENCY is {values['currency']}: "
+            "prices are never converted"
+        )
     try:
-        return ScoringConfig(**values, prices=prices)
+        return ScoringConfig(**values, prices=prices, registrar_prices=registrar_prices)
     except ValueError as error:
         raise ConfigurationError(f"invalid settings: {_env_names(str(error))}") from None
 
@@ -254,6 +278,16 @@ def describe(settings: BaseSettings, config: ScoringConfig) -> list[dict[str, An
             "default": None,
             "range": None,
             "help": f"price table CSV; unset: the bundled {BUNDLED_PRICES_PATH.name}",
+        }
+    )
+    rows.append(
+        {
+            "variable": "REGISTRAR_PRICES_PATH",
+            "value": getattr(settings, "REGISTRAR_PRICES_PATH", None),
+            "default": None,
+            "range": None,
+            "help": "your registrar prices CSV, its rows over the bundled "
+            "registrar_prices.csv; unset: the bundled table alone",
         }
     )
     return rows

@@ -23,6 +23,7 @@ from dominus.scoring.renewal_prices import (
     bundled_registrar_prices,
     canonical_registrar,
     load_registrar_prices,
+    owner_registrar_prices,
     renewal_price,
 )
 
@@ -189,3 +190,61 @@ def test_the_bundled_lookup_for_an_entry() -> None:
     assert (price.amount, price.kind) == (18.48, "highest_retail")
     assert renewal_price("xyz", renewal_cost=None, registrar=None, registrars=None,
                          at_cost=None).kind == "unknown"  # fmt: skip
+
+
+OWN_SOURCE = "my GoDaddy invoice 2026-11"
+OWN_TABLE = HEADER + (
+    f"GoDaddy,com,,23.99,,USD,2026-11-20,published,{OWN_SOURCE},\n"
+    f"Spaceship,com,,10.98,,USD,2026-11-21,read,https://example.com/spaceship,\n"
+    f"Namecheap,com,,19.98,,USD,2026-11-22,published,{OWN_SOURCE},\n"
+)
+
+
+def test_an_owners_table_goes_over_the_bundled_one(tmp_path: Path) -> None:
+    path = tmp_path / "mine.csv"
+    path.write_text(OWN_TABLE, encoding="utf-8")
+    table = owner_registrar_prices(path)
+    pricing = RenewalPricing(table, AT_COST, "USD")
+    bundled = bundled_registrar_prices()
+    # the owner's GoDaddy price, where the bundled table has none
+    godaddy = pricing.price("com", renewal_cost=None, registrar="GoDaddy.com, LLC")
+    assert (godaddy.amount, godaddy.kind, godaddy.label) == (
+        23.99,
+        "registrar",
+        "GoDaddy .com renewal",
+    )
+    assert OWN_SOURCE in godaddy.source
+    # the owner's row replaces the bundled one for the same registrar and TLD
+    bundled_namecheap = bundled.lookup("Namecheap", "com")
+    assert bundled_namecheap is not None and bundled_namecheap.renewal == 18.48
+    assert pricing.price("com", renewal_cost=None, registrar="NameCheap, Inc.").amount == 19.98
+    # a registrar the bundled table does not know, matched by its name folded the same way
+    spaceship = pricing.price("com", renewal_cost=None, registrar="Spaceship, Inc.")
+    assert (spaceship.amount, spaceship.kind) == (10.98, "registrar")
+    # the bundled rows the owner did not replace are still there
+    porkbun_net = bundled.lookup("Porkbun", "net")
+    assert porkbun_net is not None
+    assert (
+        pricing.price("net", renewal_cost=None, registrar="Porkbun").amount == porkbun_net.renewal
+    )
+    # the dearest known price for a name at an unknown registrar counts the owner's prices too
+    assert pricing.price("com", renewal_cost=None, registrar=None).amount == 23.99
+    assert len(table.rows) == len(bundled.rows) + 2  # Namecheap .com replaced, two added
+
+
+def test_an_owners_table_in_another_currency_stands_alone(tmp_path: Path) -> None:
+    path = tmp_path / "mine.csv"
+    path.write_text(HEADER + f"GoDaddy,de,,14.99,,EUR,2026-11-20,published,{OWN_SOURCE},\n")
+    table = owner_registrar_prices(path)
+    assert (table.currency, len(table.rows)) == ("EUR", 1)
+
+
+def test_only_an_owners_table_may_name_other_registrars(tmp_path: Path) -> None:
+    path = tmp_path / "mine.csv"
+    path.write_text(OWN_TABLE, encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=r"line 3: registrar 'Spaceship' is not one of"):
+        load_registrar_prices(path)
+    bad = tmp_path / "bad.csv"
+    bad.write_text(HEADER + "Spaceship,com,,10.98,,USD,2026-11-21,read,,\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=rf"REGISTRAR_PRICES_PATH {bad}, line 2: .*source"):
+        owner_registrar_prices(bad)

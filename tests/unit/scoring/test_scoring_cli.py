@@ -29,7 +29,7 @@ def test_config_json_shows_every_value_and_the_price_table(tmp_path: Path) -> No
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     values = {row["variable"]: row["value"] for row in document["settings"]}
-    assert set(values) == {s.env for s in SETTINGS} | {"TLD_PRICES_PATH"}
+    assert set(values) == {s.env for s in SETTINGS} | {"TLD_PRICES_PATH", "REGISTRAR_PRICES_PATH"}
     assert values["SCORING_HOLDING_YEARS"] == 4
     assert values["SCORING_MIN_COMPARABLES"] == 3
     table = document["price_table"]

@@ -26,7 +26,8 @@ def test_the_defaults_are_the_engine_defaults() -> None:
 
 
 def test_every_config_constant_is_a_setting() -> None:
-    constants = {f.name for f in fields(ScoringConfig) if f.init and f.name != "prices"}
+    tables = {"prices", "registrar_prices"}  # files, set by the *_PATH settings
+    constants = {f.name for f in fields(ScoringConfig) if f.init and f.name not in tables}
     assert {setting.field for setting in SETTINGS} == constants
 
 
@@ -105,6 +106,30 @@ def test_the_price_table_path(tmp_path: Path) -> None:
         settings(TLD_PRICES_PATH=str(path))
 
 
+REGISTRAR_HEADER = (
+    "registrar,tld,registration,renewal,transfer,currency,observed_on,date_basis,source,note\n"
+)
+
+
+def test_the_registrar_price_table_path(tmp_path: Path) -> None:
+    path = tmp_path / "mine.csv"
+    path.write_text(REGISTRAR_HEADER + "GoDaddy,com,,23.99,,USD,2026-11-20,published,invoice,\n")
+    config = scoring_config(settings(REGISTRAR_PRICES_PATH=str(path)))
+    assert config.registrar_table().source.startswith(f"REGISTRAR_PRICES_PATH {path} over ")
+    godaddy = config.registrar_table().lookup("GoDaddy", "com")
+    assert godaddy is not None and godaddy.renewal == 23.99
+    assert scoring_config(settings()).registrar_table().lookup("GoDaddy", "com") is None
+    # a table in another currency than the scoring one: refused at start-up, never converted
+    path.write_text(REGISTRAR_HEADER + "GoDaddy,de,,14.99,,EUR,2026-11-20,published,invoice,\n")
+    with pytest.raises(ConfigurationError, match="is in EUR but SCORING_CURRENCY is USD"):
+        settings(REGISTRAR_PRICES_PATH=str(path))
+    path.write_text(REGISTRAR_HEADER + "GoDaddy,com,,-1,,USD,2026-11-20,published,invoice,\n")
+    with pytest.raises(ConfigurationError, match=rf"{re.escape(str(path))}, line 2: renewal"):
+        settings(REGISTRAR_PRICES_PATH=str(path))
+    with pytest.raises(ConfigurationError, match="REGISTRAR_PRICES_PATH"):
+        settings(REGISTRAR_PRICES_PATH=str(tmp_path / "missing.csv"))
+
+
 def test_a_retired_setting_is_refused_not_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DEFAULT_RENEWAL_COST", "12")
     with pytest.raises(ConfigurationError, match="DEFAULT_RENEWAL_COST is no longer read"):
@@ -115,7 +140,7 @@ def test_describe_lists_every_variable_with_its_value_and_range() -> None:
     current = settings(SCORING_HOLDING_YEARS=5)
     rows = describe(current, scoring_config(current))
     by_name = {row["variable"]: row for row in rows}
-    assert len(by_name) == len(SETTINGS) + 1  # + TLD_PRICES_PATH
+    assert len(by_name) == len(SETTINGS) + 2  # + TLD_PRICES_PATH, REGISTRAR_PRICES_PATH
     assert by_name["SCORING_HOLDING_YEARS"] == {
         "variable": "SCORING_HOLDING_YEARS",
         "value": 5,
@@ -131,4 +156,5 @@ def test_every_variable_is_documented_in_the_settings_reference() -> None:
     missing = [s.env for s in SETTINGS if f"`{s.env}`" not in text]
     assert missing == []
     assert "`TLD_PRICES_PATH`" in text
+    assert "`REGISTRAR_PRICES_PATH`" in text
     assert "| `SCORING_HOLDING_YEARS` | `3` | 1–30 | years a name is held" in text
