@@ -43,6 +43,8 @@ from dominus.jobs.model import ReclaimedJob
 from dominus.jobs.store import DatabaseWaitedError, JobStore, RetryDelay
 
 log = logging.getLogger("dominus.worker")
+# Jobs taken back from one worker that get a log line each; the rest get one line together.
+EACH_LOGGED = 10
 
 # The longest a reclaim pass waits for the database before its judgement is void (less for a
 # max running age under 20 s: a twentieth of it).
@@ -193,14 +195,34 @@ class StaleJobReaper:
 
 
 def log_taken_back(jobs: list[ReclaimedJob], how: str) -> None:
-    """One WARNING per job taken back from another worker: `how` says from what kind."""
+    """One WARNING per job taken back from another worker (`how` says from what kind), and one
+    WARNING a worker for the rest once a worker left more than EACH_LOGGED: a worker killed
+    while holding jobs claimed ahead leaves up to a thousand, and a line each would bury the
+    log. Every job's own record is its `reclaimed` event (`dominus jobs show ID`)."""
+    by_worker: dict[str | None, list[ReclaimedJob]] = {}
     for job in jobs:
-        log.warning(
-            "job %d %s %s %s (attempt %d)%s",
-            job.job_id,
-            job.job_type,
-            how,
-            job.from_worker,
-            job.attempt,
-            "; attempts exhausted, dead-lettered" if job.dead_lettered else "",
-        )
+        by_worker.setdefault(job.from_worker, []).append(job)
+    for worker, taken in by_worker.items():
+        for job in taken[:EACH_LOGGED]:
+            log.warning(
+                "job %d %s %s %s (attempt %d)%s",
+                job.job_id,
+                job.job_type,
+                how,
+                worker,
+                job.attempt,
+                "; attempts exhausted, dead-lettered" if job.dead_lettered else "",
+            )
+        rest = taken[EACH_LOGGED:]
+        if rest:
+            dead = sum(job.dead_lettered for job in rest)
+            log.warning(
+                "%d more jobs %s %s (ids %d to %d; %d of them dead-lettered, attempts "
+                "exhausted): each has its reclaimed event",
+                len(rest),
+                how,
+                worker,
+                min(job.job_id for job in rest),
+                max(job.job_id for job in rest),
+                dead,
+            )
