@@ -9,13 +9,21 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from dominus.errors import DatabaseError
-from dominus.jobs import JobStatus, SqlJobStore, WorkerInfo
+from dominus.jobs import HandlerRegistry, JobStatus, SqlJobStore, Worker, WorkerConfig, WorkerInfo
 from dominus.jobs.liveness import FLOCK, lock_directory, lock_file
 from dominus.jobs.rescue import DeadWorkerRescue
+from dominus.jobs.retry import RetryPolicy
 from tests.support.clock import T0
 from tests.support.jobs import new_job
+
+
+class Numbered(BaseModel):
+    """The payload `new_job` gives."""
+
+    n: int
 
 
 class Moments:
@@ -130,3 +138,21 @@ def test_a_worker_whose_lock_file_is_gone_is_not_taken_for_dead(
     moments.now += 2
     assert watch.maybe_rescue(T0) == []  # no file: nothing can be told, so not dead
     assert store.get_job(dead_job).status is JobStatus.RUNNING
+
+
+def test_a_burst_worker_rescues_a_dead_workers_jobs_and_runs_them(
+    store: SqlJobStore, dead_job: int
+) -> None:
+    """A burst worker started after a worker was killed does not leave the dead worker's jobs
+    `running`: it waits for its looks at the liveness locks, rescues them and runs them."""
+    config = WorkerConfig(
+        burst=True,
+        poll_interval_seconds=0.05,
+        dead_worker_check_interval_seconds=0.05,
+        dead_worker_confirm_seconds=0.2,
+        retry_policy=RetryPolicy(base_seconds=0.0),
+    )
+    registry = HandlerRegistry()
+    registry.register("diag.noop", lambda _payload, _context: None, Numbered)
+    Worker(store, registry, config).run()
+    assert store.get_job(dead_job).status is JobStatus.COMPLETED

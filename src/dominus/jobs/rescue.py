@@ -51,6 +51,7 @@ class DeadWorkerRescue:
         self._lock = threading.Lock()
         # Workers whose lock was free at every look since the first (monotonic time of it).
         self._suspects: dict[str, float] = {}
+        self._looked = False  # a look has been made and answered
 
     def maybe_rescue(self, now: datetime) -> list[ReclaimedJob]:
         """Look at the locks of the workers holding running jobs; reclaim the jobs of those
@@ -65,6 +66,7 @@ class DeadWorkerRescue:
                 self._suspects.clear()  # a failed look breaks the chain of looks
                 raise
             looked_at = self._monotonic()
+            self._looked = True
             self._suspects = {worker: self._suspects.get(worker, looked_at) for worker in free}
             dead = [w for w, since in self._suspects.items() if looked_at - since >= self._confirm]
         if not dead:
@@ -75,6 +77,13 @@ class DeadWorkerRescue:
                 self._suspects.pop(worker, None)
         log_taken_back(reclaimed, "rescued from dead worker")
         return reclaimed
+
+    def settled(self) -> bool:
+        """Whether a look has been made and left no worker under suspicion: a burst worker
+        waits for this, so that the jobs of a worker killed before it started are rescued and
+        run rather than left `running` until a long-lived worker comes by."""
+        with self._lock:
+            return self._looked and not self._suspects
 
     def _in_trouble(self, now: datetime) -> bool:
         since = self._troubled_since(now)

@@ -502,6 +502,8 @@ class Worker:
             return []
         rescued = self._rescue.maybe_rescue(now)
         self._after_reclaim(rescued, now)
+        if self._config.burst:
+            self._wake.set()  # a burst worker may be waiting for this look to finish
         return rescued
 
     def _settle_and_claim(self, now: datetime) -> tuple[TickReport, list[Job]]:
@@ -698,7 +700,12 @@ class Worker:
         return self._shutdown.draining and self._attempts.idle
 
     def _burst_finished(self) -> bool:
-        return self._accepting and self._attempts.idle and self._duties.nothing_left_to_claim()
+        return (
+            self._accepting
+            and self._attempts.idle
+            and self._duties.nothing_left_to_claim()
+            and self._rescue.settled()
+        )
 
     def _close(self) -> None:
         for _ in range(FINAL_SETTLE_TRIES):
