@@ -72,10 +72,15 @@ _BY_ALIAS = {
 def canonical_registrar(name: str | None) -> str | None:
     """The table's name for a registrar as written anywhere ("NameCheap, Inc." → "Namecheap");
     None for a registrar the table does not know."""
+    return _named_in(_BY_ALIAS, name)
+
+
+def _named_in(names: dict[str, str], name: str | None) -> str | None:
+    """The name `names` gives to `name` written any way: folded, then without its spaces."""
     if name is None or not name.strip():
         return None
     folded = _folded(name)
-    return _BY_ALIAS.get(folded) or _BY_ALIAS.get(folded.replace(" ", ""))
+    return names.get(folded) or names.get(folded.replace(" ", ""))
 
 
 @dataclass(frozen=True)
@@ -105,27 +110,24 @@ class RegistrarPriceTable:
     _by_key: dict[tuple[str, str], RegistrarPrice] = field(
         init=False, repr=False, compare=False, hash=False
     )
+    # Every registrar of the rows by its folded name, with and without spaces: an owner's table
+    # may name registrars `canonical_registrar` does not know.
+    _by_name: dict[str, str] = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_key", {(row.registrar, row.tld): row for row in self.rows})
+        names = {row.registrar for row in self.rows}
+        by_name = {_folded(name): name for name in names}
+        by_name |= {key.replace(" ", ""): name for key, name in by_name.items()}
+        object.__setattr__(self, "_by_name", by_name)
 
     def lookup(self, registrar: str | None, tld: str) -> RegistrarPrice | None:
         """The registrar's row for the TLD (registrar in any spelling `canonical_registrar`
         knows, or as an owner's table names it); None when either is unknown."""
-        canonical = canonical_registrar(registrar) or self._named(registrar)
+        canonical = canonical_registrar(registrar) or _named_in(self._by_name, registrar)
         if canonical is None:
             return None
         return self._by_key.get((canonical, _tld_key(tld)))
-
-    def _named(self, registrar: str | None) -> str | None:
-        """A registrar outside the known ones, as this table's rows spell it."""
-        if registrar is None or not registrar.strip():
-            return None
-        wanted = _folded(registrar).replace(" ", "")
-        for row in self.rows:
-            if _folded(row.registrar).replace(" ", "") == wanted:
-                return row.registrar
-        return None
 
     def over(self, base: RegistrarPriceTable) -> RegistrarPriceTable:
         """This table's rows, and `base`'s for the registrar × TLD pairs this one lacks; this
