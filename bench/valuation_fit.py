@@ -129,6 +129,13 @@ def candidates() -> dict[str, tuple[FitOptions, float]]:
         ),
         "v5: v4 + retail stretch, public x3": (stretch, 3.0),
         "v6, public x10": (replace(stretch, loss="absolute"), PUBLIC_WEIGHT),
+        **{
+            f"v6, public x3, intervals in {levels} price levels": (
+                replace(stretch, loss="absolute", interval_levels=levels),
+                3.0,
+            )
+            for levels in (2, 4, 5, 6, 8)
+        },
         "v6: v5 on an absolute loss (median regression), public x3 (chosen)": (
             replace(stretch, loss="absolute"),
             3.0,

@@ -74,6 +74,9 @@ class FitOptions:
     # "squared": a ridge regression (the mean log price); "absolute": the same penalty on an
     # absolute loss (the median log price: P50 is a median, and sale prices are right-skewed)
     loss: Loss = "squared"
+    # How many price levels (equal counts of the class's sales by predicted price) each venue
+    # class's residual quantiles are taken in; each level keeps MIN_LEVEL_SALES sales at least
+    interval_levels: int = INTERVAL_LEVELS
 
 
 @dataclass
@@ -279,7 +282,9 @@ def fit_model(
         term, signal, notes = _fit_comparables(model, index, sales, target, oof, weight, options)
         model.comparables_term = term
     total = oof + model.comparables_term.beta * signal
-    model.intervals = _intervals(total, target, classes, weight, options.median_shift)
+    model.intervals = _intervals(
+        total, target, classes, weight, options.median_shift, options.interval_levels
+    )
     model.baselines = _fit_baselines(sales, options)
     dates = sorted(sale.date for sale in sales)
     model.trained_on = {
@@ -433,6 +438,7 @@ def _intervals(
     classes: Sequence[VenueClass],
     weight: Matrix,
     median_shift: bool = True,
+    most_levels: int = INTERVAL_LEVELS,
 ) -> Intervals:
     edges: dict[str, list[float]] = {}
     low: dict[str, list[float]] = {}
@@ -444,7 +450,7 @@ def _intervals(
         chosen = np.array([item is venue_class for item in classes])
         if chosen.sum() < MIN_LEVEL_SALES:
             chosen = every  # too few sales of the class: the pooled residuals
-        levels = max(1, min(INTERVAL_LEVELS, int(chosen.sum()) // MIN_LEVEL_SALES))
+        levels = max(1, min(most_levels, int(chosen.sum()) // MIN_LEVEL_SALES))
         cuts = np.quantile(predicted[chosen], np.linspace(0, 1, levels + 1)[1:-1]).tolist()
         edges[venue_class.value] = [float(cut) for cut in cuts]
         level = np.searchsorted(np.asarray(cuts), predicted[chosen])
