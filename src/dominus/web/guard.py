@@ -32,6 +32,12 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dominus.api.limits import replayed
+from dominus.api.multipart import (
+    MULTIPART,
+    UnreadableMultipartError,
+    media_type,
+    parse_in_thread,
+)
 from dominus.api.token_throttle import client_address
 from dominus.errors import DominusError
 from dominus.web.sessions import (
@@ -46,7 +52,6 @@ from dominus.web.sessions import (
     Session,
     SessionKeys,
 )
-from dominus.web.uploads import MULTIPART, media_type, parse_multipart
 
 log = logging.getLogger("dominus.web")
 
@@ -55,6 +60,7 @@ LOGOUT_PATH = "/logout"
 STATIC_PREFIX = "/static/"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 FORM_MEDIA_TYPE = "application/x-www-form-urlencoded"
+MAX_FORM_FIELDS = 2_000  # twice what the biggest form (1,000 ticked jobs and its filters) posts
 CSRF_REFUSED = (
     "refused: this form's security (CSRF) token is missing or out of date. Reload the page and "
     "try again."
@@ -120,9 +126,9 @@ class DashboardGuardMiddleware:
             expected_csrf = self.keys.csrf_token(session)
         if scope["method"] not in SAFE_METHODS:
             body, receive = await _buffered(receive)
-            # htmx sends the header on every request; a plain form sends the field.
-            given = (headers.get(CSRF_HEADER, ""), _form_field(headers, body, CSRF_FIELD))
-            if not expected_csrf or not any(_same(value, expected_csrf) for value in given):
+            # A stranger's upload is never parsed: without a session the gate refuses it anyway
+            reads_uploads = session is not None or not self.keys.login_required
+            if not await _csrf_sent(headers, body, expected_csrf, reads_uploads):
                 await PlainTextResponse(CSRF_REFUSED, status_code=403)(scope, receive, send)
                 return
         if self.keys.login_required and session is None and not on_login_form:
@@ -196,16 +202,35 @@ def _cookies(header: str) -> dict[str, str]:
     return cookies
 
 
-def _form_field(headers: Headers, body: bytes, name: str) -> str:
-    """The field of a url-encoded form, or of a multipart one (an upload form without
-    JavaScript has no other way to send the token)."""
+async def _csrf_sent(headers: Headers, body: bytes, expected: str, reads_uploads: bool) -> bool:
+    """Whether the request carries the expected CSRF token: htmx sends the header on every
+    request; a plain form sends the field."""
+    if not expected:
+        return False
+    if _same(headers.get(CSRF_HEADER, ""), expected):
+        return True
+    return _same(await _form_field(headers, body, reads_uploads), expected)
+
+
+async def _form_field(headers: Headers, body: bytes, reads_uploads: bool) -> str:
+    """The CSRF field of a url-encoded form or, from an upload form without JavaScript, of a
+    multipart one (parsed off the event loop, and only when `reads_uploads`); "" if none."""
     content_type = headers.get("content-type", "")
     if media_type(content_type) == MULTIPART:
-        form = parse_multipart(content_type, body)
-        return "" if form is None else form.first(name)
+        if not reads_uploads:
+            return ""
+        try:
+            form = await parse_in_thread(content_type, body)
+        except UnreadableMultipartError:
+            return ""
+        return "" if form is None else form.first(CSRF_FIELD)
     if media_type(content_type) != FORM_MEDIA_TYPE:
         return ""
-    values = parse_qs(body.decode("utf-8", errors="replace")).get(name, [])
+    try:
+        fields = parse_qs(body.decode("utf-8", errors="replace"), max_num_fields=MAX_FORM_FIELDS)
+    except ValueError:  # more fields than any form of ours has
+        return ""
+    values = fields.get(CSRF_FIELD, [])
     return values[0] if values else ""
 
 

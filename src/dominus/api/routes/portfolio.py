@@ -3,8 +3,6 @@ PORTFOLIO_RESCORE."""
 
 from __future__ import annotations
 
-from email import policy
-from email.parser import BytesParser
 from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Path, Query, Request, Response
@@ -12,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.convertors import StringConvertor, register_url_convertor
 
 from dominus.api.errors import error_response
+from dominus.api.multipart import MULTIPART, UnreadableMultipartError, parse_in_thread
 from dominus.api.portfolio_schemas import DropIn, EntryIn, EntryPatchIn, RescoreIn, SaleIn
 from dominus.api.routes.jobs import ERRORS, NO_STORE, TOO_LARGE, with_errors
 from dominus.api.schemas import ErrorBody
@@ -171,11 +170,15 @@ async def import_csv(
     content_type = request.headers.get("content-type", "")
     body = await request.body()
     media = content_type.split(";", 1)[0].strip().lower()
-    if media == "multipart/form-data":
-        upload = _multipart_file(content_type, body)
+    if media == MULTIPART:
+        try:
+            form = await parse_in_thread(content_type, body)
+        except UnreadableMultipartError as error:
+            return error_response(422, "invalid_request", str(error))
+        upload = None if form is None else form.files.get("file")
         if upload is None:
             return error_response(422, "invalid_request", "the multipart body has no `file` part")
-        body = upload
+        body = upload.data
     elif media not in CSV_TYPES:
         return error_response(
             415, "unsupported_media_type", "send the CSV as text/csv or multipart/form-data"
@@ -194,19 +197,6 @@ async def import_csv(
         return ImportReportOut.of(report)
 
     return await run_in_threadpool(run)
-
-
-def _multipart_file(content_type: str, body: bytes) -> bytes | None:
-    message = BytesParser(policy=policy.HTTP).parsebytes(
-        f"Content-Type: {content_type}\r\n\r\n".encode("latin-1", "replace") + body
-    )
-    if not message.is_multipart():
-        return None
-    for part in message.iter_parts():
-        if part.get_param("name", header="content-disposition") == "file":
-            payload = part.get_payload(decode=True)
-            return payload if isinstance(payload, bytes) else None
-    return None
 
 
 @router.post("/portfolio", status_code=201, response_model=EntryOut, responses=BODY_ERRORS)

@@ -22,6 +22,7 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
+from dominus.api.multipart import MultipartForm, UnreadableMultipartError, parse_in_thread
 from dominus.api.services import ApiServices, Services
 from dominus.portfolio.csv_import import (
     ImportOptions,
@@ -36,7 +37,6 @@ from dominus.portfolio.service import PortfolioService
 from dominus.web.context import Dashboard, Web
 from dominus.web.routes.forms import see_other
 from dominus.web.routes.portfolio import enqueue_rescore
-from dominus.web.uploads import MultipartForm, parse_multipart
 
 router = APIRouter()
 MAX_UPLOAD_BYTES = 512 * 1024
@@ -121,6 +121,19 @@ def _page(
     )
 
 
+async def _read_form(
+    request: Request, api: ApiServices, web: Dashboard
+) -> MultipartForm | Response:
+    """The upload form posted, or the page that says why it cannot be read."""
+    try:
+        form = await parse_in_thread(request.headers.get("content-type", ""), await request.body())
+    except UnreadableMultipartError as error:
+        return _page(request, api, web, error=str(error), status_code=400)
+    if form is None:
+        return _page(request, api, web, error="send the file from the form", status_code=415)
+    return form
+
+
 def _cells(row: PreviewRow, preview: ImportPreview) -> dict[str, Any]:
     """A preview row as the table shows it: one cell per field the file has a column for."""
     values = {name: _shown(row.values.get(name)) for name in preview.columns if name != "currency"}
@@ -152,9 +165,9 @@ def import_form(request: Request, api: Services, web: Web) -> Response:
 @router.post("/portfolio/import")
 async def preview(request: Request, api: Services, web: Web) -> Response:
     """The uploaded file's dry run: nothing is written."""
-    form = parse_multipart(request.headers.get("content-type", ""), await request.body())
-    if form is None:
-        return _page(request, api, web, error="send the file from the form", status_code=415)
+    form = await _read_form(request, api, web)
+    if isinstance(form, Response):
+        return form
     choices = ImportForm.of(form)
     upload = form.files.get("file")
     if upload is None or not upload.data:
@@ -188,9 +201,9 @@ async def preview(request: Request, api: Services, web: Web) -> Response:
 async def confirm(request: Request, api: Services, web: Web) -> Response:
     """Import the file the preview showed, with its options; then enqueue a rescore of the
     portfolio if the file added or changed a name."""
-    form = parse_multipart(request.headers.get("content-type", ""), await request.body())
-    if form is None:
-        return _page(request, api, web, error="send the file from the form", status_code=415)
+    form = await _read_form(request, api, web)
+    if isinstance(form, Response):
+        return form
     choices = ImportForm.of(form)
     try:
         data = base64.b64decode(form.first("file_b64"), validate=True)
