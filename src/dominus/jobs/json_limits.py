@@ -38,10 +38,15 @@ def too_big_message(what: str, size: int) -> str:
 
 def text_nests_deeper_than(text: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether the JSON text `text` opens more than `limit` containers at once, found without
-    parsing it (brackets inside strings do not count). Linear in the text; malformed text is
-    left for the parser to report."""
+    parsing it (brackets inside strings do not count), in whichever encoding `json.loads` would
+    read it. Linear in the text; malformed text is left for the parser to report."""
     if text.count(b"[") + text.count(b"{") <= limit:
         return False  # the usual case, at the cost of two C-speed scans
+    encoding = json.detect_encoding(text)
+    if encoding not in ("utf-8", "utf-8-sig"):
+        # json.loads reads UTF-16 and UTF-32 too; scanned as bytes, such a text's code units
+        # can hold a quote's byte (U+0122 is 22 01) and hide every bracket after it
+        text = text.decode(encoding, errors="replace").encode("utf-8")
     brackets = _STRING.sub(b"", text).translate(None, _NOT_BRACKETS)
     depth = 0
     for byte in brackets:
