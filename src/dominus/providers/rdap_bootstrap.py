@@ -5,6 +5,8 @@ A snapshot ships in `data/rdap_dns_bootstrap.json`; `refresh_bootstrap` replaces
 current file (registries move their RDAP servers now and then). The download is one bounded
 exchange (`dominus.bounded_http`): REFRESH_DEADLINE_SECONDS for all of it, redirects included,
 at most MAX_BOOTSTRAP_BYTES, and no redirect to another scheme or to a loopback or private host.
+The source itself must be HTTPS (plain HTTP only from this machine): the file names the
+servers every lookup asks, so no one on the path may rewrite it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import httpx
 
 from dominus.bounded_http import ExchangeError, fetch
+from dominus.host_names import is_loopback
 from dominus.providers.errors import BootstrapError
 
 DEFAULT_BOOTSTRAP_URL = "https://data.iana.org/rdap/dns.json"
@@ -87,6 +90,19 @@ def _with_slash(url: str) -> str:
     return url if url.endswith("/") else url + "/"
 
 
+def _check_source(url: str) -> None:
+    """The file decides which hosts every lookup asks, so it must come over HTTPS: plain HTTP
+    only from this machine (a local mirror), where no one on the path can rewrite it."""
+    parsed = httpx.URL(url) if url.startswith(("https://", "http://")) else None
+    if parsed is None or not parsed.host:
+        raise BootstrapError(f"the bootstrap URL {url!r} is not an http(s) URL")
+    if parsed.scheme == "http" and not is_loopback(parsed.host):
+        raise BootstrapError(
+            f"refusing {url}: the bootstrap names the servers every lookup asks, so it is "
+            "fetched over https (plain http only from this machine)"
+        )
+
+
 def refresh_bootstrap(
     url: str = DEFAULT_BOOTSTRAP_URL,
     path: Path = BUNDLED_BOOTSTRAP_PATH,
@@ -94,6 +110,7 @@ def refresh_bootstrap(
 ) -> int:
     """Download the bootstrap document at `url`, check it, and replace `path` atomically (the
     old file stays untouched on any failure). Returns how many TLDs it maps."""
+    _check_source(url)
     own_client = client is None
     http = client or httpx.Client()
     try:

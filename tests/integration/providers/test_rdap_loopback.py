@@ -361,3 +361,29 @@ def test_refresh_bootstrap_keeps_the_old_file_on_failure(
         refresh_bootstrap(fake.base.replace("/rdap/", "/dns.json"), target, http)
     assert target.read_text(encoding="utf-8") == "old"
     assert list(tmp_path.iterdir()) == [target]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://data.iana.example/rdap/dns.json",  # plain http across a network
+        "http://10.0.0.5/dns.json",
+        "ftp://data.iana.org/rdap/dns.json",
+        "data.iana.org/rdap/dns.json",
+    ],
+)
+def test_a_bootstrap_source_anyone_on_the_path_could_rewrite_is_refused(
+    url: str, tmp_path: Path
+) -> None:
+    target = tmp_path / "bootstrap.json"
+    target.write_text("kept")
+
+    def never(request: httpx.Request) -> httpx.Response:
+        raise AssertionError(f"asked {request.url}")
+
+    with (
+        httpx.Client(transport=httpx.MockTransport(never)) as client,
+        pytest.raises(BootstrapError, match=r"refusing|not an http"),
+    ):
+        refresh_bootstrap(url, target, client)
+    assert target.read_text() == "kept"
