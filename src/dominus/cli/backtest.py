@@ -54,6 +54,9 @@ def report(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     plot: Path = typer.Option(DEFAULT_PLOT, "--plot", help="Where to write the PNG plot."),
     no_plot: bool = typer.Option(False, "--no-plot", help="Write no plot."),
+    force: bool = typer.Option(
+        False, "--force", help="Overwrite a --plot file that is not an earlier plot."
+    ),
     folds: int = typer.Option(3, "--folds", min=1, max=50, help="Walk-forward folds."),
     split: str | None = typer.Option(
         None, "--split-date", help="One walk-forward cut instead: train before YYYY-MM-DD."
@@ -61,8 +64,8 @@ def report(
 ) -> None:
     """The report of the snapshot (build it first: `backtest build`, or BACKTEST_BUILD)."""
     cut = _date("--split-date", split) if split else None
-    if not no_plot and (plot.is_dir() or not plot.parent.exists()):
-        raise OutcomeInputError(f"--plot {plot}: not a file in an existing directory")
+    if not no_plot:
+        _check_plot_path(plot, force)
     runtime = open_runtime(read_only=True)
     service = BacktestService(runtime.settings, runtime.engine, runtime.clock)
     document = service.report(ReportOptions(folds=folds, split=cut))
@@ -75,6 +78,27 @@ def report(
     print_report(document)
     if not no_plot:
         console.print(f"plot written to {plot}")
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _check_plot_path(plot: Path, force: bool) -> None:
+    """An earlier plot is replaced (each report rewrites its own); any other file only with
+    --force, so that a mistyped path never costs the file it names."""
+    if plot.is_dir() or not plot.parent.exists():
+        raise OutcomeInputError(f"--plot {plot}: not a file in an existing directory")
+    if force or not plot.exists():
+        return
+    try:
+        with plot.open("rb") as handle:
+            earlier_plot = handle.read(len(PNG_SIGNATURE)) == PNG_SIGNATURE
+    except OSError as error:
+        raise OutcomeInputError(f"--plot {plot}: cannot be read ({error.strerror})") from None
+    if not earlier_plot:
+        raise OutcomeInputError(
+            f"--plot {plot}: exists and is not a plot: pass --force to overwrite it"
+        )
 
 
 @app.command("suggest-weights")

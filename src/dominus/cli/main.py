@@ -15,6 +15,8 @@ from typing import NoReturn
 
 import typer
 from typer._click import Command  # Typer's own Click, as dominus.cli.lazy uses
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer.exceptions import Abort
 
 from dominus.cli.help_text import tidy, tidy_one
 from dominus.cli.lazy import LazyCommand, LazyGroup
@@ -162,13 +164,35 @@ def exit_code_for(error: DominusError) -> int:
 
 def main() -> None:
     try:
-        app()
+        # Not standalone: Click's own refusals (a bad option, a missing argument) come here to
+        # be one line, as every other bad input is; every command returns None, so what comes
+        # back is an exit code only from --help or an explicit exit
+        code = app(standalone_mode=False)
+    except ClickException as error:
+        refuse_usage(error)
+    except Abort:
+        sys.stderr.write("Aborted!\n")
+        sys.exit(1)
     except DominusError as error:
         fail(error)
     except driver_errors() as error:
         from dominus.db.errors import translated  # noqa: PLC0415 - only on a failure
 
         fail(translated(error))  # a driver error that escaped translation: still one line
+    if isinstance(code, int):
+        sys.exit(code)
+
+
+def refuse_usage(error: ClickException) -> NoReturn:
+    """Click's refusal as one `error:` line naming the command's help. Asked with no arguments,
+    a group has printed its help already and says nothing more."""
+    if isinstance(error, NoArgsIsHelpError):
+        sys.exit(error.exit_code)
+    context = getattr(error, "ctx", None)
+    hint = f" (see `{context.command_path} --help`)" if context is not None else ""
+    message = " ".join(error.format_message().split())
+    sys.stderr.write(f"error: {message}{hint}\n")
+    sys.exit(error.exit_code)
 
 
 def fail(error: DominusError) -> NoReturn:

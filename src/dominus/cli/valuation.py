@@ -6,7 +6,6 @@ line naming the file and line, exit 2 (the errors are DominusErrors; main.py pri
 from __future__ import annotations
 
 import math
-import re
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import typer
 from rich.table import Table
 
 from dominus.cli.output import console, print_json
+from dominus.domain_names import InvalidNameError, normalise_domain
 from dominus.errors import InvalidInputError
 from dominus.valuation.comparables import ComparablesIndex
 from dominus.valuation.fitting import FitOptions, measure
@@ -125,7 +125,8 @@ def appraise(
 ) -> None:
     """The wholesale and retail values of each name, with their explanation."""
     names = [
-        _domain(name) for name in list(domains or []) + (_names_in(from_file) if from_file else [])
+        *(_domain(name) for name in domains or []),
+        *(_names_in(from_file) if from_file else []),
     ]
     if not names:
         raise ValuationInputError("no names: give DOMAIN arguments or --from-file")
@@ -159,34 +160,38 @@ def _index(comps: Path | None, model: ValueModel) -> ComparablesIndex | None:
     return ComparablesIndex(read_sales(comps), half_life_years=term.half_life_years, k=term.k)
 
 
-_ASCII_DOMAIN = re.compile(r"[a-z0-9_-]+(\.[a-z0-9-]+)+")
-
-
-def _domain(text: str) -> str:
-    """A name to appraise in its ASCII form (an IDN as its xn-- A-labels); anything that is not
-    a domain name is one line of bad input."""
-    name = text.strip().lower().rstrip(".")
+def _domain(text: str, where: str = "") -> str:
+    """A name to appraise in its ASCII form (an IDN as its xn-- A-labels), by the rule every
+    command uses; anything that is not a domain name is one line of bad input."""
     try:
-        ascii_name = name.encode("idna").decode("ascii")
-    except UnicodeError:
-        ascii_name = ""
-    if not _ASCII_DOMAIN.fullmatch(ascii_name):
-        raise ValuationInputError(
-            f"{text.encode('utf-8', 'backslashreplace').decode()!r} is not a domain name"
-        )
-    return ascii_name
+        return normalise_domain(text).ascii
+    except InvalidNameError as error:
+        shown = text.encode("utf-8", "backslashreplace").decode()
+        raise ValuationInputError(f"{where}{shown!r} is not a domain name ({error})") from None
 
 
 def _names_in(path: Path) -> list[str]:
+    """The names of a file, one a line (a CSV's first column). Blank lines are skipped, and a
+    first line that has no dot is taken for a header; every other line must hold a name."""
     try:
         text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ValuationInputError(
+            f"{path}: not UTF-8 text (byte {error.start} cannot be read)"
+        ) from None
     except OSError as error:
         raise ValuationInputError(f"{path}: cannot be read ({error.strerror or error})") from None
     names = []
-    for line in text.splitlines():
-        name = line.split(",", 1)[0].strip().strip('"')
-        if name and "." in name and name.lower() != "domain":
-            names.append(name)
+    header_possible = True
+    for number, line in enumerate(text.splitlines(), start=1):
+        cell = line.split(",", 1)[0].strip().strip('"')
+        if not cell:
+            continue
+        if header_possible and "." not in cell:
+            header_possible = False
+            continue
+        header_possible = False
+        names.append(_domain(cell, f"{path} line {number}: "))
     return names
 
 

@@ -17,11 +17,17 @@ import csv
 import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from dominus.db.errors import database_errors
-from dominus.portfolio.model import EntryFields, PortfolioEntry, PortfolioInputError
+from dominus.portfolio.model import (
+    EntryFields,
+    PortfolioEntry,
+    PortfolioInputError,
+    acquisition_problem,
+    utc_today,
+)
 from dominus.portfolio.presets import (
     ALIASES,
     AMOUNT_FIELDS,
@@ -105,6 +111,7 @@ class _Row:
     domain: str
     values: EntryFields
     renewal_column: str | None
+    acquired_column: str | None = None
 
 
 def parse_mapping(text: str) -> dict[str, str]:
@@ -147,6 +154,7 @@ class PortfolioImporter:
 
     def run(self, text: str, options: ImportOptions, now: datetime) -> ImportReport:
         rows, report = self.read(text, options)
+        rows = _acquired_by_today(rows, report, utc_today(now))
         with database_errors(), self.service.engine.begin() as connection:
             existing = {entry.domain: entry for entry in read_entries(connection, status=None)}
             plan = self._plan(rows, existing, report)
@@ -183,7 +191,8 @@ class PortfolioImporter:
         if not any(line.strip() for line in lines):
             raise PortfolioInputError("the file is empty: a header row is needed")
         delimiter = (preset.delimiter if preset else None) or _sniff(lines)
-        reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+        # Strict: a quote never closed is refused, not every later row read as one cell
+        reader = csv.reader(io.StringIO(text), delimiter=delimiter, strict=True)
         try:
             header = next(row for row in reader if any(cell.strip() for cell in row))
         except csv.Error as error:
@@ -306,7 +315,10 @@ class PortfolioImporter:
             found = columns.get(field_name)
             return RowProblem(line, found[1] if found else field_name, problem)
         renewal = columns.get("renewal_date")
-        return _Row(line, domain, fields, renewal[1] if renewal else None)
+        acquired = columns.get("acquired_at")
+        return _Row(
+            line, domain, fields, renewal[1] if renewal else None, acquired[1] if acquired else None
+        )
 
     @staticmethod
     def _value(name: str, raw: str, reading: _Reading, decimal_comma: bool) -> Any:
@@ -340,16 +352,35 @@ def _domain(raw: str) -> str:
     return name
 
 
+def _acquired_by_today(rows: list[_Row], report: ImportReport, today: date) -> list[_Row]:
+    """The rows whose acquisition is not after today; the others refused with their line."""
+    kept = []
+    for row in rows:
+        problem = acquisition_problem(row.values, today)
+        if problem is None:
+            kept.append(row)
+        else:
+            report.refused.append(RowProblem(row.line, row.acquired_column, problem))
+    return kept
+
+
 def _records(reader: Any, report: ImportReport) -> list[tuple[int, list[str]]]:
     """Every non-blank row after the header with its line; a row the CSV reader cannot read is
     refused with its line."""
     records: list[tuple[int, list[str]]] = []
     while True:
+        starts = reader.line_num + 1
         try:
             cells = next(reader)
         except StopIteration:
             return records
         except csv.Error as error:
+            if "unexpected end of data" in str(error):
+                # Not one bad row: nothing after the quote can be read, so nothing is imported
+                raise PortfolioInputError(
+                    f"line {starts}: a quote opened here is never closed (every line after it "
+                    "would be read as one cell)"
+                ) from None
             report.refused.append(RowProblem(reader.line_num, None, str(error)))
             continue
         if any(cell.strip() for cell in cells):

@@ -277,6 +277,13 @@ def days_until_renewal(renewal_date: date, now: datetime) -> int:
     return (renewal_date - utc_today(now)).days
 
 
+def acquisition_problem(values: EntryFields, today: date) -> str | None:
+    """An acquisition is a day that has been (UTC), as a sale or a drop is: a later one is a
+    typing slip that would make the holding period and the ledger's figures wrong."""
+    day = values.acquired_at
+    return None if day is None else outcome_date_problem(day, today)
+
+
 def outcome_date_problem(day: date, today: date) -> str | None:
     """The one rule for the day of a sale, drop or expiry, whichever way it is recorded (`outcomes
     add`, an outcomes import, the ledger's `sold` and `drop`, the API): not after today (UTC).

@@ -24,6 +24,7 @@ from dominus.portfolio.model import (
     PortfolioInputError,
     ScoreUpdate,
     VerdictChange,
+    acquisition_problem,
     outcome_date_problem,
     utc_today,
 )
@@ -116,7 +117,7 @@ class PortfolioService:
     # --- entries ---------------------------------------------------------------------------
     def add(self, domain: str, values: EntryFields, now: datetime) -> PortfolioEntry:
         name = valid_domain(domain)
-        values = values.checked()
+        values = _acquired_by(values.checked(), now)
         if values.renewal_date is None:
             raise PortfolioInputError("a renewal date is required (--renewal-date YYYY-MM-DD)")
         with database_errors(), self.engine.begin() as connection:
@@ -149,7 +150,7 @@ class PortfolioService:
 
     def update(self, domain: str, values: EntryFields, now: datetime) -> PortfolioEntry:
         name = valid_domain(domain)
-        values = values.checked()
+        values = _acquired_by(values.checked(), now)
         with database_errors(), self.engine.begin() as connection:
             entry = read_entry(connection, name)
             if entry is None:
@@ -416,3 +417,10 @@ def outcome_day(on: date | None, now: datetime) -> date:
     if problem is not None:
         raise PortfolioInputError(problem, code="invalid_outcome")
     return day
+
+
+def _acquired_by(values: EntryFields, now: datetime) -> EntryFields:
+    problem = acquisition_problem(values, utc_today(now))
+    if problem is not None:
+        raise PortfolioInputError(f"acquired_at: {problem}")
+    return values

@@ -533,17 +533,41 @@ class ValueModel:
 
 def read_model(path: Path) -> ValueModel:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_a_number)
     except FileNotFoundError:
         raise ModelFileError(f"{path}: no such model file") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ModelFileError(f"{path}: cannot be read ({error})") from None
     except json.JSONDecodeError as error:
         raise ModelFileError(f"{path}: not a JSON model file (line {error.lineno})") from None
+    except ValueError as error:  # NaN or Infinity: every value it gave would be one
+        raise ModelFileError(f"{path}: not a value model file ({error})") from None
+    if not isinstance(data, dict):
+        raise ModelFileError(f"{path}: not a value model file (a JSON object is expected)")
+    if not _all_finite(data):  # 1e400 reads as infinity
+        raise ModelFileError(f"{path}: not a value model file (a number is out of range)")
     try:
         return ValueModel.from_dict(data)
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise ModelFileError(f"{path}: not a value model file ({error!r})") from None
+    except KeyError as error:
+        raise ModelFileError(f"{path}: not a value model file (no {error.args[0]!r})") from None
+    except (TypeError, ValueError, AttributeError):
+        raise ModelFileError(
+            f"{path}: not a value model file (a field is not of the model's shape)"
+        ) from None
+
+
+def _all_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_all_finite(item) for item in value.values())
+    if isinstance(value, list):
+        return all(_all_finite(item) for item in value)
+    return True
+
+
+def _not_a_number(constant: str) -> float:
+    raise ValueError(f"{constant} is not a number a model may hold")
 
 
 _LOADED: dict[Path, ValueModel] = {}

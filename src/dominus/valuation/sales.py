@@ -67,7 +67,8 @@ def read_sales(path: Path) -> list[Sale]:
 
 def parse_sales(lines: Iterable[str], name: str = "sales") -> list[Sale]:
     """The sales in `lines` (a CSV text with its header); `name` names it in errors."""
-    reader = csv.reader(lines)
+    # Strict: a quote that is never closed is an error, not every later row read as one cell
+    reader = csv.reader(lines, strict=True)
     try:
         header = next(reader)
     except StopIteration:
@@ -84,8 +85,14 @@ def parse_sales(lines: Iterable[str], name: str = "sales") -> list[Sale]:
                 continue
             sales.append(_sale(row, columns, f"{name} line {reader.line_num}"))
     except csv.Error as error:
-        raise SalesFileError(f"{name} line {reader.line_num}: {error}") from None
+        raise SalesFileError(f"{name} line {reader.line_num}: {_csv_problem(error)}") from None
     return sales
+
+
+def _csv_problem(error: csv.Error) -> str:
+    if "unexpected end of data" in str(error):
+        return "a quoted field runs to the end of the file (a quote is never closed)"
+    return str(error)
 
 
 def _columns(header: Sequence[str], name: str) -> dict[str, int]:
