@@ -57,6 +57,8 @@ def normalise_domain(raw: str) -> DomainName:
         raise InvalidNameError("empty name")
     if any(character.isspace() for character in text):
         raise InvalidNameError("contains spaces")
+    if text.startswith("."):
+        raise InvalidNameError("starts with a dot (a name begins with its first label)")
     labels = text.split(".")
     if len(labels) < 2:
         raise InvalidNameError("no TLD (a domain needs at least two labels)")

@@ -3,9 +3,10 @@ composes the served app from these and the dashboard; nothing is built at import
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from dominus import __version__
+from dominus.api.declared_inputs import refuse_undeclared_inputs
 from dominus.api.docs_page import install_docs
 from dominus.api.errors import install_error_handlers
 from dominus.api.limits import RequestLimitsMiddleware
@@ -102,7 +103,9 @@ def create_api(
         alerts,
         health,
     ):
-        app.include_router(module.router, prefix=API_PREFIX)
+        app.include_router(
+            module.router, prefix=API_PREFIX, dependencies=[Depends(refuse_undeclared_inputs)]
+        )
     install_error_handlers(app)
     install_openapi(app, registry, token_required=api_tokens(settings) is not None)
     return app

@@ -7,6 +7,7 @@ or busy is 503 with Retry-After)."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -79,9 +80,31 @@ async def _dominus_error(_request: Request, error: DominusError) -> JSONResponse
 async def _validation_error(_request: Request, error: RequestValidationError) -> JSONResponse:
     problems = []
     for issue in error.errors():
-        where = ".".join(str(part) for part in issue.get("loc", ()) if part != "body")
-        problems.append(f"{where or 'request'}: {issue.get('msg', 'invalid')}")
+        if issue.get("type") == "json_invalid":
+            found = (issue.get("ctx") or {}).get("error", "cannot be read")
+            at = issue.get("loc", ())[-1:]
+            problems.append(f"the request body is not JSON: {found} (at character {at[0]})")
+            continue
+        where = ".".join(str(part) for part in issue.get("loc", ()) if _is_place(part))
+        problems.append(f"{where or 'request'}: {_in_words(issue)}")
     return error_response(422, "invalid_request", "; ".join(problems) or "invalid request")
+
+
+def _is_place(part: object) -> bool:
+    """A field name or a list position; not "body", nor a union member's tag that pydantic
+    puts in the path ("constrained-str", a model's class name)."""
+    if isinstance(part, int):
+        return True
+    text = str(part)
+    return text != "body" and "-" not in text and not text[:1].isupper()
+
+
+def _in_words(issue: Any) -> str:
+    """Pydantic's message, except where it would show a regular expression holding a NUL."""
+    pattern = str((issue.get("ctx") or {}).get("pattern", ""))
+    if issue.get("type") == "string_pattern_mismatch" and "\x00" in pattern:
+        return "holds a NUL character, which cannot be stored"
+    return str(issue.get("msg", "invalid"))
 
 
 async def _http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:

@@ -8,7 +8,7 @@ from datetime import date
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dominus.portfolio.model import MAX_AMOUNT, NO_NUL, EntryValues
+from dominus.portfolio.model import MAX_AMOUNT, NO_NUL, EntryValues, Number
 
 
 class EntryPatchIn(EntryValues):
@@ -35,8 +35,8 @@ class SaleIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    price: float = Field(ge=0, le=MAX_AMOUNT, allow_inf_nan=False)
-    fees: float = Field(default=0.0, ge=0, le=MAX_AMOUNT, allow_inf_nan=False)
+    price: Number = Field(ge=0, le=MAX_AMOUNT, allow_inf_nan=False)
+    fees: Number = Field(default=0.0, ge=0, le=MAX_AMOUNT, allow_inf_nan=False)
     date: dt.date | None = None
     venue: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
 

@@ -41,10 +41,20 @@ class RunRequest(BaseModel):
 
     @model_validator(mode="after")
     def _not_too_big(self) -> RunRequest:
+        # A blank name is no name, as `dominus run` reads its lists: a run of blanks is no run
+        self.keywords = _named(self.keywords)
+        self.brandable_names = _named(self.brandable_names)
+        self.closeout_domains = [
+            item for item in self.closeout_domains if not isinstance(item, str) or item.strip()
+        ]
         check_input_size(
             len(self.keywords) + len(self.brandable_names) + len(self.closeout_domains)
         )
         return self
+
+
+def _named(names: list[str]) -> list[str]:
+    return [name for name in names if name.strip()]
 
 
 class RunCreated(RunQueuedOut):

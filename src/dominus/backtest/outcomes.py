@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError
 
 from dominus.backtest.model import OutcomeInputError
 from dominus.domain_names import InvalidNameError, normalise_domain
@@ -37,15 +37,15 @@ class OutcomeIn(BaseModel):
         str, StringConstraints(min_length=1, max_length=300, pattern="^[^\x00]*$")
     ] = Field(description="The name, e.g. cloudnest.com (stored in ASCII).")
     type: Literal["sold", "dropped", "expired"] = Field(default="sold")
-    price: Annotated[float, Field(gt=0, le=MAX_PRICE, allow_inf_nan=False)] | None = Field(
-        default=None, description="The sale price (sales only), in `currency`."
+    price: Annotated[float, Strict(), Field(gt=0, le=MAX_PRICE, allow_inf_nan=False)] | None = (
+        Field(default=None, description="The sale price (sales only), in `currency`.")
     )
     currency: Annotated[str, StringConstraints(pattern="^[A-Za-z]{3}$")] | None = Field(
         default=None, description="3-letter code; default: the scoring currency."
     )
     date: dt.date = Field(description="The day of the sale, drop or expiry (YYYY-MM-DD).")
     venue: Annotated[str, StringConstraints(max_length=200, pattern="^[^\x00]*$")] | None = None
-    fees: Annotated[float, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)] | None = None
+    fees: Annotated[float, Strict(), Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)] | None = None
     notes: Text | None = None
 
 

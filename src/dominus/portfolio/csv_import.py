@@ -192,7 +192,9 @@ class PortfolioImporter:
             raise PortfolioInputError("the file is empty: a header row is needed")
         delimiter = (preset.delimiter if preset else None) or _sniff(lines)
         # Strict: a quote never closed is refused, not every later row read as one cell
-        reader = csv.reader(io.StringIO(text), delimiter=delimiter, strict=True)
+        # Universal newlines: a file whose lines end in a bare CR (old Mac, some Excel
+        # exports) reads as any other
+        reader = csv.reader(io.StringIO(text, newline=None), delimiter=delimiter, strict=True)
         try:
             header = next(row for row in reader if any(cell.strip() for cell in row))
         except csv.Error as error:

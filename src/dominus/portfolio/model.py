@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 from pydantic_core import ErrorDetails
 
 from dominus.errors import ConflictError, DominusError, InvalidInputError, NotFoundError
@@ -25,6 +25,9 @@ MAX_NOTES_LENGTH = 10_000
 MAX_REGISTRAR_STATUS_LENGTH = 100  # the column's size
 MAX_AMOUNT = 1e12
 Amount = Field(default=None, ge=0, le=MAX_AMOUNT, allow_inf_nan=False)
+# A JSON number, never a string or a boolean that happens to convert ("10", true): the API's
+# callers send what they mean, and the CLI and the CSV import convert their text first
+Number = Annotated[float, Strict()]
 
 
 class EntryValues(BaseModel):
@@ -34,13 +37,13 @@ class EntryValues(BaseModel):
 
     renewal_date: date | None = None
     acquired_at: date | None = None
-    acquisition_cost: float | None = Amount
-    renewal_cost: float | None = Amount
+    acquisition_cost: Number | None = Amount
+    renewal_cost: Number | None = Amount
     registrar: str | None = Field(default=None, max_length=MAX_REGISTRAR_LENGTH, pattern=NO_NUL)
-    list_price: float | None = Amount
-    renewals_paid: float | None = Amount
+    list_price: Number | None = Amount
+    renewals_paid: Number | None = Amount
     notes: str | None = Field(default=None, max_length=MAX_NOTES_LENGTH, pattern=NO_NUL)
-    auto_renew: bool | None = None
+    auto_renew: Annotated[bool, Strict()] | None = None
     registrar_status: str | None = Field(
         default=None, max_length=MAX_REGISTRAR_STATUS_LENGTH, pattern=NO_NUL
     )

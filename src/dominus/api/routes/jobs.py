@@ -146,9 +146,10 @@ def retry(job_id: JobId, api: Services) -> JobOut:
     return job_out(api.queue.retry(job_id))
 
 
-def utc_filter(name: str, value: datetime | None) -> datetime | None:
+def utc_filter(name: str, value: datetime | None, where: str = "query") -> datetime | None:
     """A time filter in UTC. A well-formed time whose UTC value is outside the calendar (year
-    9999 at -14:00) is bad input, a 422, not something for the database to choke on."""
+    9999 at -14:00) is bad input, a 422, not something for the database to choke on. `where`
+    is the part of the request it came in ("query" or "body")."""
     aware = _aware(value)
     if aware is None:
         return None
@@ -158,7 +159,7 @@ def utc_filter(name: str, value: datetime | None) -> datetime | None:
         raise RequestValidationError(
             [
                 {
-                    "loc": ("query", name),
+                    "loc": (where, name),
                     "msg": "is outside the range of representable UTC times",
                     "type": "value_error",
                 }

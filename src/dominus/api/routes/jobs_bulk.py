@@ -59,8 +59,8 @@ class BulkFilter(BaseModel):
             job_type=self.type,
             waiting=self.waiting,
             search=self.search,
-            created_after=utc_filter("filter.created_after", self.created_after),
-            created_before=utc_filter("filter.created_before", self.created_before),
+            created_after=utc_filter("filter.created_after", self.created_after, "body"),
+            created_before=utc_filter("filter.created_before", self.created_before, "body"),
         )
 
 
