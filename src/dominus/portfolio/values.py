@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime
 from typing import Literal
 
 from dominus.domain_names import InvalidNameError, normalise_domain
+from dominus.portfolio.model import MAX_AMOUNT
 
 _CURRENCY_MARKS = re.compile(r"^(?:[A-Za-z]{3}|[$€£¥])\s*|\s*(?:[A-Za-z]{3}|[$€£¥])$")
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ].*)?$")
@@ -177,4 +178,6 @@ def check_amount(value: float) -> float:
         raise ValueError(f"{value!r} is not a finite amount")
     if value < 0:
         raise ValueError(f"{value:g} is negative")
+    if value > MAX_AMOUNT:
+        raise ValueError(f"{value:,.2f} is over the largest amount, {MAX_AMOUNT:,.0f}")
     return round(value, 2)

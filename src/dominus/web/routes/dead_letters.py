@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
 from dominus.api.params import DIGITS_ONLY
-from dominus.api.services import Services
+from dominus.api.services import ApiServices, Services
 from dominus.errors import InvalidTransitionError
 from dominus.jobs.documents import DeadLetterOut, dumped
 from dominus.web.context import Web
@@ -114,6 +114,7 @@ async def requeue_many(request: Request, api: Services) -> Response:
     ids = sorted({row_id(value, "entry") for value in fields.get("entry", [])})
     if not ids:
         return see_other("/dead-letters", "nothing-selected")
+    await run_in_threadpool(_each_exists, api, ids)
     for entry_id in ids:
         try:
             api.queue.requeue_dead_letter(entry_id)
@@ -133,12 +134,20 @@ async def delete_many(request: Request, api: Services, web: Web) -> Response:
     ids = sorted({row_id(value, "entry") for value in values})
     if not ids:
         return see_other("/dead-letters", "nothing-selected")
+    await run_in_threadpool(_each_exists, api, ids)
     if first(fields, "confirm") != "yes":
         return web.pages.render(
             request, "dead_letters_delete.html", title="Delete dead letters", ids=ids
         )
     await run_in_threadpool(api.store.delete_dead_letters, ids)
     return see_other("/dead-letters", "deleted-many")
+
+
+def _each_exists(api: ApiServices, ids: list[int]) -> None:
+    """Every entry asked for is there (a 404 naming the first that is not), checked before
+    anything is done, so that a request naming one unknown entry changes nothing."""
+    for entry_id in ids:
+        api.store.get_dead_letter(entry_id)
 
 
 @router.get("/dead-letters-purge")

@@ -91,7 +91,15 @@ def _closeouts(text: str) -> list[CloseoutDomain]:
     """Lines `domain[,age,backlinks,wayback,price]` (the closeout CSV's columns, in that order;
     an empty cell is unknown); a header line naming `domain` first is skipped."""
     entries = []
-    for number, row in enumerate(csv.reader(text.splitlines()), start=1):
+    # Strict: a quote never closed is refused, not every later line read into one cell
+    rows = csv.reader(text.splitlines(), strict=True)
+    try:
+        read = [(rows.line_num, row) for row in rows]
+    except csv.Error:
+        raise ValueError(
+            f"closeout line {rows.line_num}: a quote is never closed or a field is malformed"
+        ) from None
+    for number, row in read:
         cells = [cell.strip() for cell in row]
         if not any(cells) or cells[0].lower() == "domain":
             continue
