@@ -50,6 +50,7 @@ from dominus.portfolio.values import (
     parse_domain,
     parse_flag,
 )
+from dominus.providers.csvfiles import quote_never_closed
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 MAX_SHOWN_ERRORS = 3
@@ -377,7 +378,7 @@ def _records(reader: Any, report: ImportReport) -> list[tuple[int, list[str]]]:
         except StopIteration:
             return records
         except csv.Error as error:
-            if "unexpected end of data" in str(error):
+            if quote_never_closed(error):
                 # Not one bad row: nothing after the quote can be read, so nothing is imported
                 raise PortfolioInputError(
                     f"line {starts}: a quote opened here is never closed (every line after it "

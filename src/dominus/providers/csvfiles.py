@@ -83,14 +83,23 @@ def csv_fields(path: Path, number: int, line: str) -> list[str]:
     try:
         fields = next(csv.reader([line], strict=True))
     except csv.Error as exc:
-        raise ProviderDataError(path, _csv_problem(exc), number) from None
+        raise ProviderDataError(path, csv_problem(exc, one_line_records=True), number) from None
     return [field.strip() for field in fields]
 
 
-def _csv_problem(error: csv.Error) -> str:
+def quote_never_closed(error: csv.Error) -> bool:
+    """The strict reader reached the end of the text inside a quoted field."""
+    return "unexpected end of data" in str(error)
+
+
+def csv_problem(error: csv.Error, *, one_line_records: bool = False) -> str:
+    """The strict CSV reader's complaint in words (`one_line_records`: the file's quoted fields
+    may not span lines, so an unclosed quote is found on its own line)."""
     message = str(error)
-    if "unexpected end of data" in message:
-        return "a quote is not closed (quoted fields cannot span lines)"
+    if quote_never_closed(error):
+        return "a quote is not closed" + (
+            " (quoted fields cannot span lines)" if one_line_records else ""
+        )
     if "field larger than field limit" in message:
         return f"a field is longer than {csv.field_size_limit():,} characters"
     if "expected after" in message:

@@ -18,6 +18,7 @@ from datetime import date
 from pathlib import Path
 
 from dominus.errors import InvalidInputError
+from dominus.providers.csvfiles import csv_problem
 from dominus.valuation.venues import VenueClass, venue_class
 
 _COLUMNS = {
@@ -85,14 +86,8 @@ def parse_sales(lines: Iterable[str], name: str = "sales") -> list[Sale]:
                 continue
             sales.append(_sale(row, columns, f"{name} line {reader.line_num}"))
     except csv.Error as error:
-        raise SalesFileError(f"{name} line {reader.line_num}: {_csv_problem(error)}") from None
+        raise SalesFileError(f"{name} line {reader.line_num}: {csv_problem(error)}") from None
     return sales
-
-
-def _csv_problem(error: csv.Error) -> str:
-    if "unexpected end of data" in str(error):
-        return "a quoted field runs to the end of the file (a quote is never closed)"
-    return str(error)
 
 
 def _columns(header: Sequence[str], name: str) -> dict[str, int]:

@@ -26,6 +26,7 @@ from dominus.pipeline.documents import (
 from dominus.pipeline.listing import ListingQuery, dropped_candidates, listing_documents
 from dominus.pipeline.model import STAGES, CloseoutDomain, RunInput
 from dominus.pipeline.store import RunNotFoundError
+from dominus.providers.csvfiles import csv_problem
 from dominus.providers.gate_waits import describe_wait
 from dominus.providers.setup import ProviderChoiceError
 from dominus.web.context import Dashboard, Web
@@ -95,10 +96,8 @@ def _closeouts(text: str) -> list[CloseoutDomain]:
     rows = csv.reader(text.splitlines(), strict=True)
     try:
         read = [(rows.line_num, row) for row in rows]
-    except csv.Error:
-        raise ValueError(
-            f"closeout line {rows.line_num}: a quote is never closed or a field is malformed"
-        ) from None
+    except csv.Error as error:
+        raise ValueError(f"closeout line {rows.line_num}: {csv_problem(error)}") from None
     for number, row in read:
         cells = [cell.strip() for cell in row]
         if not any(cells) or cells[0].lower() == "domain":
